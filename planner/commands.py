@@ -1,0 +1,415 @@
+"""Operator commands: the one place that decides whether an edit is allowed, and what it does.
+
+A command is validated against the current state in full before anything is recorded, then
+becomes ordinary events followed by `command_applied`; a command that cannot be applied becomes a
+single `command_rejected` whose reason is written for the person who sent it. Applying a command
+whose id was already handled does nothing, so a command delivered twice takes effect once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Literal, Union
+from uuid import uuid4
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from planner.errors import CommandRejected
+from planner.events import Event, Kind
+from planner.state import TERMINAL, Recorder, RunStatus, SessionState
+from planner.status import CLOSED, REMOVED
+from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
+
+__all__ = [
+    "Pause",
+    "Resume",
+    "Step",
+    "Stop",
+    "Inject",
+    "Prune",
+    "Edit",
+    "Reopen",
+    "Force",
+    "Approve",
+    "Reject",
+    "EditAction",
+    "Command",
+    "parse_command",
+    "apply_command",
+    "OPERATOR_SCORE",
+]
+
+OPERATOR_SCORE = 1.0
+"""Score given to an operator's OR alternative when none is chosen: it runs before the model's."""
+
+_Text = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command_id: str = Field(default_factory=lambda: uuid4().hex)
+
+
+class Pause(_Command):
+    kind: Literal["pause"] = "pause"
+
+
+class Resume(_Command):
+    kind: Literal["resume"] = "resume"
+
+
+class Step(_Command):
+    """Run exactly one step, then pause."""
+
+    kind: Literal["step"] = "step"
+
+
+class Stop(_Command):
+    kind: Literal["stop"] = "stop"
+
+
+class Inject(_Command):
+    """Add sub-goals (under an AND) or alternatives (under an OR) at a position among the children."""
+
+    kind: Literal["inject"] = "inject"
+    parent: str
+    goals: list[_Text] = Field(min_length=1, max_length=50)
+    position: int | None = Field(default=None, ge=0)
+    node_type: Literal["AND", "OR"] | None = None
+    scores: list[Annotated[float, Field(gt=0.0, le=1.0)]] | None = None
+
+    @field_validator("goals")
+    @classmethod
+    def _no_blank_goals(cls, goals: list[str]) -> list[str]:
+        goals = [goal.strip() for goal in goals]
+        if not all(goals):
+            raise ValueError("a sub-goal cannot be blank")
+        return goals
+
+
+class Prune(_Command):
+    """Remove a step the plan does not need; later siblings are kept (unlike a failure)."""
+
+    kind: Literal["prune"] = "prune"
+    node: str
+    reason: _Text
+
+
+class Edit(_Command):
+    kind: Literal["edit"] = "edit"
+    node: str
+    description: _Text
+    reexpand: bool = False
+
+
+class Reopen(_Command):
+    kind: Literal["reopen"] = "reopen"
+    node: str
+
+
+class Force(_Command):
+    """Choose which OR alternative runs next."""
+
+    kind: Literal["force"] = "force"
+    node: str
+    child: str
+
+
+class Approve(_Command):
+    kind: Literal["approve"] = "approve"
+    node: str | None = None
+
+
+class Reject(_Command):
+    kind: Literal["reject"] = "reject"
+    reason: str = ""
+
+
+class EditAction(_Command):
+    """Replace a pending action's text; for a guarded action this also approves the new text."""
+
+    kind: Literal["edit_action"] = "edit_action"
+    action: _Text
+    node: str | None = None
+
+
+Command = Annotated[
+    Union[Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction],
+    Field(discriminator="kind"),
+]
+
+_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
+
+
+def parse_command(data: dict[str, object] | str) -> Command:
+    """Validate a command from JSON text or a dict (raises pydantic's ValidationError)."""
+    if isinstance(data, str):
+        return _ADAPTER.validate_json(data)
+    return _ADAPTER.validate_python(data)
+
+
+def apply_command(state: SessionState, command: Command) -> list[Event]:
+    """Apply or reject `command` against `state`; returns the events recorded (none if already handled)."""
+    if command.command_id in state.handled_commands:
+        return []
+    recorder = Recorder(state)
+    summary = command.model_dump(mode="json")
+    try:
+        effects = _validate(state, command)
+    except CommandRejected as rejection:
+        recorder.record(Kind.COMMAND_REJECTED, _target(command), command_id=command.command_id, command=summary, reason=str(rejection))
+    else:
+        for effect in effects:
+            effect(recorder)
+        recorder.record(Kind.COMMAND_APPLIED, _target(command), command_id=command.command_id, command=summary)
+    return recorder.take()
+
+
+# -- validation ------------------------------------------------------------------------------------
+
+_Effect = Callable[[Recorder], object]
+
+
+def _target(command: Command) -> str | None:
+    for name in ("parent", "node"):
+        value = getattr(command, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _validate(state: SessionState, command: Command) -> list[_Effect]:
+    if state.status in TERMINAL:
+        raise CommandRejected(f"the session has ended ({state.status.value}); fork it to continue")
+    return _VALIDATORS[type(command)](state, command)
+
+
+def _status(status: RunStatus, reason: str, **extra: object) -> _Effect:
+    return lambda rec: rec.record(Kind.SESSION_STATUS, status=status.value, reason=reason, **extra)
+
+
+def _set(node_id: str, status: Status, reason: str, subtree: bool = False) -> _Effect:
+    return lambda rec: rec.record(Kind.STATUS_CHANGED, node_id, status=status.value, reason=reason, subtree=subtree)
+
+
+def _node(state: SessionState, node_id: str) -> Node:
+    node = state.tree.get(node_id)
+    if node is None:
+        raise CommandRejected(f"there is no node {node_id!r} in this session")
+    return node
+
+
+def _not_awaiting(state: SessionState) -> None:
+    if state.status is RunStatus.AWAITING_APPROVAL:
+        raise CommandRejected("an action is waiting for approval: approve, edit or reject it first")
+
+
+def _pause(state: SessionState, command: Pause) -> list[_Effect]:
+    _not_awaiting(state)
+    if state.status is not RunStatus.RUNNING:
+        raise CommandRejected(f"the session is already {state.status.value}")
+    return [_status(RunStatus.PAUSED, "paused by operator")]
+
+
+def _resume(state: SessionState, command: Resume) -> list[_Effect]:
+    _not_awaiting(state)
+    if state.status is RunStatus.RUNNING:
+        raise CommandRejected("the session is already running")
+    return [_status(RunStatus.RUNNING, "resumed by operator")]
+
+
+def _step(state: SessionState, command: Step) -> list[_Effect]:
+    _not_awaiting(state)
+    return [_status(RunStatus.RUNNING, "one step", single_step=True)]
+
+
+def _stop(state: SessionState, command: Stop) -> list[_Effect]:
+    if state.status is RunStatus.STOPPED:
+        raise CommandRejected("the session is already stopped")
+    return [_status(RunStatus.STOPPED, "stopped by operator")]
+
+
+def _open_path(state: SessionState, node: Node, include_self: bool) -> list[_Effect]:
+    """Reopen finished or failed ancestors so the traversal can reach `node` again."""
+    effects: list[_Effect] = []
+    chain = [node] if include_self else []
+    chain.extend(state.tree.ancestors(node))
+    for ancestor in chain:
+        if ancestor.status in REMOVED:
+            raise CommandRejected(f"{ancestor.id} is {ancestor.status.value}; reopen it first")
+    for ancestor in chain:
+        if ancestor.status in (Status.SUCCESS, Status.FAIL):
+            effects.append(_set(ancestor.id, Status.VISITED, "reopened by operator"))
+    return effects
+
+
+def _or_already_done(state: SessionState, node: Node) -> None:
+    if node.type is NodeType.OR:
+        done = [c.id for c in state.tree.children(node) if c.status is Status.SUCCESS]
+        if done:
+            raise CommandRejected(f"{node.id} already succeeded through {done[0]}; another alternative would never run")
+
+
+def _inject(state: SessionState, command: Inject) -> list[_Effect]:
+    parent = _node(state, command.parent)
+    if parent.type is NodeType.ACTION:
+        raise CommandRejected(f"{parent.id} is an action; inject under its parent, or edit it with re-expand")
+    if parent.status in REMOVED:
+        raise CommandRejected(f"{parent.id} is {parent.status.value}; reopen it first")
+    unexpanded = parent.type is NodeType.UNKNOWN
+    if unexpanded and command.node_type is None:
+        raise CommandRejected(f"{parent.id} is not expanded yet: choose AND or OR for it")
+    if not unexpanded and command.node_type not in (None, parent.type.value):
+        raise CommandRejected(f"{parent.id} is already an {parent.type.value} node")
+    kind = command.node_type or parent.type.value
+    if command.position is not None and command.position > len(parent.children):
+        raise CommandRejected(f"position {command.position} is past the end; {parent.id} has {len(parent.children)} children")
+    scores: list[float | None] = [None] * len(command.goals)
+    if kind == "OR":
+        if command.scores is not None and len(command.scores) != len(command.goals):
+            raise CommandRejected(f"give one score per alternative ({len(command.goals)}), or none")
+        scores = list(command.scores) if command.scores is not None else [OPERATOR_SCORE] * len(command.goals)
+    elif command.scores:
+        raise CommandRejected("scores are only for OR alternatives")
+    _or_already_done(state, parent)
+    effects = _open_path(state, parent, include_self=not unexpanded)
+    base = len(parent.children)
+    nodes = [
+        {"id": f"{parent.id}.{base + i}", "description": goal, "score": score}
+        for i, (goal, score) in enumerate(zip(command.goals, scores), start=1)
+    ]
+    effects.append(
+        lambda rec: rec.record(
+            Kind.NODES_ADDED,
+            parent.id,
+            nodes=nodes,
+            origin=Origin.OPERATOR.value,
+            position=command.position,
+            parent_type=kind if unexpanded else None,
+        )
+    )
+    return effects
+
+
+def _prune(state: SessionState, command: Prune) -> list[_Effect]:
+    node = _node(state, command.node)
+    if node.id == ROOT_ID:
+        raise CommandRejected("the root cannot be pruned; stop the session instead")
+    if node.status in REMOVED:
+        raise CommandRejected(f"{node.id} is already {node.status.value}")
+    return [_set(node.id, Status.PRUNED, f"operator: {command.reason.strip()}", subtree=True)]
+
+
+def _edit(state: SessionState, command: Edit) -> list[_Effect]:
+    node = _node(state, command.node)
+    if node.status in CLOSED:
+        raise CommandRejected(f"{node.id} is {node.status.value}; reopen it before editing")
+    description = command.description.strip()
+    effects: list[_Effect] = [
+        lambda rec: rec.record(Kind.NODE_REWRITTEN, node.id, description=description, by=Origin.OPERATOR.value)
+    ]
+    if command.reexpand:
+        effects += _reexpand(state, node, "re-expand requested by operator")
+    return effects
+
+
+def _reopen(state: SessionState, command: Reopen) -> list[_Effect]:
+    node = _node(state, command.node)
+    if node.status not in (Status.FAIL, Status.PRUNED, Status.DELETED):
+        raise CommandRejected(f"only FAIL, PRUNED or DELETED nodes can be reopened; {node.id} is {node.status.value}")
+    parent = state.tree.parent(node)
+    effects: list[_Effect] = []
+    if parent is not None:
+        if parent.type is NodeType.UNKNOWN:
+            raise CommandRejected(f"{parent.id} is waiting to be expanded again; its old children are history")
+        _or_already_done(state, parent)
+        effects = _open_path(state, parent, include_self=True)
+    if node.type is NodeType.ACTION:
+        effects.append(lambda rec: rec.record(Kind.NODE_RESET, node.id, by=Origin.OPERATOR.value, reason="reopened by operator"))
+    else:
+        effects += _reexpand(state, node, "reopened by operator")
+    return effects
+
+
+def _reexpand(state: SessionState, node: Node, reason: str) -> list[_Effect]:
+    """Send a node back to expansion; its open children are superseded and kept as pruned history."""
+    effects = [
+        _set(child.id, Status.PRUNED, "superseded: the parent is expanded again", subtree=True)
+        for child in state.tree.children(node)
+        if child.status not in CLOSED
+    ]
+    if node.type is not NodeType.UNKNOWN or node.status is not Status.UNVISITED:
+        effects.append(
+            lambda rec: rec.record(Kind.NODE_RESET, node.id, reexpand=True, by=Origin.OPERATOR.value, reason=reason)
+        )
+    return effects
+
+
+def _force(state: SessionState, command: Force) -> list[_Effect]:
+    node = _node(state, command.node)
+    if node.type is not NodeType.OR:
+        raise CommandRejected(f"{node.id} is not an OR node; only OR alternatives can be forced")
+    child = _node(state, command.child)
+    if child.parent != node.id:
+        raise CommandRejected(f"{child.id} is not an alternative of {node.id}")
+    if child.status is not Status.UNVISITED:
+        raise CommandRejected(f"{child.id} is {child.status.value}; only an untried alternative can be forced")
+    if node.status in CLOSED:
+        raise CommandRejected(f"{node.id} is {node.status.value}")
+    running = [c.id for c in state.tree.children(node) if c.status in (Status.VISITED, Status.FAIL)]
+    if running:
+        raise CommandRejected(f"{running[0]} is in progress; prune it first to switch alternatives")
+    return [lambda rec: rec.record(Kind.ALTERNATIVE_FORCED, node.id, child=child.id)]
+
+
+def _pending(state: SessionState, node_id: str | None) -> Node:
+    approval = state.approval
+    if state.status is not RunStatus.AWAITING_APPROVAL or approval is None:
+        raise CommandRejected("no action is waiting for approval")
+    if node_id is not None and node_id != approval.node_id:
+        raise CommandRejected(f"the action waiting for approval is at {approval.node_id}, not {node_id}")
+    return state.tree[approval.node_id]
+
+
+def _approve(state: SessionState, command: Approve) -> list[_Effect]:
+    node = _pending(state, command.node)
+    return [lambda rec: rec.record(Kind.APPROVAL_GRANTED, node.id, action=node.action)]
+
+
+def _reject(state: SessionState, command: Reject) -> list[_Effect]:
+    node = _pending(state, None)
+    reason = "rejected by operator" + (f": {command.reason.strip()}" if command.reason.strip() else "")
+    return [_set(node.id, Status.FAIL, reason), _status(RunStatus.RUNNING, reason)]
+
+
+def _edit_action(state: SessionState, command: EditAction) -> list[_Effect]:
+    action = command.action.strip()
+    if state.status is RunStatus.AWAITING_APPROVAL:
+        node = _pending(state, command.node)
+        return [
+            lambda rec: rec.record(Kind.ACTION_EDITED, node.id, action=action),
+            lambda rec: rec.record(Kind.APPROVAL_GRANTED, node.id, action=action),
+        ]
+    if command.node is None:
+        raise CommandRejected("no action is waiting for approval; name the action node to edit")
+    node = _node(state, command.node)
+    if node.type is not NodeType.ACTION or node.status not in (Status.UNVISITED, Status.VISITED):
+        raise CommandRejected(f"{node.id} is not an action waiting to run")
+    return [lambda rec: rec.record(Kind.ACTION_EDITED, node.id, action=action)]
+
+
+_VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # type: ignore[dict-item]
+    Pause: _pause,
+    Resume: _resume,
+    Step: _step,
+    Stop: _stop,
+    Inject: _inject,
+    Prune: _prune,
+    Edit: _edit,
+    Reopen: _reopen,
+    Force: _force,
+    Approve: _approve,
+    Reject: _reject,
+    EditAction: _edit_action,
+}

@@ -1,0 +1,35 @@
+"""Engine budgets, ablation switches and breakpoints."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Breakpoint", "EngineConfig"]
+
+
+class Breakpoint(StrEnum):
+    AFTER_EXPANSION = "after_expansion"
+    BEFORE_ACTION = "before_action"
+    ON_FAILURE = "on_failure"
+    ON_REPAIR = "on_repair"
+
+
+class EngineConfig(BaseModel):
+    """How a session plans. Stored with the session, so a resumed or forked run plans the same way.
+
+    `completion_check` is "root" by default: the paper found checking every AND node too strict.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repair: bool = True
+    or_alternatives: bool = True
+    max_steps: int = Field(default=300, ge=1, le=100_000)
+    max_revisions: int = Field(default=2, ge=0, le=20)
+    expansion_retries: int = Field(default=2, ge=0, le=10)
+    completion_check: Literal["root", "every_and"] = "root"
+    breakpoints: frozenset[Breakpoint] = frozenset()
+    guard: bool = True

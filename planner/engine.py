@@ -1,0 +1,440 @@
+"""The stepwise AND/OR planner: one unit of work per `step()`.
+
+The engine reads the derived DFS position (`planner.frames`), asks the model or the environment
+for what that position needs, and records everything as events through a `Recorder`; state changes
+only by folding those events. It never touches a database or a UI.
+
+One step is one of: expand a node, execute an action (with its summary and global tree update),
+evaluate a node on exit, recover a failed node (prune, next OR alternative or repair), or finish
+the session with a final answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from planner.actions import is_note, note_text
+from planner.config import Breakpoint, EngineConfig
+from planner.errors import ModelOutputError, ModelUnavailable
+from planner.events import Event, Kind
+from planner.frames import Frame, Position, next_position
+from planner.operators import ChildSpec, Expansion, Reply, View
+from planner.protocols import ElementInfo, Environment, Model
+from planner.state import Recorder, RunStatus, SessionState
+from planner.status import CLOSED, REMOVED
+from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
+
+__all__ = ["Engine", "Guard"]
+
+Guard = Callable[[str, ElementInfo | None], str | None]
+"""Returns the name of the risk rule an action trips, or None when it may run unattended."""
+
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+class _Invalid(Exception):
+    """A reply that parsed but cannot be used on this tree; retried like malformed output."""
+
+
+class Engine:
+    """Drives one session's state forward, one unit of work at a time."""
+
+    def __init__(
+        self,
+        state: SessionState,
+        model: Model,
+        env: Environment,
+        config: EngineConfig | None = None,
+        guard: Guard | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.state = state
+        self.model = model
+        self.env = env
+        self.config = config or EngineConfig.model_validate(state.config or {})
+        self.guard = guard
+        self._rec = Recorder(state, clock)
+
+    def step(self) -> list[Event]:
+        """Perform one unit of work and return the events it produced (already applied).
+
+        Does nothing unless the session is running: pauses, approvals and stops are the runner's to lift.
+        """
+        state = self.state
+        if state.status is not RunStatus.RUNNING:
+            return []
+        position = next_position(state.tree)
+        try:
+            if position is None:
+                self._finish(None)
+            elif state.steps >= self.config.max_steps:
+                self._finish(f"step budget of {self.config.max_steps} exhausted")
+            elif self._held_before(position):
+                pass
+            else:
+                self._work(position)
+        except ModelUnavailable as error:
+            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=f"model unavailable: {error}")
+        return self._rec.take()
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    def _work(self, position: Position) -> None:
+        node, frame = position.node, position.frame
+        if frame is Frame.ENTERING:
+            work = "expand" if node.type is NodeType.UNKNOWN else "execute"
+        elif frame is Frame.EXITING:
+            work = "check"
+        else:
+            work = "recover"
+        self._rec.record(Kind.STEP, node.id, frame=frame.value, work=work)
+        for ancestor in self.state.tree.ancestors(node):
+            if ancestor.status is Status.UNVISITED:
+                self._set(ancestor, Status.VISITED, "entered")
+        if work == "expand":
+            self._expand(node)
+        elif work == "execute":
+            self._execute(node)
+        elif work == "check":
+            self._exit(node)
+        else:
+            self._recover(node)
+        self._pause_after(node, work)
+
+    def _held_before(self, position: Position) -> bool:
+        """Stop before a browser action that needs approval or sits on a breakpoint."""
+        node = position.node
+        if position.frame is not Frame.ENTERING or node.type is not NodeType.ACTION or node.action is None:
+            return False
+        state = self.state
+        if self.config.guard and self.guard is not None and state.approved_node != node.id:
+            rule = self.guard(node.action, self.env.target(node.action))
+            if rule is not None:
+                self._rec.record(Kind.APPROVAL_REQUESTED, node.id, action=node.action, rule=rule)
+                return True
+        if Breakpoint.BEFORE_ACTION in self.config.breakpoints and state.breakpoint_passed != node.id:
+            self._rec.record(
+                Kind.SESSION_STATUS,
+                status=RunStatus.PAUSED,
+                reason=f"breakpoint: before {node.id} ({node.action})",
+                breakpoint_node=node.id,
+            )
+            return True
+        return False
+
+    def _pause_after(self, node: Node, work: str) -> None:
+        state = self.state
+        if state.status is not RunStatus.RUNNING:
+            return
+        points = self.config.breakpoints
+        reason = None
+        if work == "expand" and Breakpoint.AFTER_EXPANSION in points and node.status is Status.VISITED:
+            reason = f"plan review: {node.id} expanded as {node.type.value}"
+        elif Breakpoint.ON_FAILURE in points and node.status is Status.FAIL:
+            reason = f"breakpoint: {node.id} failed ({node.reason})"
+        elif work == "recover" and Breakpoint.ON_REPAIR in points and node.status is Status.VISITED:
+            reason = f"breakpoint: {node.id} repaired"
+        elif state.single_step:
+            reason = "paused after one step"
+        if reason is not None:
+            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=reason)
+
+    # -- model calls ------------------------------------------------------------------------------
+
+    def _view(self, node: Node) -> View:
+        state = self.state
+        return View(
+            task=state.task,
+            tree=state.tree,
+            node=node,
+            notes=tuple(state.notes),
+            progress=state.progress,
+            observation=state.page_text,
+            url=state.url,
+            allow_or=self.config.or_alternatives,
+        )
+
+    def _ask(
+        self,
+        operator: str,
+        node: Node,
+        call: Callable[[], Reply[OutputT]],
+        check: Callable[[OutputT], None] | None = None,
+    ) -> tuple[OutputT | None, str]:
+        """Call the model until it gives a usable answer or the retry budget is spent.
+
+        Every attempt is recorded. Returns the output, or None with the last reason.
+        """
+        reason = ""
+        for attempt in range(1, self.config.expansion_retries + 2):
+            started = time.perf_counter()
+            try:
+                reply = call()
+            except ModelOutputError as error:
+                reason = error.reason
+                self._record_call(operator, node, attempt, None, error.call, reason, started)
+                continue
+            try:
+                if check is not None:
+                    check(reply.output)
+            except _Invalid as error:
+                reason = str(error)
+                self._record_call(operator, node, attempt, reply.output, reply.call, reason, started)
+                continue
+            self._record_call(operator, node, attempt, reply.output, reply.call, None, started)
+            return reply.output, ""
+        return None, reason
+
+    def _record_call(self, operator, node, attempt, output, call, error, started) -> None:  # type: ignore[no-untyped-def]
+        data = {
+            "operator": operator,
+            "attempt": attempt,
+            "ok": error is None,
+            "error": error,
+            "output": output.model_dump(mode="json") if output is not None else None,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        if call is not None:
+            data["prompt"] = call.prompt
+            data["raw"] = call.raw
+            data["usage"] = call.usage
+            if call.latency_ms:
+                data["latency_ms"] = call.latency_ms
+        self._rec.record(Kind.MODEL_CALL, node.id, **data)
+
+    # -- ENTERING ---------------------------------------------------------------------------------
+
+    def _expand(self, node: Node) -> None:
+        def check(expansion: Expansion) -> None:
+            if expansion.type == "ACTION":
+                problem = self.env.check(expansion.action or "")
+                if problem:
+                    raise _Invalid(problem)
+
+        expansion, reason = self._ask("expand", node, lambda: self.model.expand(self._view(node)), check)
+        if expansion is None:
+            self._fail(node, f"expansion failed: {reason}")
+            return
+        children = expansion.children
+        note = None
+        if expansion.type == "OR" and not self.config.or_alternatives:
+            best = max(children, key=lambda child: child.score or 0.0)
+            children, note = [ChildSpec(description=best.description)], "OR alternatives are off: kept the best one"
+            expansion = Expansion(type="AND", children=children)
+        self._rec.record(
+            Kind.NODE_EXPANDED,
+            node.id,
+            type=expansion.type,
+            action=expansion.action,
+            children=self._specs(node, children),
+            origin=Origin.PLANNER.value,
+            note=note,
+        )
+
+    def _specs(self, parent: Node, children: list[ChildSpec]) -> list[dict[str, object]]:
+        base = len(parent.children)
+        return [
+            {"id": f"{parent.id}.{base + i}", "description": child.description, "score": child.score}
+            for i, child in enumerate(children, start=1)
+        ]
+
+    def _execute(self, node: Node) -> None:
+        action = node.action or ""
+        result = self.env.execute(action)
+        page = result.page
+        self._rec.record(
+            Kind.ACTION_EXECUTED,
+            node.id,
+            action=action,
+            ok=result.ok,
+            error=result.error,
+            url=page.url if page else None,
+            title=page.title if page else None,
+            observation=page.text if page else None,
+            obs_chars=len(page.text) if page else 0,
+            html_chars=page.html_chars if page else 0,
+            screenshot=result.screenshot,
+            duration_ms=round(result.duration_ms, 3),
+        )
+        if not result.ok:
+            return
+        if is_note(action):
+            self._rec.record(Kind.NOTE_ADDED, node.id, text=note_text(action))
+            return
+        summary, reason = self._ask("summarize", node, lambda: self.model.summarize(self._view(node), action))
+        if summary is not None:
+            self._rec.record(
+                Kind.OBSERVED, node.id, summary=summary.summary, progress=summary.progress, notes=summary.notes
+            )
+        else:
+            self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"observation summary skipped: {reason}")
+        self._global_update(node, action)
+
+    def _global_update(self, node: Node, action: str) -> None:
+        tree = self.state.tree
+        active = {node.id, *(ancestor.id for ancestor in tree.ancestors(node))}
+
+        def check(update: object) -> None:
+            unknown = [i for i in (*update.prune, *update.rewrite) if i not in tree]  # type: ignore[attr-defined]
+            if unknown:
+                raise _Invalid(f"unknown node ids in tree update: {', '.join(unknown)}")
+
+        update, reason = self._ask("update", node, lambda: self.model.update_tree(self._view(node), action), check)
+        if update is None:
+            self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"global tree update skipped: {reason}")
+            return
+        for target_id in update.prune:
+            target = tree[target_id]
+            refusal = self._update_refusal(target, active)
+            if refusal:
+                self._rec.record(Kind.UPDATE_REFUSED, target_id, reason=f"prune refused: {refusal}")
+                continue
+            self._rec.record(
+                Kind.STATUS_CHANGED, target_id, status=Status.PRUNED.value, reason="pruned by global update", subtree=True
+            )
+        for target_id, description in update.rewrite.items():
+            target = tree[target_id]
+            refusal = self._update_refusal(target, set())
+            if refusal:
+                self._rec.record(Kind.UPDATE_REFUSED, target_id, reason=f"rewrite refused: {refusal}")
+                continue
+            if description.strip() and description != target.description:
+                self._rec.record(Kind.NODE_REWRITTEN, target_id, description=description, by=Origin.PLANNER.value)
+
+    @staticmethod
+    def _update_refusal(target: Node, active: set[str]) -> str | None:
+        if target.id == ROOT_ID:
+            return "the root cannot be changed by the model"
+        if target.protected:
+            return "made or edited by an operator"
+        if target.status in CLOSED:
+            return f"already {target.status.value}"
+        if target.id in active:
+            return "on the active path"
+        return None
+
+    # -- EXITING ----------------------------------------------------------------------------------
+
+    def _exit(self, node: Node) -> None:
+        children = self.state.tree.children(node)
+        if node.type is NodeType.OR:
+            if any(child.status is Status.SUCCESS for child in children):
+                self._set(node, Status.SUCCESS, "an alternative succeeded")
+            else:
+                self._fail(node, "no alternative succeeded")
+            return
+        valid = [child for child in children if child.status not in REMOVED]
+        if not valid:
+            self._fail(node, "no sub-goals left")
+            return
+        if node.id == ROOT_ID or self.config.completion_check == "every_and":
+            verdict, reason = self._ask("complete", node, lambda: self.model.check_completion(self._view(node)))
+            if verdict is None:
+                self._fail(node, f"completion check failed: {reason}")
+            elif verdict.complete:
+                self._set(node, Status.SUCCESS, verdict.reason or "complete")
+            else:
+                self._fail(node, f"incomplete: {verdict.reason}" if verdict.reason else "incomplete")
+            return
+        self._set(node, Status.SUCCESS, "all sub-goals succeeded")
+
+    # -- FAILED -----------------------------------------------------------------------------------
+
+    def _recover(self, node: Node) -> None:
+        if node.type is NodeType.OR and self._next_alternative(node):
+            return
+        if node.type in (NodeType.AND, NodeType.OR) and self._repair(node):
+            return
+        self._prune_failed(node, node.reason or "failed")
+
+    def _next_alternative(self, node: Node) -> bool:
+        untried = [c for c in self.state.tree.children(node) if c.status is Status.UNVISITED]
+        if not untried:
+            return False
+        if node.url:
+            result = self.env.goto(node.url)
+            self._rec.record(Kind.ROLLBACK, node.id, url=node.url, ok=result.ok, error=result.error)
+        self._set(node, Status.VISITED, "trying the next alternative")
+        return True
+
+    def _repair(self, node: Node) -> bool:
+        config = self.config
+        if not config.repair or node.revisions >= config.max_revisions:
+            return False
+        tree = self.state.tree
+
+        def check(repair: object) -> None:
+            for child_id in repair.prune:  # type: ignore[attr-defined]
+                child = tree.get(child_id)
+                if child is None or child.parent != node.id:
+                    raise _Invalid(f"repair may only prune children of {node.id}; {child_id} is not one")
+            if node.type is NodeType.OR and any(c.score is None for c in repair.add):  # type: ignore[attr-defined]
+                raise _Invalid("new OR alternatives need scores")
+
+        repair, reason = self._ask("repair", node, lambda: self.model.repair(self._view(node), node.reason or ""), check)
+        if repair is None or not repair.add:
+            why = reason if repair is None else (repair.reasoning or "nothing to add")
+            self._rec.record(Kind.REVISION_USED, node.id, ok=False, reason=why)
+            return False
+        for child_id in repair.prune:
+            if tree[child_id].status not in CLOSED:
+                self._rec.record(
+                    Kind.STATUS_CHANGED, child_id, status=Status.PRUNED.value, reason="pruned by repair", subtree=True
+                )
+        self._rec.record(
+            Kind.NODES_ADDED, node.id, nodes=self._specs(node, repair.add), origin=Origin.REPAIR.value, position=None
+        )
+        self._rec.record(Kind.REVISION_USED, node.id, ok=True, reason=repair.reasoning)
+        self._set(node, Status.VISITED, f"repaired (revision {node.revisions})")
+        return True
+
+    def _prune_failed(self, node: Node, reason: str) -> None:
+        """Prune a failed node; under an AND its later siblings can no longer matter."""
+        tree = self.state.tree
+        self._rec.record(Kind.STATUS_CHANGED, node.id, status=Status.PRUNED.value, reason=reason, subtree=True)
+        parent = tree.parent(node)
+        if parent is None:
+            return
+        if parent.type is NodeType.AND:
+            later = parent.children[parent.children.index(node.id) + 1 :]
+            for sibling_id in later:
+                if tree[sibling_id].status not in CLOSED:
+                    self._rec.record(
+                        Kind.STATUS_CHANGED,
+                        sibling_id,
+                        status=Status.DELETED.value,
+                        reason=f"earlier step {node.id} failed",
+                        subtree=True,
+                    )
+        self._fail(parent, f"{node.id} failed: {reason}")
+
+    # -- finish -----------------------------------------------------------------------------------
+
+    def _finish(self, reason: str | None) -> None:
+        root = self.state.tree[ROOT_ID]
+        self._rec.record(Kind.STEP, ROOT_ID, frame=None, work="finish")
+        answer, why = self._ask("final_answer", root, lambda: self.model.final_answer(self._view(root)))
+        succeeded = root.status is Status.SUCCESS and reason is None
+        if reason is None and not succeeded:
+            reason = root.reason or "the task could not be completed"
+        if answer is None:
+            reason = f"{reason + '; ' if reason else ''}no final answer: {why}"
+        self._rec.record(
+            Kind.SESSION_FINISHED,
+            ROOT_ID,
+            status=(RunStatus.SUCCEEDED if succeeded else RunStatus.FAILED).value,
+            final_answer=answer.answer if answer is not None else None,
+            reason=reason,
+        )
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _set(self, node: Node, status: Status, reason: str) -> None:
+        self._rec.record(Kind.STATUS_CHANGED, node.id, status=status.value, reason=reason)
+
+    def _fail(self, node: Node, reason: str) -> None:
+        self._set(node, Status.FAIL, reason)

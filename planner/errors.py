@@ -1,0 +1,60 @@
+"""The planner's exception tree.
+
+    PlannerError
+    ├── InvalidTransition   a status change that the transition rules forbid (a bug, never user input)
+    ├── EventOrderError     an event whose sequence number is not the next one
+    ├── ModelOutputError    a model reply that is malformed or semantically wrong; retried by the engine
+    ├── ModelUnavailable    the model could not be reached after its own retries; the session pauses
+    ├── ScriptError         a scripted-model file that cannot be used
+    └── CommandRejected     an operator command that cannot be applied; its message is shown to a person
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "PlannerError",
+    "InvalidTransition",
+    "EventOrderError",
+    "ModelOutputError",
+    "ModelUnavailable",
+    "ScriptError",
+    "CommandRejected",
+]
+
+
+class PlannerError(Exception):
+    """Base of every error the planner raises on purpose."""
+
+
+class InvalidTransition(PlannerError):
+    """A status change the rules in `planner.status` do not allow."""
+
+
+class EventOrderError(PlannerError):
+    """An event applied out of sequence: state would silently diverge from the log."""
+
+
+class ModelOutputError(PlannerError):
+    """The model answered, but the answer cannot be used.
+
+    `call` carries the recorded call (prompt, raw reply, usage) so the failed attempt is still logged.
+    """
+
+    def __init__(self, reason: str, call: Any = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.call = call
+
+
+class ModelUnavailable(PlannerError):
+    """The model could not be reached after the transport's retries; resuming later may succeed."""
+
+
+class ScriptError(PlannerError):
+    """A scripted-model file is missing, unreadable or not of the documented shape."""
+
+
+class CommandRejected(PlannerError):
+    """An operator command that cannot be applied now; the message says why in plain words."""

@@ -1,0 +1,132 @@
+"""What each planner operator asks of a model and what it must answer.
+
+Outputs are pydantic models: a backend that returns something else raises `ModelOutputError`, and
+the engine retries within its budget. Field validators hold the shape rules every backend shares
+(an OR alternative carries a score, an action node carries an action); rules that need the tree
+(is this node id real?) are checked by the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, Field, model_validator
+
+from planner.tree import Node, Tree
+
+__all__ = [
+    "ChildSpec",
+    "Expansion",
+    "Repair",
+    "TreeUpdate",
+    "Completion",
+    "Summary",
+    "FinalAnswer",
+    "CallRecord",
+    "Reply",
+    "View",
+]
+
+
+class ChildSpec(BaseModel):
+    """A sub-goal (AND child) or a scored alternative strategy (OR child)."""
+
+    description: str = Field(min_length=1, max_length=2000)
+    score: float | None = Field(default=None, gt=0.0, le=1.0)
+
+
+class Expansion(BaseModel):
+    """Node Expansion: the node's type, and its children or its one browser action."""
+
+    type: Literal["AND", "OR", "ACTION"]
+    children: list[ChildSpec] = Field(default_factory=list)
+    action: str | None = None
+    reasoning: str = ""
+
+    @model_validator(mode="after")
+    def _shape_matches_type(self) -> Expansion:
+        if self.type == "ACTION":
+            if not self.action or not self.action.strip():
+                raise ValueError("an ACTION expansion needs a non-empty action")
+            if self.children:
+                raise ValueError("an ACTION expansion has no children")
+        else:
+            if not self.children:
+                raise ValueError(f"an {self.type} expansion needs at least one child")
+            if self.type == "OR" and any(child.score is None for child in self.children):
+                raise ValueError("every OR alternative needs a score in (0, 1]")
+        return self
+
+
+class Repair(BaseModel):
+    """Node Repair: children to prune (by id) and new children to append; nothing added means give up."""
+
+    prune: list[str] = Field(default_factory=list)
+    add: list[ChildSpec] = Field(default_factory=list)
+    reasoning: str = ""
+
+
+class TreeUpdate(BaseModel):
+    """Global Tree Update: open nodes made irrelevant by what was just seen, and sharper descriptions."""
+
+    prune: list[str] = Field(default_factory=list)
+    rewrite: dict[str, str] = Field(default_factory=dict)
+    reasoning: str = ""
+
+
+class Completion(BaseModel):
+    """Node Completion Check: is the node's objective met, given its children and the notes?"""
+
+    complete: bool
+    reason: str = ""
+
+
+class Summary(BaseModel):
+    """Observation Summarizer: what the page shows, progress towards the task, facts worth keeping."""
+
+    summary: str = ""
+    progress: str = ""
+    notes: list[str] = Field(default_factory=list)
+
+
+class FinalAnswer(BaseModel):
+    answer: str
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """What a backend sent and got back for one operator call; stored as a `model_call` event."""
+
+    prompt: str | None = None
+    raw: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    latency_ms: float = 0.0
+
+
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+@dataclass(slots=True)
+class Reply(Generic[OutputT]):
+    output: OutputT
+    call: CallRecord = field(default_factory=CallRecord)
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The read-only context one operator call sees.
+
+    It holds the live tree by reference, so building it is free; a backend renders whatever part
+    of it its prompt needs.
+    """
+
+    task: str
+    tree: Tree
+    node: Node
+    notes: tuple[str, ...] = ()
+    progress: str = ""
+    observation: str = ""
+    url: str | None = None
+    allow_or: bool = True
+    constraints: tuple[str, ...] = ()

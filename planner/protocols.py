@@ -1,0 +1,77 @@
+"""The two things the engine talks to: a planning model and a browsing environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from planner.operators import Completion, Expansion, FinalAnswer, Repair, Reply, Summary, TreeUpdate, View
+
+__all__ = ["Model", "Environment", "Page", "ActionResult", "ElementInfo"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """One method per planner operator. Raise `ModelOutputError` for an unusable answer and
+    `ModelUnavailable` when the backend cannot be reached."""
+
+    name: str
+
+    def expand(self, view: View) -> Reply[Expansion]: ...
+
+    def repair(self, view: View, reason: str) -> Reply[Repair]: ...
+
+    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]: ...
+
+    def check_completion(self, view: View) -> Reply[Completion]: ...
+
+    def summarize(self, view: View, action: str) -> Reply[Summary]: ...
+
+    def final_answer(self, view: View) -> Reply[FinalAnswer]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A compact, model-ready view of the current page."""
+
+    url: str
+    title: str = ""
+    text: str = ""
+    html_chars: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ElementInfo:
+    """What an action would touch, for the action guard."""
+
+    role: str = ""
+    name: str = ""
+    input_type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """The outcome of one action. A failure is data (`ok=False`, `error`), never an exception."""
+
+    ok: bool
+    page: Page | None = None
+    error: str | None = None
+    screenshot: str | None = None
+    duration_ms: float = 0.0
+
+
+@runtime_checkable
+class Environment(Protocol):
+    def execute(self, action: str) -> ActionResult: ...
+
+    def goto(self, url: str) -> ActionResult: ...
+
+    def observe(self) -> Page: ...
+
+    def check(self, action: str) -> str | None:
+        """Why this action cannot run on the current page (bad syntax, unknown element), or None."""
+        ...
+
+    def target(self, action: str) -> ElementInfo | None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,149 @@
+"""A model that answers from a script: for rehearsals, tests and benchmarks.
+
+The script is JSON (see `Script`). Its answers depend only on the script and the tree, never on
+hidden counters, so a session resumed after a crash gets the same answers it would have had.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from planner.errors import ModelOutputError, ScriptError
+from planner.operators import (
+    ChildSpec,
+    Completion,
+    Expansion,
+    FinalAnswer,
+    Repair,
+    Reply,
+    Summary,
+    TreeUpdate,
+    View,
+)
+from planner.status import CLOSED
+from planner.tree import Node, Tree
+
+__all__ = ["Script", "ScriptedModel"]
+
+
+class NodeScript(BaseModel):
+    type: Literal["AND", "OR", "ACTION"]
+    children: list[str | ChildSpec] = Field(default_factory=list)
+    action: str | None = None
+
+
+class RepairScript(BaseModel):
+    prune: list[str] = Field(default_factory=list)
+    add: list[str | ChildSpec] = Field(default_factory=list)
+
+
+class UpdateScript(BaseModel):
+    prune: list[str] = Field(default_factory=list)
+    rewrite: dict[str, str] = Field(default_factory=dict)
+
+
+class Script(BaseModel):
+    """What the scripted model answers, keyed by node description or action text.
+
+    `repairs` takes one repair or a list, the n-th used for the node's n-th revision; `incomplete`
+    lists descriptions whose completion check fails, once per listing.
+    """
+
+    nodes: dict[str, NodeScript] = Field(default_factory=dict)
+    fail_actions: list[str] = Field(default_factory=list)
+    repairs: dict[str, RepairScript | list[RepairScript]] = Field(default_factory=dict)
+    incomplete: list[str] = Field(default_factory=list)
+    updates: dict[str, UpdateScript] = Field(default_factory=dict)
+    notes: dict[str, list[str]] = Field(default_factory=dict)
+    final_answer: str | None = None
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        try:
+            return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ScriptError(f"script file {path} does not exist") from None
+        except ValidationError as error:
+            raise ScriptError(f"script file {path} is not a valid script: {error}") from None
+
+
+def _child(spec: str | ChildSpec) -> ChildSpec:
+    return ChildSpec(description=spec) if isinstance(spec, str) else spec
+
+
+def _open_by_description(tree: Tree, description: str, among: list[Node] | None = None) -> Node:
+    for node in among if among is not None else tree.walk():
+        if node.description == description and node.status not in CLOSED:
+            return node
+    raise ModelOutputError(f"the script names {description!r}, which is not an open node")
+
+
+class ScriptedModel:
+    """Implements `planner.protocols.Model` from a `Script`."""
+
+    def __init__(self, script: Script, name: str = "script") -> None:
+        self.script = script
+        self.name = name
+
+    def expand(self, view: View) -> Reply[Expansion]:
+        entry = self.script.nodes.get(view.node.description)
+        if entry is None:
+            raise ModelOutputError(f"the script has no expansion for {view.node.description!r}")
+        try:
+            expansion = Expansion(
+                type=entry.type, children=[_child(c) for c in entry.children], action=entry.action
+            )
+        except ValidationError as error:
+            raise ModelOutputError(f"scripted expansion is invalid: {error.errors()[0]['msg']}") from None
+        return Reply(expansion)
+
+    def repair(self, view: View, reason: str) -> Reply[Repair]:
+        entry = self.script.repairs.get(view.node.description)
+        if isinstance(entry, list):
+            entry = entry[view.node.revisions] if view.node.revisions < len(entry) else None
+        if entry is None:
+            return Reply(Repair(reasoning=f"the script has no repair for {view.node.description!r}"))
+        children = view.tree.children(view.node)
+        prune = [_open_by_description(view.tree, d, children).id for d in entry.prune]
+        return Reply(Repair(prune=prune, add=[_child(c) for c in entry.add], reasoning="scripted repair"))
+
+    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
+        entry = self.script.updates.get(action)
+        if entry is None:
+            return Reply(TreeUpdate())
+        tree = view.tree
+        return Reply(
+            TreeUpdate(
+                prune=[_open_by_description(tree, d).id for d in entry.prune],
+                rewrite={_open_by_description(tree, d).id: new for d, new in entry.rewrite.items()},
+            )
+        )
+
+    def check_completion(self, view: View) -> Reply[Completion]:
+        listed = self.script.incomplete.count(view.node.description)
+        if listed > view.node.revisions:
+            return Reply(Completion(complete=False, reason="the script marks this incomplete"))
+        return Reply(Completion(complete=True, reason="all sub-goals succeeded"))
+
+    def summarize(self, view: View, action: str) -> Reply[Summary]:
+        return Reply(Summary(summary=f"page after {action}", notes=self.script.notes.get(action, [])))
+
+    def final_answer(self, view: View) -> Reply[FinalAnswer]:
+        answer = self.script.final_answer
+        if answer is None:
+            answer = "; ".join(view.notes) if view.notes else "no notes were taken"
+        return Reply(FinalAnswer(answer=answer))
+
+
+def load_script(text_or_path: str) -> Script:
+    """Accept a path to a JSON file or inline JSON (useful from the CLI)."""
+    if text_or_path.lstrip().startswith("{"):
+        try:
+            return Script.model_validate(json.loads(text_or_path))
+        except (ValueError, ValidationError) as error:
+            raise ScriptError(f"inline script is not valid: {error}") from None
+    return Script.load(text_or_path)

@@ -1,0 +1,50 @@
+"""The one place that decides which status changes are legal.
+
+Collections follow the paper's Table 30; the transition table is our reading of Figure 11 plus the
+operator's powers (reopen, prune, inject under a finished node).
+"""
+
+from __future__ import annotations
+
+from planner.errors import InvalidTransition
+from planner.tree import Node, NodeType, Status
+
+__all__ = ["CLOSED", "REMOVED", "OPEN", "check_transition", "legal_for_type"]
+
+CLOSED = frozenset({Status.SUCCESS, Status.PRUNED, Status.DELETED})
+"""No longer processed by the traversal."""
+
+REMOVED = frozenset({Status.PRUNED, Status.DELETED})
+"""Not counted among a node's valid children."""
+
+OPEN = frozenset({Status.UNVISITED, Status.VISITED, Status.FAIL})
+
+_ALLOWED: dict[Status, frozenset[Status]] = {
+    Status.UNVISITED: frozenset({Status.VISITED, Status.SUCCESS, Status.FAIL, Status.PRUNED, Status.DELETED}),
+    Status.VISITED: frozenset({Status.SUCCESS, Status.FAIL, Status.PRUNED, Status.DELETED, Status.UNVISITED}),
+    Status.SUCCESS: frozenset({Status.VISITED, Status.PRUNED}),
+    Status.FAIL: frozenset({Status.VISITED, Status.PRUNED, Status.DELETED, Status.UNVISITED}),
+    Status.PRUNED: frozenset({Status.UNVISITED}),
+    Status.DELETED: frozenset({Status.UNVISITED}),
+}
+
+_FOR_TYPE: dict[NodeType, frozenset[Status]] = {
+    NodeType.UNKNOWN: frozenset({Status.UNVISITED, Status.FAIL, Status.PRUNED, Status.DELETED}),
+    NodeType.ACTION: frozenset(Status),
+    NodeType.AND: frozenset(Status),
+    NodeType.OR: frozenset(Status),
+}
+"""An AND/OR node is UNVISITED when an operator gave it children before the traversal reached it."""
+
+
+def check_transition(node: Node, new: Status) -> None:
+    """Raise `InvalidTransition` unless `node` may move to `new`."""
+    if new is node.status:
+        return
+    if new not in _ALLOWED[node.status]:
+        raise InvalidTransition(f"node {node.id}: {node.status} -> {new} is not a legal transition")
+
+
+def legal_for_type(node: Node) -> bool:
+    """Whether the node's status can occur for its type (an unexpanded node is never VISITED or SUCCESS)."""
+    return node.status in _FOR_TYPE[node.type]

@@ -1,0 +1,123 @@
+"""The AND/OR planning tree: nodes, their types and statuses, and read-only navigation.
+
+The tree is plain data. It changes only through `planner.state.apply`, so a tree rebuilt from the
+event log is the same object graph as the live one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["NodeType", "Status", "Origin", "Node", "Tree", "ROOT_ID"]
+
+ROOT_ID = "0"
+
+
+class NodeType(StrEnum):
+    UNKNOWN = "UNKNOWN"
+    AND = "AND"
+    OR = "OR"
+    ACTION = "ACTION"
+
+
+class Status(StrEnum):
+    UNVISITED = "UNVISITED"
+    VISITED = "VISITED"
+    SUCCESS = "SUCCESS"
+    FAIL = "FAIL"
+    PRUNED = "PRUNED"
+    DELETED = "DELETED"
+
+
+class Origin(StrEnum):
+    PLANNER = "planner"
+    REPAIR = "repair"
+    OPERATOR = "operator"
+
+
+class Node(BaseModel):
+    """One sub-goal, alternative or action.
+
+    `protected` is set on nodes an operator created or edited: the model's global tree update may
+    neither prune nor rewrite them.
+    """
+
+    model_config = ConfigDict(validate_assignment=False)
+
+    id: str
+    parent: str | None = None
+    type: NodeType = NodeType.UNKNOWN
+    status: Status = Status.UNVISITED
+    description: str
+    action: str | None = None
+    score: float | None = None
+    origin: Origin = Origin.PLANNER
+    protected: bool = False
+    revisions: int = 0
+    url: str | None = None
+    step_created: int = 0
+    reason: str | None = None
+    forced: str | None = None
+    children: list[str] = Field(default_factory=list)
+
+    @property
+    def depth(self) -> int:
+        return self.id.count(".")
+
+
+class Tree:
+    """Nodes by id, with the root at `ROOT_ID`. Child order is the order of `Node.children`."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+
+    @property
+    def root(self) -> Node:
+        return self.nodes[ROOT_ID]
+
+    def __getitem__(self, node_id: str) -> Node:
+        return self.nodes[node_id]
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def get(self, node_id: str) -> Node | None:
+        return self.nodes.get(node_id)
+
+    def children(self, node: Node) -> list[Node]:
+        nodes = self.nodes
+        return [nodes[c] for c in node.children]
+
+    def parent(self, node: Node) -> Node | None:
+        return self.nodes[node.parent] if node.parent is not None else None
+
+    def ancestors(self, node: Node) -> Iterator[Node]:
+        """Parent first, root last."""
+        while node.parent is not None:
+            node = self.nodes[node.parent]
+            yield node
+
+    def descendants(self, node: Node) -> Iterator[Node]:
+        stack = list(reversed(node.children))
+        while stack:
+            child = self.nodes[stack.pop()]
+            yield child
+            stack.extend(reversed(child.children))
+
+    def walk(self) -> Iterator[Node]:
+        """Every node in depth-first, child order."""
+        if ROOT_ID in self.nodes:
+            yield self.root
+            yield from self.descendants(self.root)
+
+    def next_child_id(self, node: Node) -> str:
+        """Ids are never reused: children are only ever closed, not removed."""
+        return f"{node.id}.{len(node.children) + 1}"

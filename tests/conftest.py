@@ -1,0 +1,79 @@
+"""Shared test helpers: run a scripted session in memory, and snapshot state for comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.config import EngineConfig
+from planner.dry import DRY_START, DryEnvironment
+from planner.engine import Engine
+from planner.events import Event, Kind
+from planner.scripted import Script, ScriptedModel
+from planner.state import Recorder, SessionState
+
+SCRIPTS = Path(__file__).parent / "scripts"
+BROWNIE_TASK = "Find a vegan chocolate brownie recipe with 4+ rating"
+
+
+def load(name: str) -> Script:
+    return Script.model_validate_json((SCRIPTS / name).read_text())
+
+
+def new_state(task: str, config: EngineConfig | None = None) -> tuple[SessionState, list[Event]]:
+    state = SessionState()
+    recorder = Recorder(state)
+    recorder.record(
+        Kind.SESSION_CREATED,
+        task=task,
+        model="script",
+        start_url=DRY_START,
+        config=(config or EngineConfig()).model_dump(mode="json"),
+    )
+    return state, recorder.take()
+
+
+def run_script(
+    script: Script, task: str, config: EngineConfig | None = None, max_steps: int = 500
+) -> tuple[SessionState, list[Event], Engine]:
+    """Run a scripted session on the dry environment to the end; returns state, all events, engine."""
+    state, log = new_state(task, config)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions), config)
+    for _ in range(max_steps):
+        events = engine.step()
+        if not events:
+            break
+        log.extend(events)
+    return state, log, engine
+
+
+def frames(log: list[Event]) -> list[tuple[str, str | None, str]]:
+    return [(e.node_id or "", e.data["frame"], e.data["work"]) for e in log if e.kind is Kind.STEP]
+
+
+def snapshot(state: SessionState) -> dict[str, Any]:
+    """Everything observable about a state, in a comparable form."""
+    return {
+        "nodes": [node.model_dump(mode="json") for node in state.tree.walk()],
+        "status": state.status.value,
+        "reason": state.reason,
+        "notes": list(state.notes),
+        "final_answer": state.final_answer,
+        "steps": state.steps,
+        "seq": state.seq,
+        "url": state.url,
+        "handled": sorted(state.handled_commands),
+        "approval": repr(state.approval),
+    }
+
+
+@pytest.fixture
+def brownie() -> Script:
+    return load("brownie.json")
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True)

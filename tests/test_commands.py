@@ -1,0 +1,236 @@
+"""Operator commands: each is applied or rejected with a reason, exactly once."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from conftest import BROWNIE_TASK, load, new_state
+from planner.commands import (
+    Approve,
+    Edit,
+    EditAction,
+    Force,
+    Inject,
+    Pause,
+    Prune,
+    Reject,
+    Reopen,
+    Resume,
+    Step,
+    Stop,
+    apply_command,
+    parse_command,
+)
+from planner.dry import DryEnvironment
+from planner.engine import Engine
+from planner.events import Kind
+from planner.scripted import Script, ScriptedModel
+from planner.state import RunStatus, SessionState
+from planner.tree import NodeType, Origin, Status
+
+
+def started(script: Script, steps: int) -> tuple[SessionState, Engine]:
+    state, _ = new_state(BROWNIE_TASK)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
+    for _ in range(steps):
+        engine.step()
+    return state, engine
+
+
+def finish(state: SessionState, engine: Engine) -> None:
+    for _ in range(200):
+        if not engine.step():
+            break
+
+
+def outcome(state: SessionState, command) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+    events = apply_command(state, command)
+    last = events[-1]
+    return last.kind.value, last.data.get("reason")
+
+
+def test_pause_resume_step_stop(brownie: Script) -> None:
+    state, engine = started(brownie, 1)
+    assert outcome(state, Resume()) == ("command_rejected", "the session is already running")
+    assert outcome(state, Pause())[0] == "command_applied"
+    assert state.status is RunStatus.PAUSED and engine.step() == []
+    assert outcome(state, Pause()) == ("command_rejected", "the session is already paused")
+    assert outcome(state, Step())[0] == "command_applied"
+    assert len([e for e in engine.step() if e.kind is Kind.STEP]) == 1
+    assert state.status is RunStatus.PAUSED and state.reason == "paused after one step"
+    assert outcome(state, Stop())[0] == "command_applied" and state.status is RunStatus.STOPPED
+    assert outcome(state, Resume())[0] == "command_applied" and state.status is RunStatus.RUNNING
+
+
+def test_same_command_twice_applies_once(brownie: Script) -> None:
+    state, _ = started(brownie, 1)
+    command = Pause()
+    assert len(apply_command(state, command)) == 2
+    assert apply_command(state, command) == []
+
+
+def test_inject_under_and_runs_at_position(brownie: Script) -> None:
+    state, engine = started(brownie, 1)
+    assert outcome(state, Inject(parent="0", goals=["Sort by rating"], position=1))[0] == "command_applied"
+    node = state.tree["0.4"]
+    assert state.tree["0"].children == ["0.1", "0.4", "0.2", "0.3"]
+    assert node.origin is Origin.OPERATOR and node.protected
+    engine.model.script.nodes["Sort by rating"] = engine.model.script.nodes["Search for vegan chocolate brownie"].model_copy(
+        update={"action": "click [5]"}
+    )
+    finish(state, engine)
+    assert node.status is Status.SUCCESS
+    assert state.status is RunStatus.SUCCEEDED
+
+
+def test_inject_under_unexpanded_node_needs_a_type(brownie: Script) -> None:
+    state, _ = started(brownie, 1)
+    assert outcome(state, Inject(parent="0.2", goals=["x"])) == (
+        "command_rejected",
+        "0.2 is not expanded yet: choose AND or OR for it",
+    )
+    assert outcome(state, Inject(parent="0.2", goals=["x", "y"], node_type="OR", scores=[0.5, 0.7]))[0] == "command_applied"
+    assert state.tree["0.2"].type is NodeType.OR
+    assert [state.tree[c].score for c in state.tree["0.2"].children] == [0.5, 0.7]
+
+
+def test_inject_rejections_explain_themselves(brownie: Script) -> None:
+    state, _ = started(brownie, 3)
+    cases = [
+        (Inject(parent="0.9", goals=["x"]), "there is no node '0.9' in this session"),
+        (Inject(parent="0.1", goals=["x"]), "0.1 is an action; inject under its parent, or edit it with re-expand"),
+        (Inject(parent="0", goals=["x"], position=9), "position 9 is past the end; 0 has 3 children"),
+        (Inject(parent="0", goals=["x"], node_type="OR"), "0 is already an AND node"),
+        (Inject(parent="0", goals=["x"], scores=[0.5]), "scores are only for OR alternatives"),
+    ]
+    for command, reason in cases:
+        assert outcome(state, command) == ("command_rejected", reason)
+
+
+def test_inject_under_success_node_reopens_it_and_ancestors(brownie: Script) -> None:
+    state, engine = started(brownie, 7)  # 0.2 has succeeded through 0.2.1
+    assert state.tree["0.2"].status is Status.SUCCESS
+    assert outcome(state, Inject(parent="0.2", goals=["x"], scores=[0.5]))[1] == (
+        "0.2 already succeeded through 0.2.1; another alternative would never run"
+    )
+
+
+def test_inject_under_a_finished_and_reopens_it_and_runs_the_new_step() -> None:
+    script = Script.model_validate(
+        {
+            "nodes": {
+                BROWNIE_TASK: {"type": "AND", "children": ["group", "last"]},
+                "group": {"type": "AND", "children": ["a"]},
+                "a": {"type": "ACTION", "action": "click [1]"},
+                "b": {"type": "ACTION", "action": "click [2]"},
+                "last": {"type": "ACTION", "action": "click [3]"},
+            }
+        }
+    )
+    state, engine = started(script, 5)  # group (0.1) has succeeded
+    assert state.tree["0.1"].status is Status.SUCCESS
+    assert outcome(state, Inject(parent="0.1", goals=["b"]))[0] == "command_applied"
+    assert state.tree["0.1"].status is Status.VISITED
+    finish(state, engine)
+    assert engine.env.executed == ["click [1]", "click [2]", "click [3]"]
+    assert state.tree["0.1"].status is Status.SUCCESS and state.status is RunStatus.SUCCEEDED
+
+
+def test_prune_keeps_later_siblings_unlike_failure(brownie: Script) -> None:
+    state, engine = started(brownie, 3)
+    assert outcome(state, Prune(node="0.2", reason="not needed"))[0] == "command_applied"
+    assert state.tree["0.2"].status is Status.PRUNED
+    assert state.tree["0.2"].reason == "operator: not needed"
+    assert state.tree["0.3"].status is Status.UNVISITED
+    finish(state, engine)
+    assert state.tree["0.3"].status is Status.SUCCESS
+    assert "0.2.1" not in state.tree  # pruned before it was expanded
+    assert outcome(state, Prune(node="0.3", reason="x"))[1] == "the session has ended (succeeded); fork it to continue"
+
+
+def test_prune_rejections(brownie: Script) -> None:
+    state, _ = started(brownie, 3)
+    assert outcome(state, Prune(node="0", reason="x"))[1] == "the root cannot be pruned; stop the session instead"
+    outcome(state, Prune(node="0.3", reason="x"))
+    assert outcome(state, Prune(node="0.3", reason="x"))[1] == "0.3 is already PRUNED"
+    with pytest.raises(ValidationError):
+        Prune(node="0.3", reason="")
+
+
+def test_edit_and_reexpand(brownie: Script) -> None:
+    state, engine = started(brownie, 4)  # 0.2 expanded as OR
+    assert outcome(state, Edit(node="0.2", description="Open recipe B (4.5 stars)", reexpand=True))[0] == "command_applied"
+    node = state.tree["0.2"]
+    assert node.type is NodeType.ACTION or node.type is NodeType.UNKNOWN
+    assert state.tree["0.2.1"].status is Status.PRUNED and state.tree["0.2.2"].status is Status.PRUNED
+    assert node.protected
+    finish(state, engine)
+    assert node.type is NodeType.ACTION and node.action == "click [32]"
+    assert outcome(state, Edit(node="0.2", description="x"))[0] == "command_rejected"
+
+
+def test_reopen_and_force(brownie: Script) -> None:
+    state, engine = started(brownie, 4)
+    assert outcome(state, Force(node="0.2", child="0.2.2"))[0] == "command_applied"
+    assert outcome(state, Force(node="0.1", child="0.2.2"))[1] == "0.1 is not an OR node; only OR alternatives can be forced"
+    assert outcome(state, Reopen(node="0.1"))[1] == "only FAIL, PRUNED or DELETED nodes can be reopened; 0.1 is SUCCESS"
+    finish(state, engine)
+    assert state.tree["0.2.2"].status is Status.SUCCESS
+    assert state.tree["0.2.1"].status is Status.UNVISITED
+
+
+def test_reopen_a_deleted_sibling_runs_it_again() -> None:
+    script = load("brownie_fail.json")
+    state, engine = started(script, 12)  # 0.2 pruned, 0.3 deleted, root failed
+    assert state.tree["0.3"].status is Status.DELETED
+    assert outcome(state, Reopen(node="0.3"))[0] == "command_applied"
+    assert state.tree["0"].status is Status.VISITED and state.tree["0.3"].status is Status.UNVISITED
+    finish(state, engine)
+    assert state.tree["0.3"].status is Status.SUCCESS
+    assert state.tree["0"].revisions == 0
+    assert state.status is RunStatus.SUCCEEDED
+
+
+def test_approval_commands_need_a_pending_action(brownie: Script) -> None:
+    state, _ = started(brownie, 1)
+    assert outcome(state, Approve())[1] == "no action is waiting for approval"
+    assert outcome(state, Reject())[1] == "no action is waiting for approval"
+    assert outcome(state, EditAction(action="click [1]"))[1] == "no action is waiting for approval; name the action node to edit"
+
+
+def test_reject_fails_the_guarded_action() -> None:
+    script = Script.model_validate({"nodes": {BROWNIE_TASK: {"type": "AND", "children": ["buy"]}, "buy": {"type": "ACTION", "action": "click [9]"}}})
+    state, _ = new_state(BROWNIE_TASK)
+    env = DryEnvironment()
+    engine = Engine(state, ScriptedModel(script), env, guard=lambda action, target: "buy button")
+    for _ in range(3):
+        engine.step()
+    assert state.status is RunStatus.AWAITING_APPROVAL
+    assert outcome(state, Pause())[1] == "an action is waiting for approval: approve, edit or reject it first"
+    assert outcome(state, Reject(reason="no purchases"))[0] == "command_applied"
+    assert state.tree["0.1"].status is Status.FAIL
+    assert state.tree["0.1"].reason == "rejected by operator: no purchases"
+    finish(state, engine)
+    assert env.executed == []
+    assert state.status is RunStatus.FAILED
+
+
+def test_edit_action_approves_the_new_text() -> None:
+    script = Script.model_validate({"nodes": {BROWNIE_TASK: {"type": "ACTION", "action": "click [9]"}}})
+    state, _ = new_state(BROWNIE_TASK)
+    env = DryEnvironment()
+    engine = Engine(state, ScriptedModel(script), env, guard=lambda action, target: "risky" if action == "click [9]" else None)
+    engine.step()
+    engine.step()
+    assert outcome(state, EditAction(action="click [10]"))[0] == "command_applied"
+    finish(state, engine)
+    assert env.executed == ["click [10]"]
+
+
+def test_parse_command_validates_shape() -> None:
+    assert isinstance(parse_command({"kind": "prune", "node": "0.1", "reason": "dup"}), Prune)
+    with pytest.raises(ValidationError):
+        parse_command({"kind": "inject", "parent": "0", "goals": ["  "]})
+    with pytest.raises(ValidationError):
+        parse_command({"kind": "explode"})
