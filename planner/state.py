@@ -138,7 +138,8 @@ def _step(state: SessionState, event: Event) -> None:
 
 
 def _new_node(state: SessionState, parent: Node, spec: dict[str, Any], origin: Origin) -> Node:
-    node = Node(
+    """Events were validated when they were made; constructing without re-validation keeps replay fast."""
+    node = Node.model_construct(
         id=spec["id"],
         parent=parent.id,
         description=spec["description"],

@@ -118,6 +118,17 @@ def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | 
     return parsed.command_id
 
 
+def _alive(pid: int) -> bool:
+    """Whether a runner process on this machine still exists (a killed runner leaves its lease behind)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Runner:
     """Drives one session until it ends, is stopped, or `should_stop()` says so."""
 
@@ -142,7 +153,9 @@ class Runner:
 
     def run(self, should_stop: Callable[[], bool] = lambda: False, exit_when_idle: bool = False) -> SessionState:
         """Step until the session ends or is stopped; wait while it is paused unless `exit_when_idle`."""
-        if not self.store.claim(self.session_id, self.pid, time.time(), STALE_AFTER):
+        holder = self.store.session(self.session_id).runner_pid
+        stale_after = STALE_AFTER if holder is None or _alive(holder) else -1.0
+        if not self.store.claim(self.session_id, self.pid, time.time(), stale_after):
             info = self.store.session(self.session_id)
             raise RunnerBusy(
                 f"session {self.session_id} is being run by process {info.runner_pid}; "

@@ -145,13 +145,21 @@ class SqlStore(EventStore):
             raise StoreError(f"session database error: {error}") from error
 
     def _migrate(self) -> None:
-        with self._engine.begin() as conn:
-            _migrations_table.create(conn, checkfirst=True)
-            done = set(conn.execute(sa.select(_migrations_table.c.version)).scalars())
-            for version, migration in enumerate(_MIGRATIONS, start=1):
-                if version not in done:
-                    migration(conn)
-                    conn.execute(_migrations_table.insert().values(version=version, applied_at=time.time()))
+        """Apply missing migrations; a process that loses the race to another simply re-checks."""
+        for attempt in range(5):
+            try:
+                with self._engine.begin() as conn:
+                    _migrations_table.create(conn, checkfirst=True)
+                    done = set(conn.execute(sa.select(_migrations_table.c.version)).scalars())
+                    for version, migration in enumerate(_MIGRATIONS, start=1):
+                        if version not in done:
+                            migration(conn)
+                            conn.execute(_migrations_table.insert().values(version=version, applied_at=time.time()))
+                return
+            except (OperationalError, IntegrityError):
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     # -- writing ----------------------------------------------------------------------------------
 
