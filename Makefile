@@ -3,19 +3,22 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 
-.PHONY: run test bench
+.PHONY: run test bench browser
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-run: $(STAMP)
-	$(PY) -m sessions run --db var/sessions.db --task "Find a vegan chocolate brownie recipe with 4+ rating" --model script:tests/scripts/brownie.json
-	$(PY) -m sessions show $$($(PY) -m sessions list --db var/sessions.db | $(PY) -c "import json,sys; print(json.load(sys.stdin)['sessions'][0]['session_id'])") --db var/sessions.db
+browser: $(STAMP)
+	$(PY) -m planner.chromium
 
-test: $(STAMP)
+run: browser
+	$(PY) -m sessions demo --db var/sessions.db
+
+test: browser
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+bench: browser
 	$(PY) -m bench.engine
+	$(PY) -m bench.browser

@@ -21,17 +21,15 @@ from planner.actions import is_note, note_text
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
-from planner.frames import Frame, Position, next_position
+from planner.frames import Frame, Position, next_position, or_choice
 from planner.operators import ChildSpec, Expansion, Reply, View
-from planner.protocols import ElementInfo, Environment, Model
+from planner.guard import Guard
+from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 
 __all__ = ["Engine", "Guard"]
-
-Guard = Callable[[str, ElementInfo | None], str | None]
-"""Returns the name of the risk rule an action trips, or None when it may run unattended."""
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
 
@@ -76,6 +74,8 @@ class Engine:
             elif self._held_before(position):
                 pass
             else:
+                if not state.page_text:
+                    self._record_page(Kind.PAGE_OBSERVED, None, self.env.observe())
                 self._work(position)
         except ModelUnavailable as error:
             self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=f"model unavailable: {error}")
@@ -245,18 +245,13 @@ class Engine:
     def _execute(self, node: Node) -> None:
         action = node.action or ""
         result = self.env.execute(action)
-        page = result.page
-        self._rec.record(
+        self._record_page(
             Kind.ACTION_EXECUTED,
             node.id,
+            result.page,
             action=action,
             ok=result.ok,
             error=result.error,
-            url=page.url if page else None,
-            title=page.title if page else None,
-            observation=page.text if page else None,
-            obs_chars=len(page.text) if page else 0,
-            html_chars=page.html_chars if page else 0,
             screenshot=result.screenshot,
             duration_ms=round(result.duration_ms, 3),
         )
@@ -352,13 +347,16 @@ class Engine:
         self._prune_failed(node, node.reason or "failed")
 
     def _next_alternative(self, node: Node) -> bool:
-        untried = [c for c in self.state.tree.children(node) if c.status is Status.UNVISITED]
-        if not untried:
+        """Switch to the best untried alternative, first putting the browser back where the
+        alternatives were planned (the page they were generated for)."""
+        untried = or_choice(self.state.tree, node)
+        if untried is None:
             return False
-        if node.url:
-            result = self.env.goto(node.url)
-            self._rec.record(Kind.ROLLBACK, node.id, url=node.url, ok=result.ok, error=result.error)
-        self._set(node, Status.VISITED, "trying the next alternative")
+        url = untried.url or node.url
+        if url:
+            result = self.env.goto(url)
+            self._record_page(Kind.ROLLBACK, node.id, result.page, ok=result.ok, error=result.error, to=untried.id, target=url)
+        self._set(node, Status.VISITED, f"trying the next alternative, {untried.id}")
         return True
 
     def _repair(self, node: Node) -> bool:
@@ -431,7 +429,19 @@ class Engine:
             reason=reason,
         )
 
-    # -- helpers ----------------------------------------------------------------------------------
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _record_page(self, kind: Kind, node_id: str | None, page: Page | None, **extra: object) -> None:
+        self._rec.record(
+            kind,
+            node_id,
+            url=page.url if page else None,
+            title=page.title if page else None,
+            observation=page.text if page else None,
+            obs_chars=len(page.text) if page else 0,
+            html_chars=page.html_chars if page else 0,
+            **extra,
+        )
 
     def _set(self, node: Node, status: Status, reason: str) -> None:
         self._rec.record(Kind.STATUS_CHANGED, node.id, status=status.value, reason=reason)

@@ -33,6 +33,7 @@ class Kind(StrEnum):
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_GRANTED = "approval_granted"
     OBSERVED = "observed"
+    PAGE_OBSERVED = "page_observed"
     NOTE_ADDED = "note_added"
     MODEL_CALL = "model_call"
     UPDATE_REFUSED = "update_refused"

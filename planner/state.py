@@ -54,6 +54,7 @@ class Metrics:
     actions: int = 0
     failed_actions: int = 0
     repairs: int = 0
+    repair_attempts: int = 0
     rollbacks: int = 0
     commands_applied: int = 0
     commands_rejected: int = 0
@@ -220,7 +221,9 @@ def _node_reset(state: SessionState, event: Event) -> None:
 
 def _revision_used(state: SessionState, event: Event) -> None:
     state.tree[event.node_id].revisions += 1
-    state.metrics.repairs += 1
+    state.metrics.repair_attempts += 1
+    if event.data.get("ok"):
+        state.metrics.repairs += 1
 
 
 def _alternative_forced(state: SessionState, event: Event) -> None:
@@ -237,13 +240,9 @@ def _action_executed(state: SessionState, event: Event) -> None:
     state.metrics.actions += 1
     if not data["ok"]:
         state.metrics.failed_actions += 1
-    if data.get("url"):
-        state.url = data["url"]
-        state.title = data.get("title")
+    _see_page(state, data)
     if data.get("screenshot"):
         state.last_screenshot = data["screenshot"]
-    if data.get("observation") is not None:
-        state.page_text = data["observation"]
     if state.approved_node == node.id:
         state.approved_node = None
 
@@ -290,10 +289,22 @@ def _model_call(state: SessionState, event: Event) -> None:
     metrics.cost_usd += usage.get("cost_usd", 0.0)
 
 
+def _see_page(state: SessionState, data: dict[str, Any]) -> None:
+    if data.get("url"):
+        state.url = data["url"]
+        state.title = data.get("title")
+    if data.get("observation") is not None:
+        state.page_text = data["observation"]
+
+
+def _page_observed(state: SessionState, event: Event) -> None:
+    _see_page(state, event.data)
+
+
 def _rollback(state: SessionState, event: Event) -> None:
     state.metrics.rollbacks += 1
-    if event.data.get("ok") and event.data.get("url"):
-        state.url = event.data["url"]
+    if event.data.get("ok"):
+        _see_page(state, event.data)
 
 
 def _command_handled(state: SessionState, event: Event) -> None:
@@ -330,6 +341,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.MODEL_CALL: _model_call,
     Kind.UPDATE_REFUSED: _ignore,
     Kind.ROLLBACK: _rollback,
+    Kind.PAGE_OBSERVED: _page_observed,
     Kind.COMMAND_APPLIED: _command_handled,
     Kind.COMMAND_REJECTED: _command_handled,
 }

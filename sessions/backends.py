@@ -6,17 +6,23 @@ so a resumed or forked session runs with exactly what it started with.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from planner.dry import DryEnvironment, is_dry
 from planner.engine import Guard
 from planner.errors import ScriptError
+from planner.guard import GuardRules, make_guard
+from planner.offline import OfflineModel, Playbook
 from planner.protocols import Environment, Model
 from planner.scripted import Script, ScriptedModel, load_script
 from planner.state import SessionState
 
-__all__ = ["Backend", "prepare_model", "build_backend", "UnknownModel"]
+__all__ = ["Backend", "prepare_model", "build_backend", "UnknownModel", "artifacts_root", "MODEL_HELP"]
+
+MODEL_HELP = "demo (the offline demo model, default) or script:PATH (a scripted model)"
 
 
 class UnknownModel(ValueError):
@@ -33,30 +39,50 @@ class Backend:
         self.env.close()
 
 
+def artifacts_root(db: str | None) -> Path:
+    """Screenshots live next to the database they belong to."""
+    target = db or os.environ.get("ANDOR_DB", "var/sessions.db")
+    if "://" in target:
+        return Path("var/artifacts")
+    return Path(target).expanduser().resolve().parent / "artifacts"
+
+
 def prepare_model(spec: str) -> dict[str, Any]:
     """Check a model spec up front and capture what a later resume needs (the script's content)."""
     if spec.startswith("script:"):
         script = load_script(spec.removeprefix("script:"))
         return {"script": script.model_dump(mode="json")}
-    if spec in ("demo",):
+    if spec == "demo":
         return {}
-    raise UnknownModel(f"unknown model {spec!r}; use script:PATH or demo")
+    raise UnknownModel(f"unknown model {spec!r}; use {MODEL_HELP}")
 
 
-def build_backend(state: SessionState, artifacts: str | None = None) -> Backend:
-    """The model and environment for a session, from what its first event recorded."""
+def _demo_playbooks() -> dict[str, Playbook]:
+    from demo.tasks import load_tasks
+
+    return {task.task: task.playbook for task in load_tasks() if task.playbook is not None}
+
+
+def _model(state: SessionState) -> Model:
     spec = state.model
-    extra = state.model_data
     if spec.startswith("script:"):
-        if "script" not in extra:
+        if "script" not in state.model_data:
             raise ScriptError("this session's script was not recorded; it cannot be resumed")
-        script = Script.model_validate(extra["script"])
-        model: Model = ScriptedModel(script, name=spec)
-        if is_dry(state.start_url):
-            return Backend(model, DryEnvironment(script.fail_actions))
-        return Backend(model, _browser(state, artifacts))
-    raise UnknownModel(f"unknown model {spec!r}")
+        return ScriptedModel(Script.model_validate(state.model_data["script"]), name=spec)
+    if spec == "demo":
+        return OfflineModel(_demo_playbooks())
+    raise UnknownModel(f"unknown model {spec!r}; use {MODEL_HELP}")
 
 
-def _browser(state: SessionState, artifacts: str | None) -> Environment:
-    raise UnknownModel("browser sessions are not available yet")
+def build_backend(state: SessionState, artifacts: Path | None = None, session_id: str | None = None) -> Backend:
+    """The model and environment for a session, from what its first event recorded."""
+    model = _model(state)
+    start = state.start_url
+    if is_dry(start):
+        fail = model.script.fail_actions if isinstance(model, ScriptedModel) else []
+        return Backend(model, DryEnvironment(fail))
+    from planner.browser import BrowserEnvironment
+
+    shots = artifacts / session_id if artifacts is not None and session_id else None
+    env = BrowserEnvironment(start or "", screenshot_dir=shots)
+    return Backend(model, env, make_guard(GuardRules(), start or ""))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
+from pathlib import Path
 import signal
 import sys
 import time
@@ -22,7 +24,7 @@ from planner.errors import PlannerError
 from planner.events import Kind
 from planner.render import tree_text
 from planner.state import RunStatus, SessionState
-from sessions.backends import UnknownModel
+from sessions.backends import MODEL_HELP, UnknownModel, artifacts_root
 from sessions.export import trace
 from sessions.runner import InvalidCommand, Runner, create_session, fork_session, load_state, queue_command
 from sessions.sql import open_store
@@ -49,7 +51,7 @@ def _summary(session_id: str, state: SessionState) -> dict[str, Any]:
     }
 
 
-def _drive(store: EventStore, session_id: str) -> int:
+def _drive(store: EventStore, session_id: str, db: str | None) -> int:
     """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused."""
     stopping = False
 
@@ -60,7 +62,7 @@ def _drive(store: EventStore, session_id: str) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     print(f"session {session_id}", file=sys.stderr, flush=True)
-    state = Runner(store, session_id).run(should_stop=lambda: stopping)
+    state = Runner(store, session_id, artifacts=artifacts_root(db)).run(should_stop=lambda: stopping)
     _emit(_summary(session_id, state))
     return 0 if state.status is RunStatus.SUCCEEDED else 1
 
@@ -91,7 +93,7 @@ def _cmd_run(args: argparse.Namespace, store: EventStore) -> int:
         session_id=args.id,
         paused=args.paused,
     )
-    return _drive(store, session_id)
+    return _drive(store, session_id, args.db)
 
 
 def _cmd_resume(args: argparse.Namespace, store: EventStore) -> int:
@@ -100,7 +102,7 @@ def _cmd_resume(args: argparse.Namespace, store: EventStore) -> int:
         raise _UsageError(f"session {args.session_id} has ended ({state.status.value}); fork it to continue")
     if state.status in (RunStatus.PAUSED, RunStatus.STOPPED):
         queue_command(store, args.session_id, {"kind": "resume"})
-    return _drive(store, args.session_id)
+    return _drive(store, args.session_id, args.db)
 
 
 def _cmd_fork(args: argparse.Namespace, store: EventStore) -> int:
@@ -140,6 +142,51 @@ def _cmd_show(args: argparse.Namespace, store: EventStore) -> int:
     if state.final_answer:
         print(f"answer: {state.final_answer}")
     return 0
+
+
+def _suite_config(args: argparse.Namespace) -> EngineConfig:
+    return EngineConfig(repair=not args.no_repair, or_alternatives=not args.no_or)
+
+
+def _cmd_suite(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.suite import format_table, run_suite
+
+    rows = run_suite(
+        store,
+        tasks_file=Path(args.tasks) if args.tasks else None,
+        model=args.model,
+        config=_suite_config(args),
+        approve=not args.reject_guarded,
+        artifacts=artifacts_root(args.db),
+        only=args.only or None,
+    )
+    print(format_table(rows))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps([asdict(row) for row in rows], indent=2, ensure_ascii=False))
+    _emit({"tasks": len(rows), "passed": sum(row.success for row in rows), "results": str(out)})
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace, store: EventStore) -> int:
+    """Start the bundled shop, run one demo task with the offline model, show the tree and the check."""
+    from demo.shop import start_shop
+    from demo.tasks import check_answer, load_tasks
+    from sessions.suite import auto_approver
+
+    tasks = {task.id: task for task in load_tasks()}
+    if args.task_id not in tasks:
+        raise _UsageError(f"no demo task {args.task_id!r}; choose one of: {', '.join(tasks)}")
+    task = tasks[args.task_id]
+    with start_shop() as shop:
+        print(f"demo shop at {shop.url}; task: {task.task}", file=sys.stderr)
+        session_id = create_session(store, task.task, "demo", start_url=shop.url + task.start_path, config=_suite_config(args))
+        runner = Runner(store, session_id, artifacts=artifacts_root(args.db))
+        state = runner.run(on_idle=auto_approver(store, session_id))
+    print(tree_text(state.tree))
+    verdict = check_answer(task, state.final_answer or "")
+    _emit({**_summary(session_id, state), "criteria_met": verdict.passed, "missing": verdict.missing})
+    return 0 if verdict.passed else 1
 
 
 def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
@@ -232,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[common], help="start a session and run it to the end")
     run.add_argument("--task", required=True)
     run.add_argument("--start-url", help="a web page to start on (without it: the dry environment)")
-    run.add_argument("--model", default="demo", help="script:PATH or demo (default demo)")
+    run.add_argument("--model", default="demo", help=MODEL_HELP)
     run.add_argument("--max-steps", type=int, default=EngineConfig().max_steps)
     run.add_argument("--max-revisions", type=int, default=EngineConfig().max_revisions)
     run.add_argument("--retries", type=int, default=EngineConfig().expansion_retries, help="extra attempts per model call")
@@ -255,6 +302,18 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", parents=[common], help="print a session's trace JSON")
     export.add_argument("session_id")
     export.add_argument("--at", type=int, help="the state as of this event")
+    suite = sub.add_parser("suite", parents=[common], help="run every demo task on the bundled shop and check the answers")
+    suite.add_argument("--model", default="demo", help=MODEL_HELP)
+    suite.add_argument("--tasks", help="a tasks JSON file (default demo/tasks.json)")
+    suite.add_argument("--only", action="append", help="run only this task id (repeatable)")
+    suite.add_argument("--no-repair", action="store_true")
+    suite.add_argument("--no-or", action="store_true")
+    suite.add_argument("--reject-guarded", action="store_true", help="reject guarded actions instead of approving them")
+    suite.add_argument("--out", default="var/suite.json", help="where to write the results JSON")
+    demo = sub.add_parser("demo", parents=[common], help="run one demo task on the bundled shop, headless")
+    demo.add_argument("task_id", nargs="?", default="wireless-photo-printers")
+    demo.add_argument("--no-repair", action="store_true")
+    demo.add_argument("--no-or", action="store_true")
     show = sub.add_parser("show", parents=[common], help="print a session's tree")
     show.add_argument("session_id")
     show.add_argument("--at", type=int)
@@ -262,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _HANDLERS = {
+    "suite": _cmd_suite,
+    "demo": _cmd_demo,
     "run": _cmd_run,
     "resume": _cmd_resume,
     "command": _cmd_command,

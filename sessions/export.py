@@ -32,6 +32,7 @@ def tree_metrics(state: SessionState) -> dict[str, Any]:
         "actions": metrics.actions,
         "failed_actions": metrics.failed_actions,
         "repairs": metrics.repairs,
+        "repair_attempts": metrics.repair_attempts,
         "rollbacks": metrics.rollbacks,
         "model_calls": metrics.model_calls,
         "model_errors": metrics.model_errors,

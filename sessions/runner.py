@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -138,21 +139,30 @@ class Runner:
         session_id: str,
         backend: Backend | None = None,
         *,
-        artifacts: str | None = None,
+        artifacts: Path | None = None,
         poll: float = 0.1,
         on_events: Callable[[list[Event]], None] | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
         self.state = load_state(store, session_id)
-        self.backend = backend or build_backend(self.state, artifacts)
+        self.backend = backend or build_backend(self.state, artifacts, session_id)
         self.poll = poll
         self.on_events = on_events
         self.pid = os.getpid()
         self._last_beat = 0.0
 
-    def run(self, should_stop: Callable[[], bool] = lambda: False, exit_when_idle: bool = False) -> SessionState:
-        """Step until the session ends or is stopped; wait while it is paused unless `exit_when_idle`."""
+    def run(
+        self,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_idle: Callable[[SessionState], bool] | None = None,
+    ) -> SessionState:
+        """Step until the session ends or is stopped.
+
+        While it is paused or waiting for approval the runner waits for commands; `on_idle`, when
+        given, is asked first and may queue commands itself (return True to keep waiting, False to
+        leave the loop).
+        """
         holder = self.store.session(self.session_id).runner_pid
         stale_after = STALE_AFTER if holder is None or _alive(holder) else -1.0
         if not self.store.claim(self.session_id, self.pid, time.time(), stale_after):
@@ -172,7 +182,7 @@ class Runner:
                 if state.status is RunStatus.RUNNING:
                     self._persist(engine.step())
                     self._beat()
-                elif exit_when_idle:
+                elif on_idle is not None and not on_idle(state):
                     break
                 else:
                     self._beat()

@@ -84,7 +84,8 @@ def test_brownie_failure_variant_deletes_sibling_and_repairs_root() -> None:
     assert tree["0"].revisions == 1
     assert [tree[i].origin for i in ("0.4", "0.5")] == [Origin.REPAIR, Origin.REPAIR]
     rollbacks = [e for e in log if e.kind is Kind.ROLLBACK]
-    assert [(e.node_id, e.data["url"]) for e in rollbacks] == [("0.2", tree["0.2"].url)]
+    assert [(e.node_id, e.data["target"], e.data["to"]) for e in rollbacks] == [("0.2", tree["0.2.2"].url, "0.2.2")]
+    assert tree["0.2.2"].url == "dry://type-12-vegan-chocolate-brownie-1"  # where the alternatives were planned
     assert state.status is RunStatus.SUCCEEDED
     assert state.notes == ["Vegan cocoa brownies, 4.6 stars"]
 

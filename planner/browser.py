@@ -1,0 +1,614 @@
+"""A real browser behind `planner.protocols.Environment`: Playwright's sync API driving Chromium.
+
+Every action ends the same way, succeed or fail: an optional screenshot, then a fresh observation,
+so the engine always records what the page looked like after the action. Failures (unknown ids,
+timeouts, HTTP errors, crashes) come back as `ActionResult(ok=False, error=...)`; the planner reacts
+to them with OR fallbacks and repairs, so they must be data, not exceptions.
+
+Playwright's sync API is bound to the thread that started it. The browser starts lazily, on the
+first call that needs it (or on `start()`), and from then on the environment must be used from that
+thread only; another thread gets a `BrowserThreadError` instead of a Playwright deadlock. A thread
+can run only one Playwright driver, so environments on the same thread share it (each still has
+its own browser); the driver stops when the last of them closes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Error,
+    Locator,
+    Playwright,
+    Request,
+    Response,
+    Route,
+    sync_playwright,
+)
+from playwright.sync_api import Page as PlaywrightPage
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Note, Scroll, Select, Type, parse_action
+from planner.chromium import BrowserUnavailable, launch
+from planner.guard import allowed_hosts, host_allowed, resolve_url, url_host
+from planner.observation import Element, render_observation
+from planner.protocols import ActionResult, ElementInfo, Page
+
+__all__ = ["BrowserEnvironment", "BrowserThreadError"]
+
+_SETTLE_MS = 100
+"""Pause after clicks and submits so script-driven navigations and re-renders can start."""
+_POLL_MS = 50
+
+_TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
+_LIST_ROLES = frozenset({"combobox", "listbox"})
+_SNAPSHOT_ATTEMPTS = 3
+
+_BrowserAction = Click | Type | Select | Scroll | GoBack | Goto
+"""Every action but `note`, which never reaches the browser."""
+_SCREENSHOT_NAME = re.compile(r"^(\d+)\.png$")
+
+_OPTIONS_JS = "e => e.tagName === 'SELECT' ? Array.from(e.options, o => o.label || o.text) : null"
+_INPUT_TYPE_JS = "e => ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName) ? String(e.type || '') : ''"
+_PASSWORDS_JS = "() => Array.from(document.querySelectorAll('input[type=password]'), e => e.value).filter(Boolean)"
+_SCROLL_JS = (
+    "dy => { const y = window.scrollY; window.scrollBy({top: dy, behavior: 'instant'}); return window.scrollY !== y; }"
+)
+
+
+_drivers = threading.local()
+
+
+def _acquire_driver() -> Playwright:
+    """This thread's Playwright driver, started on first use; a second `sync_playwright()` on a
+    thread that already runs one fails with "using Playwright Sync API inside the asyncio loop"."""
+    if getattr(_drivers, "users", 0) == 0:
+        try:
+            _drivers.playwright = sync_playwright().start()
+        except Error as error:
+            raise BrowserUnavailable(
+                "Playwright cannot start on this thread, which already runs an asyncio loop or another "
+                "Playwright (such as pytest-playwright's fixtures); use a thread of its own "
+                f"({_first_line(error)})"
+            ) from error
+        _drivers.users = 0
+    _drivers.users += 1
+    return _drivers.playwright
+
+
+def _release_driver() -> None:
+    _drivers.users -= 1
+    if _drivers.users == 0:
+        _drivers.playwright.stop()
+        _drivers.playwright = None
+
+
+class BrowserThreadError(RuntimeError):
+    """The environment was used from a thread other than the one its browser started on."""
+
+
+class _ActionFailed(Exception):
+    """An expected failure of one action; its message becomes `ActionResult.error`."""
+
+
+def _first_line(error: BaseException) -> str:
+    """Playwright messages carry a call log after the first line; people need only the first."""
+    text = str(error).strip()
+    line = text.splitlines()[0] if text else type(error).__name__
+    return re.sub(r"^\w+\.\w+: ", "", line)
+
+
+def _is_crash(error: BaseException) -> bool:
+    text = str(error).lower()
+    return "target crashed" in text or "page crashed" in text
+
+
+def _last_screenshot_number(directory: Path | None) -> int:
+    """Continue numbering after existing screenshots, so a resumed session overwrites none."""
+    if directory is None or not directory.is_dir():
+        return 0
+    numbers = (int(m.group(1)) for p in directory.iterdir() if (m := _SCREENSHOT_NAME.match(p.name)))
+    return max(numbers, default=0)
+
+
+class BrowserEnvironment:
+    """Implements `planner.protocols.Environment` with one Chromium page.
+
+    `allowed_domains`, when given, is a hard limit: top-level navigations to other hosts are blocked
+    in the browser (an empty list allows only the start URL's host). The action guard is the softer
+    layer that asks a person first; this is the fence behind it. None means no fence.
+    """
+
+    def __init__(
+        self,
+        start_url: str,
+        screenshot_dir: Path | None = None,
+        *,
+        allowed_domains: Sequence[str] | None = None,
+        observation_budget: int = 6000,
+        timeout_ms: int = 10000,
+        viewport: tuple[int, int] = (1280, 800),
+        headless: bool = True,
+    ) -> None:
+        self.start_url = start_url
+        self.screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
+        self.observation_budget = observation_budget
+        self.timeout_ms = timeout_ms
+        self.viewport = viewport
+        self.headless = headless
+        self._hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
+        self._thread: int | None = None
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._context: BrowserContext | None = None
+        self._page: PlaywrightPage | None = None
+        self._elements: Mapping[int, Element] = {}
+        self._last_page: Page | None = None
+        self._last_good_url = start_url
+        self._crashed = False
+        self._nav_status: tuple[str, int] | None = None
+        self._nav_requested = False
+        self._nav_pending: set[Request] = set()
+        self._blocked_host: str | None = None
+        self._popups: list[PlaywrightPage] = []
+        self._counter = _last_screenshot_number(self.screenshot_dir)
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def __enter__(self) -> BrowserEnvironment:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Launch the browser and open the start URL now rather than on first use.
+
+        Raises `BrowserUnavailable` when no Chromium can be started; call it early to fail fast.
+        The protocol methods never raise it: actions fail with the reason, `observe()` shows it.
+        """
+        self._check_thread()
+        self._ensure_page()
+
+    def close(self) -> None:
+        """Release page, context, browser and the Playwright driver; safe to call twice."""
+        if self._playwright is None:
+            return
+        self._check_thread()
+        for closable in (self._context, self._browser):
+            if closable is not None:
+                try:
+                    closable.close()
+                except Error:
+                    pass
+        _release_driver()
+        self._playwright = self._browser = self._context = self._page = None
+
+    # -- Environment protocol ---------------------------------------------------------------------
+
+    def execute(self, action: str) -> ActionResult:
+        """Run one action string; every failure, syntax errors included, is returned as data."""
+        started = time.perf_counter()
+        self._check_thread()
+        try:
+            parsed = parse_action(action)
+        except ActionSyntaxError as error:
+            return ActionResult(ok=False, error=str(error), page=self._last_page, duration_ms=_since(started))
+        if isinstance(parsed, Note):
+            page = self._last_page or self.observe()
+            return ActionResult(ok=True, page=page, duration_ms=_since(started))
+        return self._run(parsed, started)
+
+    def goto(self, url: str) -> ActionResult:
+        """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
+        started = time.perf_counter()
+        self._check_thread()
+        if not url.strip():
+            return ActionResult(ok=False, error="goto needs a URL", page=self._last_page, duration_ms=_since(started))
+        return self._run(Goto(url=url.strip()), started)
+
+    def observe(self) -> Page:
+        """Snapshot the current page; element ids in later actions refer to this observation."""
+        self._check_thread()
+        try:
+            self._ensure_page()
+        except BrowserUnavailable as error:
+            return self._unreadable(f"browser unavailable: {error}")
+        return self._observe_now()
+
+    def check(self, action: str) -> str | None:
+        """Why `action` cannot run on the current page: bad syntax or an element id not shown."""
+        try:
+            parsed = parse_action(action)
+        except ActionSyntaxError as error:
+            return str(error)
+        if not isinstance(parsed, (Click, Type, Select)):
+            return None
+        self._check_thread()
+        try:
+            self._ensure_observed()
+        except BrowserUnavailable as error:
+            return f"browser unavailable: {error}"
+        return self._element_problem(parsed)
+
+    def target(self, action: str) -> ElementInfo | None:
+        """Role, name and input type of the element `action` would touch, for the guard."""
+        try:
+            parsed = parse_action(action)
+        except ActionSyntaxError:
+            return None
+        if not isinstance(parsed, (Click, Type, Select)):
+            return None
+        self._check_thread()
+        try:
+            self._ensure_observed()
+        except BrowserUnavailable:
+            return None  # execute() will report it
+        element = self._elements.get(parsed.element)
+        if element is None:
+            return None
+        input_type = ""
+        try:
+            locator = self._require_page().locator(f"aria-ref={element.ref}")
+            if locator.count():
+                input_type = str(locator.evaluate(_INPUT_TYPE_JS, timeout=self.timeout_ms))
+        except Error:
+            pass
+        return ElementInfo(role=element.role, name=element.name, input_type=input_type)
+
+    # -- the action pipeline ----------------------------------------------------------------------
+
+    def _run(self, action: _BrowserAction, started: float) -> ActionResult:
+        try:
+            self._ensure_page()
+        except BrowserUnavailable as error:
+            return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
+        self._nav_status, self._nav_requested, self._blocked_host = None, False, None
+        self._popups.clear()
+        error: str | None = None
+        try:
+            self._perform(action)
+            self._follow_popup()
+            error = self._navigation_problem()
+        except _ActionFailed as failure:
+            error = str(failure)
+        except PlaywrightTimeout:
+            what = "navigation" if self._nav_requested else _describe(action)
+            error = f"{what} timed out after {self.timeout_ms / 1000:g} s"
+            self._stop_loading()
+        except Error as failure:
+            self._crashed = self._crashed or _is_crash(failure)
+            error = self._navigation_problem() or f"{_describe(action)} failed: {_first_line(failure)}"
+        if self._crashed:
+            return ActionResult(ok=False, error="page crashed", duration_ms=_since(started))
+        screenshot = self._screenshot()
+        page = self._observe_now()
+        if self._crashed:
+            return ActionResult(ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started))
+        if error is None:
+            self._last_good_url = page.url
+        ok = error is None
+        return ActionResult(ok=ok, page=page, error=error, screenshot=screenshot, duration_ms=_since(started))
+
+    def _perform(self, action: _BrowserAction) -> None:
+        page = self._require_page()
+        if isinstance(action, Click):
+            self._locate(action).click(timeout=self.timeout_ms)
+            self._settle()
+        elif isinstance(action, Type):
+            locator = self._locate(action)
+            locator.fill(action.text, timeout=self.timeout_ms)
+            if action.enter:
+                locator.press("Enter", timeout=self.timeout_ms)
+                self._settle()
+        elif isinstance(action, Select):
+            self._select(action)
+            self._settle()
+        elif isinstance(action, Scroll):
+            self._scroll(action.direction)
+        elif isinstance(action, GoBack):
+            before = page.url
+            response = page.go_back(wait_until="load", timeout=self.timeout_ms)
+            if response is None and page.url == before:
+                raise _ActionFailed("there is no previous page to go back to")
+        else:
+            self._navigate(action.url)
+
+    def _locate(self, action: Click | Type | Select) -> Locator:
+        problem = self._element_problem(action)
+        if problem:
+            raise _ActionFailed(problem)
+        element = self._elements[action.element]
+        locator = self._require_page().locator(f"aria-ref={element.ref}")
+        if not locator.count():  # a missing ref would otherwise wait out the whole timeout
+            raise _ActionFailed(f"element {action.element} is no longer on the page")
+        return locator
+
+    def _element_problem(self, action: Click | Type | Select) -> str | None:
+        element = self._elements.get(action.element)
+        if element is None:
+            return f"element {action.element} is not on the page"
+        if isinstance(action, Type) and element.role not in _TEXT_FIELD_ROLES:
+            return f"element {action.element} is a {element.role}, not a text field"
+        if isinstance(action, Select) and element.role not in _LIST_ROLES:
+            return f"element {action.element} is a {element.role}, not a drop-down list"
+        return None
+
+    def _select(self, action: Select) -> None:
+        locator = self._locate(action)
+        labels = locator.evaluate(_OPTIONS_JS, timeout=self.timeout_ms)
+        if labels is None:
+            raise _ActionFailed(
+                f"element {action.element} is not a native drop-down; click it, then click the option"
+            )
+        wanted = action.option.strip()
+        index = next((i for i, label in enumerate(labels) if label.strip() == wanted), None)
+        if index is None:
+            index = next((i for i, label in enumerate(labels) if label.strip().casefold() == wanted.casefold()), None)
+        if index is None:
+            shown = ", ".join(f'"{label}"' for label in labels[:10]) + (", ..." if len(labels) > 10 else "")
+            raise _ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
+        locator.select_option(index=index, timeout=self.timeout_ms)
+
+    def _scroll(self, direction: str) -> None:
+        """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel."""
+        page = self._require_page()
+        width, height = self.viewport
+        delta = height if direction == "down" else -height
+        if not page.evaluate(_SCROLL_JS, delta):
+            page.mouse.move(width / 2, height / 2)
+            page.mouse.wheel(0, delta)
+            page.wait_for_timeout(_SETTLE_MS)
+
+    def _navigate(self, url: str) -> None:
+        page = self._require_page()
+        base = page.url if page.url.startswith(("http:", "https:")) else self._last_good_url
+        resolved = resolve_url(url, base)
+        host = url_host(resolved)
+        if self._hosts is not None and host and not host_allowed(host, self._hosts):
+            raise _ActionFailed(f"{host} is outside the allowed domains")
+        response = page.goto(resolved, wait_until="load", timeout=self.timeout_ms)
+        if response is not None:
+            self._nav_status = (response.url, response.status)
+
+    def _settle(self) -> None:
+        """Give a click or submit time to start a navigation, then wait for any page to load.
+
+        Playwright already waits for navigations an action starts directly; this catches the ones
+        scripts start a moment later.
+        """
+        page = self._require_page()
+        page.wait_for_timeout(_SETTLE_MS)
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while self._nav_pending and time.monotonic() < deadline:  # requested, no answer yet
+            page.wait_for_timeout(_POLL_MS)
+        try:
+            if self._nav_pending:
+                raise PlaywrightTimeout("no response")
+            remaining = max(deadline - time.monotonic(), 0.001) * 1000
+            page.wait_for_load_state("load", timeout=remaining)
+        except PlaywrightTimeout:
+            self._stop_loading()
+            raise _ActionFailed(f"navigation timed out after {self.timeout_ms / 1000:g} s") from None
+
+    def _stop_loading(self) -> None:
+        """Abandon a navigation that timed out, so the observation shows a page that stays put."""
+        page = self._require_page()
+        try:  # CDP rather than window.stop(): scripts cannot run until a pending navigation commits
+            session = page.context.new_cdp_session(page)
+            session.send("Page.stopLoading")
+            session.detach()
+        except Error:
+            pass  # the page is mid-commit; the observation retries until it settles
+
+    def _follow_popup(self) -> None:
+        """A link that opens a new tab is followed in this page, so history and ids stay in one place."""
+        if not self._popups:
+            return
+        popup = self._popups[-1]
+        self._popups.clear()
+        try:
+            popup.wait_for_load_state("domcontentloaded", timeout=self.timeout_ms)
+            url = popup.url
+        finally:
+            for opened in self._require_page().context.pages:
+                if opened is not self._page:
+                    opened.close()
+        if url and url != "about:blank":
+            self._navigate(url)
+
+    def _navigation_problem(self) -> str | None:
+        """An HTTP error or a blocked host on the navigation this action caused, if any."""
+        if self._blocked_host is not None:
+            return f"navigation to {self._blocked_host} blocked: outside the allowed domains"
+        if self._nav_status is None or self._nav_status[1] < 400:
+            return None
+        url, status = self._nav_status
+        try:
+            title = self._require_page().title()
+        except Error:
+            title = ""
+        return f"HTTP {status} at {url}: {title}" if title else f"HTTP {status} at {url}"
+
+    # -- observation ------------------------------------------------------------------------------
+
+    def _ensure_observed(self) -> None:
+        self._ensure_page()
+        if self._last_page is None:
+            self._observe_now()
+
+    def _observe_now(self) -> Page:
+        page = self._require_page()
+        failure = ""
+        for _ in range(_SNAPSHOT_ATTEMPTS):
+            try:
+                snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
+                title = page.title()
+                observation = render_observation(
+                    page.url, title, snapshot, self.observation_budget, self._password_values()
+                )
+                result = Page(url=page.url, title=title, text=observation.text, html_chars=len(page.content()))
+            except Error as error:  # a navigation replaced the document mid-read; wait and retry
+                if _is_crash(error):
+                    self._crashed = True
+                    return self._unreadable("page crashed")
+                failure = _first_line(error)
+                try:
+                    page.wait_for_load_state("load", timeout=self.timeout_ms)
+                except Error:
+                    pass
+                continue
+            self._elements = observation.elements
+            self._last_page = result
+            return result
+        return self._unreadable(failure)
+
+    def _unreadable(self, reason: str) -> Page:
+        """A page that could not be read: no ids, so every element action is refused."""
+        url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
+        self._elements = {}
+        self._last_page = Page(url=url, text=f"URL: {url}\n(the page could not be read: {reason})")
+        return self._last_page
+
+    def _password_values(self) -> list[str]:
+        """Current password field contents; the observation masks them (the snapshot does not)."""
+        values: list[str] = []
+        for frame in self._require_page().frames:
+            try:
+                values.extend(frame.evaluate(_PASSWORDS_JS))
+            except Error:
+                continue  # a frame detached or navigating; it has nothing to hide yet
+        return values
+
+    def _screenshot(self) -> str | None:
+        if self.screenshot_dir is None:
+            return None
+        self._counter += 1
+        path = self.screenshot_dir / f"{self._counter:04d}.png"
+        try:
+            self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+            self._require_page().screenshot(path=path, timeout=self.timeout_ms)
+        except (Error, OSError):
+            return None
+        return str(path)
+
+    # -- browser management -----------------------------------------------------------------------
+
+    def _check_thread(self) -> None:
+        current = threading.get_ident()
+        if self._thread is not None and self._thread != current and self._playwright is not None:
+            raise BrowserThreadError(
+                "this BrowserEnvironment's browser was started on another thread; Playwright's sync API "
+                "only works on the thread that started it"
+            )
+
+    def _require_page(self) -> PlaywrightPage:
+        if self._page is None:
+            raise BrowserUnavailable("the browser is not running")
+        return self._page
+
+    def _ensure_page(self) -> None:
+        """Start the browser on first use; replace a crashed page or a dead browser.
+
+        A replacement page opens the last URL an action succeeded on.
+        """
+        if self._playwright is None:
+            self._thread = threading.get_ident()
+            self._playwright = _acquire_driver()
+        if self._browser is None or not self._browser.is_connected():
+            self._context = self._page = None
+            try:
+                self._browser = launch(self._playwright, headless=self.headless)
+            except BrowserUnavailable:
+                _release_driver()
+                self._playwright = self._browser = None
+                raise
+        if self._context is None:
+            self._context = self._new_context(self._browser)
+        if self._page is None or self._crashed or self._page.is_closed():
+            if self._page is not None:
+                try:
+                    self._page.close()
+                except Error:
+                    pass
+            self._open_page(self._context)
+
+    def _new_context(self, browser: Browser) -> BrowserContext:
+        width, height = self.viewport
+        context = browser.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(self.timeout_ms)
+        context.set_default_navigation_timeout(self.timeout_ms)
+        if self._hosts is not None:
+            context.route("**/*", self._route)
+        return context
+
+    def _open_page(self, context: BrowserContext) -> None:
+        page = context.new_page()
+        page.on("crash", self._on_crash)
+        page.on("request", self._on_request)
+        page.on("requestfailed", self._on_request_done)
+        page.on("response", self._on_response)
+        page.on("popup", self._on_popup)
+        self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
+        self._nav_pending.clear()
+        try:
+            page.goto(self._last_good_url, wait_until="load", timeout=self.timeout_ms)
+        except Error:
+            pass  # the first observation shows whatever did load; actions report their own errors
+
+    def _on_crash(self, page: PlaywrightPage) -> None:
+        if page is self._page:
+            self._crashed = True
+
+    def _on_popup(self, popup: PlaywrightPage) -> None:
+        self._popups.append(popup)
+
+    def _on_request(self, request: Request) -> None:
+        if _is_top_navigation(request):
+            self._nav_requested = True
+            self._nav_pending.add(request)
+
+    def _on_request_done(self, request: Request) -> None:
+        self._nav_pending.discard(request)
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        self._nav_pending.discard(request)
+        if _is_top_navigation(request):
+            self._nav_status = (response.url, response.status)
+
+    def _route(self, route: Route) -> None:
+        """The allowed-domains fence: block top-level navigations to other hosts, pass the rest."""
+        request = route.request
+        host = url_host(request.url)
+        if _is_top_navigation(request) and host:
+            if not host_allowed(host, self._hosts or ()):
+                self._blocked_host = host
+                route.abort("blockedbyclient")
+                return
+        route.fallback()
+
+
+def _is_top_navigation(request: Request) -> bool:
+    return request.is_navigation_request() and request.frame.parent_frame is None
+
+
+def _since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _describe(action: _BrowserAction) -> str:
+    if isinstance(action, (Click, Type, Select)):
+        return f"{action.kind} on element {action.element}"
+    if isinstance(action, (GoBack, Goto)):
+        return "navigation"
+    return action.kind

@@ -1,0 +1,348 @@
+"""The offline demo model: a deterministic planner that needs no API key and no network.
+
+It is the model the console starts with and the one the tests use against the bundled shop. It is
+not a language model: it understands sub-goals written with plain verbs ("search for X", "open X",
+"sort by price", "filter by max price 100", "type X into Y", "go back", "note the name and price")
+and grounds each one in the live observation, finding the search box, links and buttons by their
+text. Abstract steps come from per-task playbooks. Anything it cannot ground fails the node with a
+reason that says what it looked for, which is exactly what an operator needs to step in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from planner.errors import ModelOutputError
+from planner.operators import (
+    ChildSpec,
+    Completion,
+    Expansion,
+    FinalAnswer,
+    Repair,
+    Reply,
+    Summary,
+    TreeUpdate,
+    View,
+)
+from planner.scripted import NodeScript, RepairScript
+from planner.status import REMOVED
+from planner.tree import Node, Status
+
+__all__ = ["Playbook", "OfflineModel", "PageElement", "read_elements", "VERBS"]
+
+VERBS = (
+    "search for X",
+    "open X / open the first result / open the first result matching X",
+    "sort by price (low to high | high to low) / rating / reviews",
+    "filter by max price N / filter by min price N / filter by minimum rating R",
+    "type X into FIELD / select OPTION in FIELD / click X",
+    "go back / next page",
+    'note the name and price / note the name, price and rating / note the brand of the first result / '
+    'note the cart total / note the order total / note "literal text"',
+    "check each result for ATTR: VALUE and ATTR: VALUE",
+)
+
+_ELEMENT = re.compile(r'\[(\d+)\] ([a-z]+) ("(?:[^"\\]|\\.)*")')
+_NOT_QUALIFIED = "does not qualify"
+
+
+class Playbook(BaseModel):
+    """How the offline model decomposes one bundled task.
+
+    `nodes` gives the abstract AND/OR structure; leaves are plain-verb sub-goals grounded on the
+    page at run time. `assumptions` is what the model takes for granted when a fact it needs was
+    never noted (the kind of a-priori guess an operator corrects). `min_items` is how many
+    qualifying notes the completion check requires.
+    """
+
+    nodes: dict[str, NodeScript] = Field(default_factory=dict)
+    repairs: dict[str, RepairScript] = Field(default_factory=dict)
+    assumptions: dict[str, str] = Field(default_factory=dict)
+    min_items: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PageElement:
+    id: int
+    role: str
+    name: str
+
+
+def read_elements(observation: str) -> list[PageElement]:
+    """Interactive elements in a compact observation (`[12] link "Next page"`), in page order."""
+    return [
+        PageElement(int(match[1]), match[2], json.loads(match[3])) for match in _ELEMENT.finditer(observation)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Card:
+    """A product as a listing shows it: link, brand, price and rating lines."""
+
+    id: int
+    name: str
+    brand: str = ""
+    price: str = ""
+    rating: str = ""
+
+
+def _cards(observation: str) -> list[_Card]:
+    """Product cards: a link whose following lines, up to the next element, start with "by BRAND"."""
+    lines = observation.splitlines()
+    cards = []
+    for index, line in enumerate(lines):
+        match = re.search(r'\[(\d+)\] link ("(?:[^"\\]|\\.)*")', line)
+        if not match:
+            continue
+        after = []
+        for following in lines[index + 1 : index + 6]:
+            if _ELEMENT.search(following):
+                break
+            after.append(following.strip())
+        if not after or not after[0].startswith("by "):
+            continue
+        price = next((m[1] for l in after if (m := re.search(r"Price: (\$[\d,.]+)", l))), "")
+        rating = next((m[1] for l in after if (m := re.search(r"Rating: ([\d.]+) out of 5", l))), "")
+        cards.append(_Card(int(match[1]), json.loads(match[2]), after[0][3:], price, rating))
+    return cards
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+def _find(view: View, name: str, roles: Iterable[str] = ("link", "button")) -> PageElement:
+    """The element whose name matches best: exact, then prefix, then containing every word."""
+    wanted = _norm(name.strip(" .\"'"))
+    candidates = [e for e in read_elements(view.observation) if e.role in roles]
+    for test in (
+        lambda e: _norm(e.name) == wanted,
+        lambda e: _norm(e.name).startswith(wanted),
+        lambda e: all(word in _norm(e.name) for word in wanted.split()),
+    ):
+        found = [e for e in candidates if test(e)]
+        if found:
+            return found[0]
+    kinds = " or ".join(roles)
+    raise ModelOutputError(f"no {kinds} named like {name.strip()!r} on {view.url or 'this page'}")
+
+
+def _field(view: View, label: str) -> PageElement:
+    return _find(view, label, ("textbox", "searchbox", "spinbutton", "combobox"))
+
+
+def _action(action: str, reasoning: str = "") -> Reply[Expansion]:
+    return Reply(Expansion(type="ACTION", action=action, reasoning=reasoning))
+
+
+def _and(*children: str, reasoning: str = "") -> Reply[Expansion]:
+    return Reply(Expansion(type="AND", children=[ChildSpec(description=c) for c in children], reasoning=reasoning))
+
+
+def _text_line(observation: str, pattern: str) -> re.Match[str] | None:
+    return re.search(pattern, observation, flags=re.MULTILINE)
+
+
+class OfflineModel:
+    """Implements `planner.protocols.Model` without a network; see the module docstring."""
+
+    def __init__(self, playbooks: Mapping[str, Playbook] | None = None, name: str = "demo") -> None:
+        self.playbooks = dict(playbooks or {})
+        self.name = name
+
+    def _playbook(self, view: View) -> Playbook:
+        return self.playbooks.get(view.task, Playbook())
+
+    # -- Node Expansion ---------------------------------------------------------------------------
+
+    def expand(self, view: View) -> Reply[Expansion]:
+        description = view.node.description
+        entry = self._playbook(view).nodes.get(description)
+        if entry is not None:
+            children = [ChildSpec(description=c) if isinstance(c, str) else c for c in entry.children]
+            return Reply(Expansion(type=entry.type, children=children, action=entry.action, reasoning="playbook"))
+        return self._ground(view, self._resolve(view, description.strip()))
+
+    def _resolve(self, view: View, goal: str) -> str:
+        """Fill in "the X brand" from the notes, or from the playbook's assumption when never noted."""
+        match = re.search(r"the ([\w -]+?) brand\b", goal, flags=re.IGNORECASE)
+        if not match:
+            return goal
+        key = _norm(match[1])
+        for note in reversed(view.notes):
+            noted = re.match(r"Brand of the (.+?): (.+)$", note)
+            if noted and _norm(noted[1]) == key:
+                return goal.replace(match[0], noted[2].strip())
+        assumed = self._playbook(view).assumptions.get(key)
+        if assumed is None:
+            raise ModelOutputError(f"the {key} brand is not known yet; note it first")
+        return goal.replace(match[0], assumed)
+
+    def _ground(self, view: View, goal: str) -> Reply[Expansion]:  # noqa: C901 - one branch per verb
+        lower = goal.lower()
+        if m := re.fullmatch(r"search (?:for )?(.+?)(?: from (.+))?", goal, flags=re.IGNORECASE):
+            query = f"{m[2]} {m[1]}" if m[2] else m[1]
+            box = _find(view, "search", ("searchbox", "textbox"))
+            return _action(f"type [{box.id}] [{query.strip(' .')}] [1]")
+        if lower in ("go back", "go_back", "return to the previous page"):
+            return _action("go_back")
+        if lower in ("next page", "go to the next page"):
+            return _action(f"click [{_find(view, 'Next page').id}]")
+        if m := re.fullmatch(r"sort (?:the results )?by (.+)", lower):
+            return _action(f"click [{_find(view, _sort_link(m[1])).id}]")
+        if m := re.fullmatch(r"filter by (max|min) price (?:of )?\$?([\d.]+)", lower):
+            field = "Max price" if m[1] == "max" else "Min price"
+            return _and(f"type {m[2]} into {field}", "click Apply filters")
+        if m := re.fullmatch(r"filter by minimum rating (?:of )?([\d.]+)", lower):
+            return _and(f"select {float(m[1]):.1f} and up in Minimum rating", "click Apply filters")
+        if m := re.fullmatch(r"type (.+) into (.+)", goal, flags=re.IGNORECASE):
+            return _action(f"type [{_field(view, m[2]).id}] [{m[1]}] [0]")
+        if m := re.fullmatch(r"select (.+) in (.+)", goal, flags=re.IGNORECASE):
+            return _action(f"select [{_field(view, m[2]).id}] [{m[1]}]")
+        if m := re.fullmatch(r"open the (?:first|top) result(?: matching (.+))?", lower):
+            return _action(f"click [{self._first_card(view, m[1]).id}]")
+        if m := re.fullmatch(r"(?:open|click|press) (?:the )?(.+?)(?: category| button| link)?", goal, flags=re.IGNORECASE):
+            return _action(f"click [{_find(view, m[1]).id}]")
+        if m := re.fullmatch(r"check each result for (.+)", goal, flags=re.IGNORECASE):
+            return self._check_each(view, m[1])
+        if lower.startswith("note"):
+            return _action(f"note [{self._note(view, goal)}]")
+        raise ModelOutputError(
+            f"the offline model cannot ground {goal!r}; phrase sub-goals with plain verbs: " + "; ".join(VERBS)
+        )
+
+    def _first_card(self, view: View, matching: str | None) -> _Card:
+        cards = _cards(view.observation)
+        if matching:
+            cards = [c for c in cards if _norm(matching) in _norm(c.name)]
+        if not cards:
+            what = f"matching {matching!r} " if matching else ""
+            raise ModelOutputError(f"no product result {what}on {view.url or 'this page'}")
+        return cards[0]
+
+    def _check_each(self, view: View, conditions: str) -> Reply[Expansion]:
+        cards = _cards(view.observation)
+        if not cards:
+            raise ModelOutputError(f"no product results to check on {view.url or 'this page'}")
+        children = []
+        for card in cards:
+            children += [f"open {card.name}", f"note {card.name} if it has {conditions}", "go back"]
+        return _and(*children, reasoning=f"{len(cards)} results to check")
+
+    # -- notes ------------------------------------------------------------------------------------
+
+    def _note(self, view: View, goal: str) -> str:
+        text = view.observation
+        lower = goal.lower()
+        if m := re.fullmatch(r'note ["“](.+)["”]', goal.strip()):
+            return m[1]
+        if m := re.fullmatch(r"note (.+?) if it has (.+)", goal, flags=re.IGNORECASE):
+            return self._note_if(view, m[1], m[2])
+        if m := re.fullmatch(r"note the brand of the (.+)", lower):
+            card = self._first_card(view, None)
+            return f"Brand of the {m[1]}: {card.brand}"
+        if m := re.fullmatch(r"note the name(?:,| and) price(?: and rating)?(?: of the first result(?: matching (.+))?)?", lower):
+            wants_rating = "rating" in lower
+            if "result" in lower:
+                card = self._first_card(view, m[1])
+                name, price, rating = card.name, card.price, card.rating
+            else:
+                name, price, rating = self._product(view)
+            return f"{name}: {price}" + (f", rated {rating}" if wants_rating else "")
+        if "cart total" in lower:
+            found = _text_line(text, r"Total: (\$[\d,.]+)")
+            if found:
+                return f"Cart total: {found[1]}"
+        if "order total" in lower:
+            found = _text_line(text, r"Total charged: (\$[\d,.]+)")
+            if found:
+                return f"Order total: {found[1]}"
+        raise ModelOutputError(f"cannot find what {goal!r} asks for on {view.url or 'this page'}")
+
+    def _product(self, view: View) -> tuple[str, str, str]:
+        text = view.observation
+        heading = re.search(r'^heading ("(?:[^"\\]|\\.)*")', text, flags=re.MULTILINE)
+        price = _text_line(text, r"^Price: (\$[\d,.]+)")
+        rating = _text_line(text, r"^Rating: ([\d.]+) out of 5")
+        if not (heading and price):
+            raise ModelOutputError(f"{view.url or 'this page'} is not a product page")
+        return json.loads(heading[1]), price[1], rating[1] if rating else ""
+
+    def _note_if(self, view: View, product: str, conditions: str) -> str:
+        specs = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", view.observation, flags=re.MULTILINE))
+        name, price, _ = self._product(view)
+        missing = []
+        for condition in re.split(r"\s+and\s+", conditions):
+            attribute, _, value = condition.partition(":")
+            actual = specs.get(attribute.strip())
+            if actual is None or _norm(value) not in _norm(actual):
+                missing.append(f"{attribute.strip()}: {actual or 'not listed'}")
+        brand = specs.get("Brand", "")
+        if missing:
+            return f"{name} {_NOT_QUALIFIED} ({', '.join(missing)})"
+        return f"{name} by {brand}: {price} ({conditions})"
+
+    # -- the other operators ----------------------------------------------------------------------
+
+    def repair(self, view: View, reason: str) -> Reply[Repair]:
+        scripted = self._playbook(view).repairs.get(view.node.description)
+        if scripted is not None:
+            return Reply(Repair(add=[ChildSpec(description=c) if isinstance(c, str) else c for c in scripted.add]))
+        children = view.tree.children(view.node)
+        failed = next(
+            (c for c in reversed(children) if c.status is Status.PRUNED and c.reason and not c.reason.startswith("operator")),
+            None,
+        )
+        if failed is None or not (m := re.fullmatch(r"open (?:the )?(.+?)(?: category)?", failed.description, re.I)):
+            return Reply(Repair(reasoning="no untried way to reach this sub-goal"))
+        later = [c.description for c in children if c.status is Status.DELETED and _after(children, c, failed)]
+        tried = {_norm(c.description) for c in children}
+        replacement = f"search for {m[1]}"
+        if _norm(replacement) in tried:
+            return Reply(Repair(reasoning=f"already tried {replacement!r}"))
+        add = [ChildSpec(description=replacement), *(ChildSpec(description=d) for d in later)]
+        return Reply(Repair(add=add, reasoning=f"{failed.description!r} failed; search instead"))
+
+    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
+        return Reply(TreeUpdate(reasoning="the offline model keeps the plan as it is"))
+
+    def check_completion(self, view: View) -> Reply[Completion]:
+        items = [note for note in view.notes if _NOT_QUALIFIED not in note]
+        needed = self._playbook(view).min_items
+        if len(items) < needed:
+            return Reply(Completion(complete=False, reason=f"{len(items)} of {needed} required facts noted"))
+        return Reply(Completion(complete=True, reason=f"{len(items)} facts noted"))
+
+    def summarize(self, view: View, action: str) -> Reply[Summary]:
+        title = re.search(r"^Title: (.*)$", view.observation, flags=re.MULTILINE)
+        done = sum(1 for n in view.tree.walk() if n.status is Status.SUCCESS and n.action)
+        return Reply(
+            Summary(
+                summary=f"{title[1] if title else view.url}",
+                progress=f"{done + 1} actions done; last: {action}",
+            )
+        )
+
+    def final_answer(self, view: View) -> Reply[FinalAnswer]:
+        items = [note for note in view.notes if _NOT_QUALIFIED not in note]
+        return Reply(FinalAnswer(answer="; ".join(items) if items else "No answer: nothing relevant was noted."))
+
+
+def _after(children: list[Node], child: Node, failed: Node) -> bool:
+    return children.index(child) > children.index(failed) and child.status in REMOVED
+
+
+def _sort_link(how: str) -> str:
+    how = how.lower()
+    if "price" in how or "cheap" in how:
+        return "Price: high to low" if "high to low" in how or "expensive" in how else "Price: low to high"
+    if "rat" in how:
+        return "Highest rated"
+    if "review" in how or "popular" in how:
+        return "Most reviewed"
+    return how

@@ -1,0 +1,123 @@
+"""The offline demo model on the bundled shop in real Chromium: the suite, the broken widget,
+the guard, and the Figure 13 story (an operator's injected sub-goals fix a wrong decomposition)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import cli, last_json, spawn
+from demo.shop import ShopServer, start_shop
+from demo.tasks import check_answer, load_tasks
+from planner.config import EngineConfig
+from planner.events import Kind
+from sessions.sql import SqlStore
+from sessions.suite import run_suite
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TASKS = {task.id: task for task in load_tasks()}
+
+
+@pytest.fixture(scope="module")
+def suite_store() -> Iterator[SqlStore]:
+    store = SqlStore("sqlite://")
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def suite(suite_store: SqlStore):  # type: ignore[no-untyped-def]
+    return {row.task: row for row in run_suite(suite_store)}
+
+
+@pytest.fixture
+def shop() -> Iterator[ShopServer]:
+    with start_shop() as server:
+        yield server
+
+
+def test_every_task_but_the_wrong_decomposition_meets_its_criterion(suite) -> None:  # type: ignore[no-untyped-def]
+    failed = {task for task, row in suite.items() if not row.success}
+    assert failed == {"keyboard-brand-backpack"}
+    wrong = suite["keyboard-brand-backpack"]
+    assert wrong.status == "succeeded" and "Acme" in (wrong.answer or "")
+    assert wrong.missing == ["Northwind", "Northwind Metro 18L", "54.99"]
+
+
+def test_broken_price_filter_leads_to_the_or_fallback_with_rollback(suite, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    events = suite_store.load(suite["over-ear-under-100"].session_id)
+    failures = [e for e in events if e.kind is Kind.ACTION_EXECUTED and not e.data["ok"]]
+    assert len(failures) == 1 and failures[0].data["error"].startswith("HTTP 500 at ")
+    rollback = next(e for e in events if e.kind is Kind.ROLLBACK)
+    assert rollback.data["ok"] and rollback.data["url"] == rollback.data["target"]
+    assert rollback.data["url"].endswith("/category/headphones")
+    next_action = next(e for e in events if e.kind is Kind.ACTION_EXECUTED and e.seq > rollback.seq)
+    assert next_action.data["url"].endswith("/category/headphones?sort=price_asc")
+
+
+def test_the_repair_task_recovers_only_with_repair(suite, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    row = suite["top-rated-webcam"]
+    assert row.success and row.repairs == 1
+    with_no_repair = run_suite(suite_store, only=["top-rated-webcam"], config=EngineConfig(repair=False))[0]
+    assert not with_no_repair.success and with_no_repair.status == "failed"
+
+
+def test_guarded_actions_wait_for_approval_and_reject_fails_them(suite, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    approved = suite_store.load(suite["checkout-french-press"].session_id)
+    asked = [e.data["rule"] for e in approved if e.kind is Kind.APPROVAL_REQUESTED]
+    assert asked == [
+        "element named 'Add to cart' matches 'add to cart'",
+        "element named 'Proceed to checkout' matches 'checkout'",
+        "password field",
+        "element named 'Place order' matches 'place order'",
+    ]
+    rejected = run_suite(suite_store, only=["add-backpack-to-cart"], approve=False)[0]
+    assert not rejected.success and rejected.status == "failed"
+    events = suite_store.load(rejected.session_id)
+    assert [e.data["action"] for e in events if e.kind is Kind.APPROVAL_REQUESTED and e.node_id == "0.3"]
+    assert not any(e.kind is Kind.ACTION_EXECUTED and e.node_id == "0.3" for e in events), "a rejected action ran"
+    reasons = [e.data.get("reason", "") for e in events if e.kind is Kind.STATUS_CHANGED and e.node_id == "0.3"]
+    assert reasons[0] == "rejected by operator: suite runs without approval"
+
+
+def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_path: Path, shop: ShopServer) -> None:
+    task = TASKS["keyboard-brand-backpack"]
+    correction = task.correction
+    assert correction is not None
+    db = str(tmp_path / "s.db")
+    runner = spawn("run", "--db", db, "--task", task.task, "--model", "demo", "--start-url", shop.url + "/", "--paused", "--id", "fig13")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not last_json(cli("list", "--db", db))["sessions"]:
+            time.sleep(0.1)
+        assert last_json(cli("command", "fig13", "--db", db, "--wait", "step"))["result"] == "applied"
+        while time.monotonic() < deadline:
+            trace = last_json(cli("export", "fig13", "--db", db))
+            if trace["session"]["status"] == "paused" and trace["metrics"]["steps"] >= 1:
+                break
+            time.sleep(0.1)
+        naive = [n["description"] for n in trace["nodes"] if n["parent"] == "0"]
+        assert naive[0] == "search for backpacks from the top keyboard brand"
+        inject = ["command", "fig13", "--db", db, "--wait", "inject", "--parent", correction.parent, "--position", str(correction.position)]
+        for goal in correction.goals:
+            inject += ["--goal", goal]
+        assert last_json(cli(*inject))["result"] == "applied"
+        assert last_json(cli("command", "fig13", "--db", db, "--wait", "resume"))["result"] == "applied"
+        out, _ = runner.communicate(timeout=90)
+    finally:
+        runner.kill()
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["status"] == "succeeded"
+    assert check_answer(task, summary["final_answer"]).passed, summary["final_answer"]
+    trace = last_json(cli("export", "fig13", "--db", db))
+    injected = [n for n in trace["nodes"] if n["origin"] == "operator"]
+    assert [n["status"] for n in injected] == ["SUCCESS"] * 3
+    browser_actions = [e for e in trace["events"] if e["kind"] == "action_executed" and not e["detail"]["action"].startswith("note")]
+    shots = [Path(e["detail"]["screenshot"]) for e in browser_actions]
+    assert shots and all(shot.is_file() and shot.parent == tmp_path / "artifacts" / "fig13" for shot in shots)
+    assert all(e["detail"]["html_chars"] > 8 * e["detail"]["obs_chars"] > 0 for e in browser_actions)

@@ -1,0 +1,158 @@
+"""The offline demo model, on observation text as the browser renders it (no browser needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import ModelOutputError
+from planner.offline import OfflineModel, Playbook, read_elements
+from planner.operators import View
+from planner.tree import Node, NodeType, Status, Tree
+
+LISTING = '''URL: http://shop/search?q=espresso
+Title: Results for "espresso" | Demo Shop
+[7] searchbox "Search products" value="espresso"
+[8] button "Search"
+navigation "Sort"
+- [28] link "Featured"
+- [30] link "Price: low to high"
+- [34] link "Highest rated"
+- [36] link "Most reviewed"
+Showing 1 to 2 of 2 products
+- [42] link "Crema Compact Espresso"
+by Crema
+Price: $129.00
+Rating: 4.0 out of 5 (341 reviews)
+- [49] link "Baristo Duo Espresso"
+by Baristo
+Price: $349.00
+Rating: 4.6 out of 5 (1,502 reviews)
+'''
+
+PRODUCT = '''URL: http://shop/product/inkwell-home-200
+Title: Inkwell Home 200 | Demo Shop
+[25] link "Back to results"
+heading "Inkwell Home 200"
+by Inkwell
+Price: $89.00
+Rating: 4.2 out of 5 (120 reviews)
+Quantity [33] spinbutton "Quantity" value="1" [34] button "Add to cart"
+table
+| Brand | Inkwell |
+| Wireless | Yes |
+| Photo printing | 4x6 |
+'''
+
+
+def view(description: str, observation: str = LISTING, notes: tuple[str, ...] = (), task: str = "t") -> View:
+    tree = Tree()
+    tree.nodes["0"] = Node(id="0", description=task, type=NodeType.AND, status=Status.VISITED, children=["0.1"])
+    node = Node(id="0.1", parent="0", description=description)
+    tree.nodes["0.1"] = node
+    return View(task=task, tree=tree, node=node, notes=notes, observation=observation, url="http://shop/x")
+
+
+def action(model: OfflineModel, description: str, **kwargs) -> str:  # type: ignore[no-untyped-def]
+    expansion = model.expand(view(description, **kwargs)).output
+    assert expansion.type == "ACTION"
+    return expansion.action or ""
+
+
+def test_elements_are_read_from_the_observation() -> None:
+    elements = read_elements(LISTING)
+    assert (elements[0].id, elements[0].role, elements[0].name) == (7, "searchbox", "Search products")
+    assert [e.id for e in elements if e.role == "link"] == [28, 30, 34, 36, 42, 49]
+
+
+@pytest.mark.parametrize(
+    ("goal", "expected"),
+    [
+        ("search for espresso machines", "type [7] [espresso machines] [1]"),
+        ("Search for backpacks from Northwind", "type [7] [Northwind backpacks] [1]"),
+        ("sort by price low to high", "click [30]"),
+        ("sort by rating", "click [34]"),
+        ("sort by reviews", "click [36]"),
+        ("open the first result", "click [42]"),
+        ("open the first result matching duo", "click [49]"),
+        ("open Baristo Duo Espresso", "click [49]"),
+        ("click Search", "click [8]"),
+        ("go back", "go_back"),
+        ("note the name and price of the first result", "note [Crema Compact Espresso: $129.00]"),
+        ("note the brand of the top espresso machine", "note [Brand of the top espresso machine: Crema]"),
+        ('note "the shop has two espresso machines"', "note [the shop has two espresso machines]"),
+    ],
+)
+def test_plain_verbs_are_grounded_in_the_page(goal: str, expected: str) -> None:
+    assert action(OfflineModel(), goal) == expected
+
+
+def test_product_page_notes_check_the_specs_table() -> None:
+    model = OfflineModel()
+    assert action(model, "note the name, price and rating", observation=PRODUCT) == "note [Inkwell Home 200: $89.00, rated 4.2]"
+    assert action(model, "note Inkwell Home 200 if it has Wireless: Yes and Photo printing: 4x6", observation=PRODUCT) == (
+        "note [Inkwell Home 200 by Inkwell: $89.00 (Wireless: Yes and Photo printing: 4x6)]"
+    )
+    assert action(model, "note Inkwell Home 200 if it has Wireless: No and Color: Red", observation=PRODUCT) == (
+        "note [Inkwell Home 200 does not qualify (Wireless: Yes, Color: not listed)]"
+    )
+
+
+def test_compound_goals_expand_into_and_nodes() -> None:
+    model = OfflineModel()
+    expansion = model.expand(view("filter by max price 150")).output
+    assert expansion.type == "AND"
+    assert [c.description for c in expansion.children] == ["type 150 into Max price", "click Apply filters"]
+    each = model.expand(view("check each result for Wireless: Yes")).output
+    assert [c.description for c in each.children][:3] == [
+        "open Crema Compact Espresso",
+        "note Crema Compact Espresso if it has Wireless: Yes",
+        "go back",
+    ]
+    assert len(each.children) == 6
+
+
+def test_ungroundable_goals_fail_with_a_reason_an_operator_can_use() -> None:
+    model = OfflineModel()
+    with pytest.raises(ModelOutputError, match="no link or button named like 'Webcams' on http://shop/x"):
+        model.expand(view("open the Webcams category"))
+    with pytest.raises(ModelOutputError, match="cannot ground 'dance a jig'; phrase sub-goals with plain verbs"):
+        model.expand(view("dance a jig"))
+    with pytest.raises(ModelOutputError, match="is not a product page"):
+        model.expand(view("note the name and price"))
+
+
+def test_a_brand_is_taken_from_the_notes_before_any_assumption() -> None:
+    model = OfflineModel({"t": Playbook(assumptions={"top keyboard": "Acme"})})
+    assert action(model, "search for backpacks from the top keyboard brand") == "type [7] [Acme backpacks] [1]"
+    noted = ("Brand of the top keyboard: Northwind",)
+    assert action(model, "search for backpacks from the top keyboard brand", notes=noted) == "type [7] [Northwind backpacks] [1]"
+    with pytest.raises(ModelOutputError, match="the top mouse brand is not known yet"):
+        model.expand(view("search for the top mouse brand"))
+
+
+def test_playbook_nodes_come_first() -> None:
+    from planner.scripted import NodeScript
+
+    model = OfflineModel({"t": Playbook(nodes={"t": NodeScript(type="AND", children=["search for x", "note the cart total"])})})
+    tree_view = view("ignored")
+    root_view = View(task="t", tree=tree_view.tree, node=tree_view.tree["0"], observation=LISTING)
+    assert [c.description for c in model.expand(root_view).output.children] == ["search for x", "note the cart total"]
+
+
+def test_repair_replaces_a_failed_open_with_a_search_and_keeps_the_deleted_steps() -> None:
+    tree = Tree()
+    tree.nodes["0"] = Node(id="0", description="t", type=NodeType.AND, status=Status.FAIL, children=["0.1", "0.2", "0.3"])
+    tree.nodes["0.1"] = Node(id="0.1", parent="0", description="open the Webcams category", status=Status.PRUNED, reason="expansion failed")
+    tree.nodes["0.2"] = Node(id="0.2", parent="0", description="sort by rating", status=Status.DELETED, reason="earlier step 0.1 failed")
+    tree.nodes["0.3"] = Node(id="0.3", parent="0", description="note the name", status=Status.DELETED, reason="earlier step 0.1 failed")
+    repair = OfflineModel().repair(View(task="t", tree=tree, node=tree["0"]), "0.1 failed").output
+    assert [c.description for c in repair.add] == ["search for Webcams", "sort by rating", "note the name"]
+
+
+def test_completion_counts_qualifying_notes() -> None:
+    model = OfflineModel({"t": Playbook(min_items=2)})
+    one = view("x", notes=("A by B: $1", "C does not qualify (Wireless: No)"))
+    verdict = model.check_completion(one).output
+    assert not verdict.complete and verdict.reason == "1 of 2 required facts noted"
+    assert model.check_completion(view("x", notes=("A: $1", "B: $2"))).output.complete
+    assert model.final_answer(one).output.answer == "A by B: $1"
