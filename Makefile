@@ -12,9 +12,11 @@ $(STAMP): requirements.txt
 
 browser: $(STAMP)
 	$(PY) -m planner.chromium
+	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; } || echo "note: SVG export needs Graphviz (apt-get install graphviz)"
 
+# The console on http://127.0.0.1:8501 with the demo shop and the offline model.
 run: browser
-	$(PY) -m sessions demo --db var/sessions.db
+	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
 
 test: browser
 	$(PY) -m pytest -q
@@ -22,3 +24,4 @@ test: browser
 bench: browser
 	$(PY) -m bench.engine
 	$(PY) -m bench.browser
+	$(PY) -m bench.console

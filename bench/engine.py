@@ -55,7 +55,7 @@ def engine_rate(branching: int, depth: int, keep_log: bool = False) -> tuple[int
     script, task, nodes = balanced_script(branching, depth)
     config = EngineConfig(max_steps=100_000)
     state, log = _fresh(task, config)
-    engine = Engine(state, ScriptedModel(script), DryEnvironment(), config)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment())
     started = time.perf_counter()
     while events := engine.step():
         if keep_log:

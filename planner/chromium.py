@@ -14,7 +14,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Error, Playwright
 
-__all__ = ["BrowserUnavailable", "LAUNCH_ARGS", "SYSTEM_CHROMIUMS", "ensure_chromium", "find_chromium", "launch"]
+__all__ = ["BrowserUnavailable", "LAUNCH_ARGS", "SYSTEM_CHROMIUMS", "ensure_chromium", "find_chromium", "launch", "launch_args"]
 
 SYSTEM_CHROMIUMS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 
@@ -63,7 +63,7 @@ def find_chromium(playwright: Playwright | None = None) -> str | None:
     return _bundled_chromium(playwright)
 
 
-def _launch_args() -> list[str]:
+def launch_args() -> list[str]:
     """Chromium refuses to run its sandbox as root (common in containers), so only then drop it."""
     as_root = hasattr(os, "geteuid") and os.geteuid() == 0
     return [*LAUNCH_ARGS, "--no-sandbox"] if as_root else list(LAUNCH_ARGS)
@@ -77,7 +77,7 @@ def launch(playwright: Playwright, headless: bool = True) -> Browser:
         where = f"CHROMIUM_PATH={configured} is not a file; " if configured else "no Chromium found; "
         raise BrowserUnavailable(where + _INSTALL_HINT)
     try:
-        return playwright.chromium.launch(executable_path=executable, headless=headless, args=_launch_args())
+        return playwright.chromium.launch(executable_path=executable, headless=headless, args=launch_args())
     except Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise BrowserUnavailable(f"Chromium at {executable} failed to start: {first_line}") from error

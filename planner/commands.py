@@ -14,6 +14,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from planner.config import Breakpoint
 from planner.errors import CommandRejected
 from planner.events import Event, Kind
 from planner.state import TERMINAL, Recorder, RunStatus, SessionState
@@ -33,6 +34,7 @@ __all__ = [
     "Approve",
     "Reject",
     "EditAction",
+    "SetBreakpoints",
     "Command",
     "parse_command",
     "apply_command",
@@ -134,8 +136,15 @@ class EditAction(_Command):
     node: str | None = None
 
 
+class SetBreakpoints(_Command):
+    """Change when the session pauses by itself, while it runs."""
+
+    kind: Literal["breakpoints"] = "breakpoints"
+    breakpoints: list[Breakpoint] = Field(default_factory=list)
+
+
 Command = Annotated[
-    Union[Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction],
+    Union[Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction, SetBreakpoints],
     Field(discriminator="kind"),
 ]
 
@@ -399,6 +408,13 @@ def _edit_action(state: SessionState, command: EditAction) -> list[_Effect]:
     return [lambda rec: rec.record(Kind.ACTION_EDITED, node.id, action=action)]
 
 
+def _set_breakpoints(state: SessionState, command: SetBreakpoints) -> list[_Effect]:
+    chosen = sorted({b.value for b in command.breakpoints})
+    if chosen == sorted(state.config.get("breakpoints", [])):
+        raise CommandRejected("those breakpoints are already set")
+    return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"breakpoints": chosen})]
+
+
 _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # type: ignore[dict-item]
     Pause: _pause,
     Resume: _resume,
@@ -412,4 +428,5 @@ _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # 
     Approve: _approve,
     Reject: _reject,
     EditAction: _edit_action,
+    SetBreakpoints: _set_breakpoints,
 }

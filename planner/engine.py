@@ -46,16 +46,24 @@ class Engine:
         state: SessionState,
         model: Model,
         env: Environment,
-        config: EngineConfig | None = None,
         guard: Guard | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.state = state
         self.model = model
         self.env = env
-        self.config = config or EngineConfig.model_validate(state.config or {})
+        self._config_source: dict[str, object] | None = None
+        self._config = EngineConfig()
         self.guard = guard
         self._rec = Recorder(state, clock)
+
+    @property
+    def config(self) -> EngineConfig:
+        """The session's own settings; operators can change breakpoints mid-run, so read them live."""
+        if self.state.config is not self._config_source:
+            self._config = EngineConfig.model_validate(self.state.config or {})
+            self._config_source = self.state.config
+        return self._config
 
     def step(self) -> list[Event]:
         """Perform one unit of work and return the events it produced (already applied).

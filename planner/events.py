@@ -20,6 +20,7 @@ class Kind(StrEnum):
     SESSION_FORKED = "session_forked"
     SESSION_STATUS = "session_status"
     SESSION_FINISHED = "session_finished"
+    CONFIG_CHANGED = "config_changed"
     STEP = "step"
     NODE_EXPANDED = "node_expanded"
     NODES_ADDED = "nodes_added"

@@ -133,6 +133,10 @@ def _session_finished(state: SessionState, event: Event) -> None:
     state.current = None
 
 
+def _config_changed(state: SessionState, event: Event) -> None:
+    state.config = {**state.config, **event.data["changes"]}
+
+
 def _step(state: SessionState, event: Event) -> None:
     state.steps += 1
     state.current = event.node_id
@@ -325,6 +329,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.SESSION_STATUS: _session_status,
     Kind.SESSION_FINISHED: _session_finished,
     Kind.STEP: _step,
+    Kind.CONFIG_CHANGED: _config_changed,
     Kind.NODE_EXPANDED: _node_expanded,
     Kind.NODES_ADDED: _nodes_added,
     Kind.STATUS_CHANGED: _status_changed,

@@ -201,6 +201,7 @@ def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
         "approve": ("node",),
         "reject": ("reason",),
         "edit_action": ("action", "node"),
+        "breakpoints": ("breakpoints",),
     }.get(verb, ())
     for name in fields:
         value = getattr(args, name, None)
@@ -268,6 +269,8 @@ def _add_command_parsers(parent: argparse.ArgumentParser) -> None:
     edit_action = verbs.add_parser("edit-action", help="replace a pending action (approves a guarded one)")
     edit_action.add_argument("--action", required=True)
     edit_action.add_argument("--node")
+    breakpoints = verbs.add_parser("breakpoints", help="set when the session pauses by itself (none clears them)")
+    breakpoints.add_argument("breakpoints", nargs="*", choices=[b.value for b in Breakpoint], metavar="KIND")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,7 +41,7 @@ def run_script(
 ) -> tuple[SessionState, list[Event], Engine]:
     """Run a scripted session on the dry environment to the end; returns state, all events, engine."""
     state, log = new_state(task, config)
-    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions), config)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
     for _ in range(max_steps):
         events = engine.step()
         if not events:
@@ -77,3 +77,11 @@ def brownie() -> Script:
 
 def dumps(data: Any) -> str:
     return json.dumps(data, sort_keys=True)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    """pytest-playwright drives the same Chromium the product finds (never a downloaded one)."""
+    from planner.chromium import find_chromium, launch_args
+
+    return {**browser_type_launch_args, "executable_path": find_chromium(), "args": launch_args()}

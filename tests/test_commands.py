@@ -234,3 +234,19 @@ def test_parse_command_validates_shape() -> None:
         parse_command({"kind": "inject", "parent": "0", "goals": ["  "]})
     with pytest.raises(ValidationError):
         parse_command({"kind": "explode"})
+
+
+def test_breakpoints_can_change_while_running(brownie: Script) -> None:
+    from planner.commands import SetBreakpoints
+    from planner.config import Breakpoint
+
+    state, engine = started(brownie, 1)
+    assert outcome(state, SetBreakpoints(breakpoints=[Breakpoint.BEFORE_ACTION]))[0] == "command_applied"
+    assert outcome(state, SetBreakpoints(breakpoints=[Breakpoint.BEFORE_ACTION]))[1] == "those breakpoints are already set"
+    for _ in range(3):
+        engine.step()
+    assert state.status is RunStatus.PAUSED and state.reason == "breakpoint: before 0.1 (type [12] [vegan chocolate brownie] [1])"
+    outcome(state, SetBreakpoints(breakpoints=[]))
+    outcome(state, Resume())
+    finish(state, engine)
+    assert state.status is RunStatus.SUCCEEDED

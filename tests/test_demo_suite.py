@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TASKS = {task.id: task for task in load_tasks()}
 
 
+def threaded_suite(store: SqlStore, **options):  # type: ignore[no-untyped-def]
+    """Run the suite on a thread of its own: a sync Playwright driver is bound to its thread, and
+    pytest-playwright may already hold the main one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run_suite, store, **options).result()
+
+
 @pytest.fixture(scope="module")
 def suite_store() -> Iterator[SqlStore]:
     store = SqlStore("sqlite://")
@@ -31,8 +39,8 @@ def suite_store() -> Iterator[SqlStore]:
 
 
 @pytest.fixture(scope="module")
-def suite(suite_store: SqlStore):  # type: ignore[no-untyped-def]
-    return {row.task: row for row in run_suite(suite_store)}
+def results(suite_store: SqlStore):  # type: ignore[no-untyped-def]
+    return {row.task: row for row in threaded_suite(suite_store)}
 
 
 @pytest.fixture
@@ -41,16 +49,16 @@ def shop() -> Iterator[ShopServer]:
         yield server
 
 
-def test_every_task_but_the_wrong_decomposition_meets_its_criterion(suite) -> None:  # type: ignore[no-untyped-def]
-    failed = {task for task, row in suite.items() if not row.success}
+def test_every_task_but_the_wrong_decomposition_meets_its_criterion(results) -> None:  # type: ignore[no-untyped-def]
+    failed = {task for task, row in results.items() if not row.success}
     assert failed == {"keyboard-brand-backpack"}
-    wrong = suite["keyboard-brand-backpack"]
+    wrong = results["keyboard-brand-backpack"]
     assert wrong.status == "succeeded" and "Acme" in (wrong.answer or "")
     assert wrong.missing == ["Northwind", "Northwind Metro 18L", "54.99"]
 
 
-def test_broken_price_filter_leads_to_the_or_fallback_with_rollback(suite, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
-    events = suite_store.load(suite["over-ear-under-100"].session_id)
+def test_broken_price_filter_leads_to_the_or_fallback_with_rollback(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    events = suite_store.load(results["over-ear-under-100"].session_id)
     failures = [e for e in events if e.kind is Kind.ACTION_EXECUTED and not e.data["ok"]]
     assert len(failures) == 1 and failures[0].data["error"].startswith("HTTP 500 at ")
     rollback = next(e for e in events if e.kind is Kind.ROLLBACK)
@@ -60,15 +68,15 @@ def test_broken_price_filter_leads_to_the_or_fallback_with_rollback(suite, suite
     assert next_action.data["url"].endswith("/category/headphones?sort=price_asc")
 
 
-def test_the_repair_task_recovers_only_with_repair(suite, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
-    row = suite["top-rated-webcam"]
+def test_the_repair_task_recovers_only_with_repair(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    row = results["top-rated-webcam"]
     assert row.success and row.repairs == 1
-    with_no_repair = run_suite(suite_store, only=["top-rated-webcam"], config=EngineConfig(repair=False))[0]
+    with_no_repair = threaded_suite(suite_store, only=["top-rated-webcam"], config=EngineConfig(repair=False))[0]
     assert not with_no_repair.success and with_no_repair.status == "failed"
 
 
-def test_guarded_actions_wait_for_approval_and_reject_fails_them(suite, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
-    approved = suite_store.load(suite["checkout-french-press"].session_id)
+def test_guarded_actions_wait_for_approval_and_reject_fails_them(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    approved = suite_store.load(results["checkout-french-press"].session_id)
     asked = [e.data["rule"] for e in approved if e.kind is Kind.APPROVAL_REQUESTED]
     assert asked == [
         "element named 'Add to cart' matches 'add to cart'",
@@ -76,7 +84,7 @@ def test_guarded_actions_wait_for_approval_and_reject_fails_them(suite, suite_st
         "password field",
         "element named 'Place order' matches 'place order'",
     ]
-    rejected = run_suite(suite_store, only=["add-backpack-to-cart"], approve=False)[0]
+    rejected = threaded_suite(suite_store, only=["add-backpack-to-cart"], approve=False)[0]
     assert not rejected.success and rejected.status == "failed"
     events = suite_store.load(rejected.session_id)
     assert [e.data["action"] for e in events if e.kind is Kind.APPROVAL_REQUESTED and e.node_id == "0.3"]

@@ -170,7 +170,7 @@ def test_breakpoints_pause_and_resume_continues() -> None:
     s = script(nodes={TASK: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}})
     config = EngineConfig(breakpoints=frozenset({Breakpoint.AFTER_EXPANSION, Breakpoint.BEFORE_ACTION}))
     state, _ = new_state(TASK, config)
-    engine = Engine(state, ScriptedModel(s), DryEnvironment(), config)
+    engine = Engine(state, ScriptedModel(s), DryEnvironment())
     reasons = []
     for _ in range(30):
         engine.step()

@@ -107,7 +107,7 @@ def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no
 def test_random_plans_and_commands_keep_invariants(script: Script, data: st.DataObject, no_repair: bool, no_or: bool) -> None:
     config = EngineConfig(repair=not no_repair, or_alternatives=not no_or, max_steps=150)
     state, log = new_state(TASK, config)
-    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions), config)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
     sent = []
     for _ in range(data.draw(st.integers(0, 60))):
         if data.draw(st.integers(0, 3)) == 0:

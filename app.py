@@ -1,0 +1,5 @@
+"""Streamlit entry point of the operator console: `streamlit run app.py`."""
+
+from ui.app import main
+
+main()

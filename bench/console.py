@@ -1,0 +1,172 @@
+"""Console responsiveness: `python -m bench.console`.
+
+Prints (1) the time from an engine event being committed to its appearance in the browser (goal p95
+<= 1.5 s), (2) the first draw of 1,000- and 5,000-node trees in headless Chromium, as the console
+draws them by default (folded to the active neighbourhood) and with every node drawn (goals <= 2 s
+and <= 3 s), and (3) the server time of one live refresh of a 1,000-node session (goal <= 200 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+from bench.engine import balanced_script
+from planner.chromium import find_chromium, launch_args
+from planner.config import EngineConfig
+from planner.dry import DRY_START, DryEnvironment
+from planner.engine import Engine
+from planner.scripted import ScriptedModel
+from planner.state import replay
+from sessions.runner import create_session, queue_command
+from sessions.sql import SqlStore, database_url
+from ui.server import start_console
+from ui.tree_chart import build_chart
+
+GOALS = {"latency_p95_s": 1.5, "draw_1k_s": 2.0, "draw_5k_s": 3.0, "refresh_ms": 200}
+
+
+def _grown_session(
+    store: SqlStore, branching: int, depth: int, until_nodes: int | None = None, paused: bool = False
+) -> tuple[str, int]:
+    """A session whose scripted run grew a balanced tree to `until_nodes` nodes (to the end if None)."""
+    script, task, _ = balanced_script(branching, depth)
+    script_file = Path(tempfile.mkstemp(suffix=".json")[1])
+    script_file.write_text(script.model_dump_json())
+    config = EngineConfig(max_steps=100_000)
+    session_id = create_session(store, task, f"script:{script_file}", start_url=DRY_START, config=config, paused=paused)
+    state = replay(store.load(session_id))
+    engine = Engine(state, ScriptedModel(script), DryEnvironment())
+    if paused:
+        return session_id, len(state.tree)
+    batch = []
+    while (until_nodes is None or len(state.tree) < until_nodes) and (events := engine.step()):
+        batch.extend(events)
+        if len(batch) > 2000:
+            store.append(session_id, batch, status=state.status.value, reason=state.reason, steps=state.steps)
+            batch = []
+    store.append(session_id, batch, status=state.status.value, reason=state.reason, steps=state.steps)
+    return session_id, len(state.tree)
+
+
+def event_latency(page: Page, url: str, store: SqlStore, rounds: int = 20) -> list[float]:
+    session_id, _ = _grown_session(store, 3, 4, paused=True)
+    page.goto(f"{url}/?session={session_id}")
+    page.wait_for_selector("svg text", timeout=60_000)
+    page.locator(".st-key-ctl_step button").click()  # the console starts its runner for the session
+    page.wait_for_function("() => document.body.innerText.includes('paused after one step')", timeout=30_000)
+    latencies = []
+    for _ in range(rounds):
+        last = store.session(session_id).last_seq
+        queue_command(store, session_id, {"kind": "step"})
+        deadline = time.time() + 10
+        target = None
+        while target is None and time.time() < deadline:
+            for event in store.load(session_id, after=last):
+                if event.kind.value == "session_status" and event.data.get("reason") == "paused after one step":
+                    target = event
+            time.sleep(0.005)
+        assert target is not None, "the console's runner did not take the step"
+        try:
+            page.wait_for_function(
+                "n => document.body.innerText.includes('· event ' + n)", arg=str(target.seq), timeout=10_000, polling=25
+            )
+        except Exception:
+            import re
+            print("DEBUG", target.seq, re.findall(r"[^\n]*event \d+[^\n]*", page.inner_text("body"))[:3], store.session(session_id))
+            page.screenshot(path="/tmp/con/latfail.png")
+            raise
+        latencies.append(time.time() - target.at)
+    return latencies
+
+
+def first_draw(page: Page, url: str, session_id: str, draw_all: bool) -> float:
+    page.goto("about:blank")
+    started = time.perf_counter()
+    page.goto(f"{url}/?session={session_id}" + ("&all=1" if draw_all else ""))
+    page.wait_for_function(
+        "() => document.querySelectorAll('svg text').length > 5 || document.querySelector('[class*=echarts] canvas, canvas[data-zr-dom-id]')",
+        timeout=60_000,
+        polling=20,
+    )
+    return time.perf_counter() - started
+
+
+def refresh_time(db: Path, session_id: str, rounds: int = 10) -> tuple[float, float]:
+    """Server time of one redraw of the whole session page (the live fragment is all of it),
+    measured as a script run in Streamlit's headless test harness; also the chart alone, every node drawn."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(ANDOR_DB=str(db), ANDOR_SHOP="0")
+    app = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    app.query_params["session"] = session_id
+    app.run()
+    timings = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        app.run()
+        timings.append((time.perf_counter() - started) * 1000)
+    state = replay(SqlStore(database_url(db)).load(session_id))
+    everything = []
+    for _ in range(5):
+        started = time.perf_counter()
+        json.dumps(build_chart(state, collapse_closed=False, max_nodes=1_000_000).option)
+        everything.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings), statistics.median(everything)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        store = SqlStore(database_url(db))
+        mid_1k, nodes_1k = _grown_session(store, 10, 3, until_nodes=1000)
+        mid_5k, nodes_5k = _grown_session(store, 17, 3, until_nodes=5000)
+        refresh_ms, refresh_all_ms = refresh_time(db, mid_1k)
+        console = start_console(db)
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=find_chromium(), args=launch_args())
+                page = browser.new_page(viewport={"width": 1500, "height": 1100})
+                draws = {
+                    (nodes, draw_all): min(first_draw(page, console.url, sid, draw_all) for _ in range(2))
+                    for nodes, sid in ((nodes_1k, mid_1k), (nodes_5k, mid_5k))
+                    for draw_all in (False, True)
+                }
+                page.close()
+                fresh = browser.new_page(viewport={"width": 1500, "height": 1100})
+                errors: list[str] = []
+                fresh.on("pageerror", lambda error: errors.append(str(error)))
+                fresh.on("crash", lambda _: errors.append("page crashed"))
+                try:
+                    latencies = event_latency(fresh, console.url, store)
+                finally:
+                    if errors:
+                        print("page errors:", errors[:5])
+                browser.close()
+        finally:
+            console.stop()
+    latencies.sort()
+    p95 = latencies[int(len(latencies) * 0.95) - 1]
+    print(
+        f"engine event -> visible in the browser ({len(latencies)} events): p50 {statistics.median(latencies):.2f} s, "
+        f"p95 {p95:.2f} s, max {latencies[-1]:.2f} s (goal p95 <= {GOALS['latency_p95_s']} s)"
+    )
+    for (nodes, draw_all), seconds in draws.items():
+        goal = GOALS["draw_1k_s"] if nodes < 2000 else GOALS["draw_5k_s"]
+        how = "every node drawn" if draw_all else "default view (folded)"
+        print(f"first draw, {nodes:,}-node tree, {how}: {seconds:.2f} s from navigation (goal <= {goal:g} s)")
+    print(
+        f"server time of one refresh of the session page, {nodes_1k:,}-node session: {refresh_ms:.0f} ms "
+        f"(goal <= {GOALS['refresh_ms']} ms); the chart alone with every node drawn: {refresh_all_ms:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The console's views and forms, headless (streamlit.testing AppTest), on dry scripted sessions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from conftest import BROWNIE_TASK, SCRIPTS
+from planner.config import Breakpoint, EngineConfig
+from sessions.runner import create_session, load_state
+from sessions.sql import open_store
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    path = str(tmp_path / "console.db")
+    monkeypatch.setenv("ANDOR_DB", path)
+    monkeypatch.setenv("ANDOR_SHOP", "0")
+    st.cache_resource.clear()
+    yield path
+    from ui.context import console
+
+    console().pool.shutdown()
+    st.cache_resource.clear()
+
+
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def wait_for(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def markdown_text(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_empty_console_invites_a_first_session(db: str) -> None:
+    at = app()
+    assert "No sessions yet" in at.sidebar.info[0].value
+    assert "Start a session from the sidebar" in markdown_text(at)
+
+
+def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path) -> None:
+    at = app()
+    at.selectbox(key="new_task_choice").select("Your own task…")
+    at.text_area(key="new_task_text").input(BROWNIE_TASK)
+    at.text_input(key="new_start_url").input("")
+    at.text_input(key="new_model").input(BROWNIE)
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    assert not at.exception, at.exception
+    store = open_store(db)
+    [info] = store.sessions()
+    wait_for(lambda: load_state(store, info.id).finished)
+    at.run()
+    assert "succeeded" in markdown_text(at)
+    assert any("Fudgy vegan brownies (4.8 stars)" in t.value for t in at.text)
+
+
+def test_start_form_reports_bad_input_without_losing_it(db: str) -> None:
+    at = app()
+    at.selectbox(key="new_task_choice").select("Your own task…")
+    at.text_area(key="new_task_text").input("   ")
+    at.text_input(key="new_start_url").input("")
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    assert "Not started: the task is empty" in at.sidebar.error[0].value
+    at.text_input(key="new_model").input("gpt-nothing")
+    at.text_area(key="new_task_text").input("a real task")
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    assert "unknown model 'gpt-nothing'" in at.sidebar.error[0].value
+    assert at.text_area(key="new_task_text").value == "a real task"
+    assert open_store(db).sessions() == []
+
+
+def test_controls_send_commands_and_show_the_result(db: str) -> None:
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    assert "paused" in markdown_text(at)
+    assert at.button(key="ctl_pause").disabled
+    at.button(key="ctl_step").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).steps == 1)
+    at.run()
+    assert "paused after one step" in markdown_text(at)
+    at.button(key="ctl_resume").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).finished)
+    at.run()
+    assert "succeeded" in markdown_text(at)
+
+
+def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
+    store = open_store(db)
+    config = EngineConfig(breakpoints=frozenset({Breakpoint.AFTER_EXPANSION}))
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=config, paused=True)
+    at = app()
+    at.button(key="ctl_resume").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).steps >= 1 and load_state(store, session_id).status.value == "paused")
+    at.run()
+    at.selectbox(key="selected").select("0.1")
+    at.run()
+    at.form_submit_button(key="inject_submit").click()
+    at.run()
+    assert "goals: List should have at least 1 item" in at.error[0].value
+    at.text_area(key="inject_goals").input("one alternative")
+    at.radio(key="inject_type").set_value("OR")
+    at.text_input(key="inject_scores").input("0.5, 0.7")
+    at.form_submit_button(key="inject_submit").click()
+    at.run()
+    assert at.error[0].value == "give one score per alternative (1), or none"
+
+    at.selectbox(key="selected").select("0")
+    at.run()
+    at.text_area(key="inject_goals").input("Check the reviews\nNote the rating")
+    at.form_submit_button(key="inject_submit").click()
+    at.run()
+    assert any("inject applied" in s.value for s in at.success)
+    state = load_state(store, session_id)
+    assert [state.tree[c].description for c in state.tree["0"].children][-2:] == ["Check the reviews", "Note the rating"]
+
+    at.selectbox(key="selected").select("0.3")
+    at.run()
+    at.form_submit_button(key="prune_submit").click()
+    at.run()
+    assert any("reason" in e.value and "at least 1 character" in e.value for e in at.error)
+    at.text_input(key="prune_reason").input("not needed")
+    at.form_submit_button(key="prune_submit").click()
+    at.run()
+    assert load_state(store, session_id).tree["0.3"].reason == "operator: not needed"
+
+
+def test_hostile_text_is_shown_as_text(db: str) -> None:
+    store = open_store(db)
+    create_session(store, "<img src=x onerror=alert(1)> [link](javascript:alert(2))", BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    rendered = markdown_text(at)
+    import re
+
+    assert not re.search(r"(?<!\\)<img", rendered), "an unescaped tag reached the page"
+    assert not re.search(r"(?<!\\)\]\(javascript", rendered), "a live link reached the page"
+    assert r"\<img src=x onerror=alert(1)\>" in rendered
+
+
+def test_breakpoints_form_changes_a_running_session(db: str) -> None:
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    at.multiselect(key="bp_choice").select(Breakpoint.BEFORE_ACTION)
+    at.form_submit_button(key="bp_submit").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).config.get("breakpoints") == ["before_action"])
+    at.button(key="ctl_resume").click()
+    at.run()
+    wait_for(lambda: "breakpoint: before 0.1" in (load_state(store, session_id).reason or ""))
+
+
+def test_an_interrupted_session_can_be_resumed(db: str) -> None:
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start")
+    at = app()
+    assert "interrupted (no runner is active)" in markdown_text(at)
+    at.button(key="ctl_resume").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).finished)
+
+
+def test_status_line_says_what_the_agent_does() -> None:
+    from conftest import load, new_state
+    from planner.commands import Pause, apply_command
+    from planner.dry import DryEnvironment
+    from planner.engine import Engine
+    from planner.scripted import ScriptedModel
+    from ui.status import status_line
+
+    state, _ = new_state(BROWNIE_TASK)
+    engine = Engine(state, ScriptedModel(load("brownie.json")), DryEnvironment())
+    assert status_line(state) == "expanding 0"
+    engine.step()
+    engine.step()
+    assert status_line(state) == "executing type [12] [vegan chocolate brownie] [1] at 0.1"
+    assert status_line(state, runner_alive=False).startswith("interrupted")
+    apply_command(state, Pause())
+    assert status_line(state) == "paused by operator"

@@ -1,0 +1,333 @@
+"""The plan chart: what each node looks like, which nodes are drawn, and that page text stays inert."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conftest import BROWNIE_TASK, load, new_state, run_script
+from planner.commands import Inject, Pause, apply_command
+from planner.dry import DryEnvironment
+from planner.engine import Engine
+from planner.frames import active_path
+from planner.scripted import ScriptedModel
+from planner.state import SessionState
+from planner.tree import ROOT_ID, Node, NodeType, Status
+from ui.tree_chart import SERIES_ID, build_chart, clicked_node, legend_markdown
+
+SHAPES = {"AND": "rect", "OR": "diamond", "ACTION": "circle", "UNKNOWN": "triangle"}
+TAGS = {"AND": "AND", "OR": "OR", "ACTION": "ACT", "UNKNOWN": "?"}
+AMBER = "#FFB000"
+
+
+def synthetic(branching: int, depth: int, done: float = 0.5) -> SessionState:
+    """A full AND tree of actions with the first `done` share of leaves finished, parents closed when
+    all their children are: the agent is midway, like a long run seen from the console."""
+    state = SessionState(task="synthetic")
+    nodes = state.tree.nodes
+    leaves: list[Node] = []
+
+    def grow(node_id: str, parent: str | None, level: int) -> None:
+        node = Node(id=node_id, parent=parent, description=f"step {node_id}", status=Status.VISITED)
+        nodes[node_id] = node
+        if level == depth:
+            node.type, node.status, node.action = NodeType.ACTION, Status.UNVISITED, f"click [{len(nodes)}]"
+            leaves.append(node)
+            return
+        node.type = NodeType.AND
+        node.children = [f"{node_id}.{i}" for i in range(1, branching + 1)]
+        for child in node.children:
+            grow(child, node_id, level + 1)
+
+    grow(ROOT_ID, None, 0)
+    for leaf in leaves[: int(len(leaves) * done)]:
+        leaf.status = Status.SUCCESS
+    for node in reversed(list(state.tree.walk())):
+        if node.children and all(nodes[child].status is Status.SUCCESS for child in node.children):
+            node.status = Status.SUCCESS
+    return state
+
+
+def live(steps: int = 4) -> SessionState:
+    """The brownie run paused mid-way: after 4 steps the agent is entering OR alternative 0.2.1."""
+    script = load("brownie.json")
+    state, _ = new_state(BROWNIE_TASK)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
+    for _ in range(steps):
+        engine.step()
+    apply_command(state, Pause())
+    return state
+
+
+def series(chart: Any) -> dict[str, Any]:
+    return chart.option["series"][0]
+
+
+def items_by_id(chart: Any) -> dict[str, dict[str, Any]]:
+    return {item["id"]: item for item in series(chart)["data"]}
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+@pytest.fixture(scope="module")
+def failed_run() -> SessionState:
+    return run_script(load("brownie_fail.json"), BROWNIE_TASK)[0]
+
+
+@pytest.fixture(scope="module")
+def done_run() -> SessionState:
+    return run_script(load("brownie.json"), BROWNIE_TASK)[0]
+
+
+@pytest.fixture(scope="module")
+def big() -> SessionState:
+    state = synthetic(17, 3)
+    assert len(state.tree) > 5000
+    return state
+
+
+def test_shape_and_tag_follow_type_colour_follows_status(failed_run: SessionState) -> None:
+    chart = build_chart(failed_run, collapse_closed=False)
+    items = items_by_id(chart)
+    assert set(items) == set(failed_run.tree.nodes)
+    colour_of: dict[Status, set[str]] = {}
+    for node in failed_run.tree.walk():
+        item = items[node.id]
+        assert item["symbol"] == SHAPES[node.type.value]
+        assert item["label"]["formatter"].lstrip("✎↻ ").startswith(TAGS[node.type.value] + " " + node.id)
+        colour_of.setdefault(node.status, set()).add(item["itemStyle"]["color"])
+        removed = node.status in (Status.PRUNED, Status.DELETED)
+        assert (item["itemStyle"].get("opacity") == 0.35) is removed
+        assert (item["itemStyle"].get("borderType") == "dashed") is removed
+    assert {status.value for status in colour_of} == {"SUCCESS", "PRUNED", "DELETED"}
+    assert all(len(colours) == 1 for colours in colour_of.values())
+    assert colour_of[Status.SUCCESS] != colour_of[Status.PRUNED] == colour_of[Status.DELETED]
+
+
+def test_every_open_status_has_its_own_colour() -> None:
+    state = synthetic(2, 2, done=0)
+    state.tree["0.1.1"].status = Status.SUCCESS
+    state.tree["0.1.2"].status = Status.FAIL
+    items = items_by_id(build_chart(state, collapse_closed=False))
+    by_status = {node.status: items[node.id]["itemStyle"]["color"] for node in state.tree.walk()}
+    assert set(by_status) == {Status.UNVISITED, Status.VISITED, Status.SUCCESS, Status.FAIL}
+    assert len(set(by_status.values())) == 4
+
+
+def test_indices_follow_plan_order_and_links_join_parent_to_child(failed_run: SessionState) -> None:
+    chart = build_chart(failed_run, collapse_closed=False)
+    assert chart.node_ids == [node.id for node in failed_run.tree.walk()]
+    assert [item["id"] for item in series(chart)["data"]] == chart.node_ids
+    assert chart.hidden == 0 and chart.collapsed == {}
+    index = {node_id: i for i, node_id in enumerate(chart.node_ids)}
+    expected = {(index[node.parent], index[node.id]) for node in failed_run.tree.walk() if node.parent}
+    assert {(link["source"], link["target"]) for link in series(chart)["links"]} == expected
+    assert series(chart)["layout"] == "none" and series(chart)["selectedMode"] == "single"
+    assert series(chart)["id"] == SERIES_ID
+
+
+def test_layout_is_a_tidy_top_down_tree() -> None:
+    state = synthetic(3, 3)
+    chart = build_chart(state, collapse_closed=False)
+    assert chart == build_chart(state, collapse_closed=False)
+    pos = {item["id"]: (item["x"], item["y"]) for item in series(chart)["data"]}
+    for node in state.tree.walk():
+        if node.children:
+            first, last = pos[node.children[0]], pos[node.children[-1]]
+            assert pos[node.id][0] == pytest.approx((first[0] + last[0]) / 2)
+            assert all(pos[child][1] > pos[node.id][1] for child in node.children)
+    leaves = [pos[node.id][0] for node in state.tree.walk() if not node.children]
+    gaps = {round(b - a, 6) for a, b in zip(leaves, leaves[1:])}
+    assert len(gaps) == 1 and gaps.pop() > 0
+
+
+def test_current_node_and_active_path_stand_out() -> None:
+    state = live()
+    path = [node.id for node, _ in active_path(state.tree)]
+    assert path == ["0", "0.2", "0.2.1"]
+    chart = build_chart(state)
+    items = items_by_id(chart)
+    current = items["0.2.1"]
+    assert current["itemStyle"]["borderWidth"] == 4
+    assert current["symbolSize"] > items["0.2.2"]["symbolSize"]
+    assert all(item["itemStyle"]["borderWidth"] < 4 for node_id, item in items.items() if node_id != "0.2.1")
+    index = {node_id: i for i, node_id in enumerate(chart.node_ids)}
+    links = series(chart)["links"]
+    thick = {(link["source"], link["target"]) for link in links if link.get("lineStyle", {}).get("width") == 3}
+    assert thick == {(index["0"], index["0.2"]), (index["0.2"], index["0.2.1"])}
+
+
+def test_selected_node_gets_its_own_highlight() -> None:
+    state = live()
+    items = items_by_id(build_chart(state, selected="0.1"))
+    amber = [node_id for node_id, item in items.items() if item["itemStyle"]["borderColor"] == AMBER]
+    assert amber == ["0.1"]
+    assert items["0.1"]["itemStyle"]["borderColor"] != items["0.2.1"]["itemStyle"]["borderColor"]
+    assert all(item["itemStyle"]["borderColor"] != AMBER for item in items_by_id(build_chart(state)).values())
+
+
+def test_operator_and_repair_marks_and_alternative_scores(failed_run: SessionState) -> None:
+    items = items_by_id(build_chart(failed_run, collapse_closed=False))
+    labels = {node_id: item["label"]["formatter"] for node_id, item in items.items()}
+    assert labels["0.4"].startswith("↻ ACT 0.4") and labels["0.5"].startswith("↻ ")
+    assert "0.90" in labels["0.2.1"] and "0.60" in labels["0.2.2"]
+    assert not labels["0.1"].startswith(("↻", "✎")) and "0.90" not in labels["0.1"]
+
+    state = live()
+    apply_command(state, Inject(parent="0.2", goals=["Open recipe D"], scores=[0.3]))
+    items = items_by_id(build_chart(state))
+    assert items["0.2.3"]["label"]["formatter"].startswith("✎ ? 0.2.3 · 0.30")
+    assert items["0.2.3"]["itemStyle"]["borderColor"] != items["0.2.2"]["itemStyle"]["borderColor"]
+
+
+def test_hide_removed_drops_pruned_and_deleted_subtrees(failed_run: SessionState) -> None:
+    chart = build_chart(failed_run, hide_removed=True, collapse_closed=False)
+    assert chart.node_ids == ["0", "0.1", "0.4", "0.5"]
+    assert chart.hidden == 4 and chart.collapsed == {}
+    shown = build_chart(failed_run, collapse_closed=False)
+    assert "0.2.1" in shown.node_ids and shown.hidden == 0
+
+
+def test_collapse_folds_closed_subtrees_but_never_the_selection(done_run: SessionState) -> None:
+    chart = build_chart(done_run)
+    assert chart.node_ids == ["0", "0.1", "0.2", "0.3"]
+    assert chart.collapsed == {"0.2": 2} and chart.hidden == 2
+    assert "+2" in items_by_id(chart)["0.2"]["label"]["formatter"]
+    assert "+2" in items_by_id(chart)["0.2"]["tooltip"]["formatter"]
+
+    opened = build_chart(done_run, selected="0.2.1")
+    assert opened.node_ids == ["0", "0.1", "0.2", "0.2.1", "0.2.2", "0.3"] and opened.collapsed == {}
+    assert build_chart(done_run, selected="0.2").collapsed == {}
+
+
+def test_collapse_keeps_the_active_path_and_accounts_for_every_fold() -> None:
+    state = synthetic(3, 3)
+    path = [node.id for node, _ in active_path(state.tree)]
+    assert len(path) == 4
+    chart = build_chart(state)
+    assert set(path) <= set(chart.node_ids)
+    assert chart.collapsed["0.1"] == 12  # the first third of the plan is done and folded
+    assert all(state.tree[node_id].status is Status.SUCCESS for node_id in chart.collapsed)
+    assert sum(chart.collapsed.values()) == chart.hidden > 0
+    assert set(chart.node_ids).isdisjoint(node.id for node in state.tree.descendants(state.tree["0.1"]))
+
+
+def test_focus_shows_ancestors_siblings_and_subtree() -> None:
+    state = synthetic(3, 3, done=0)
+    chart = build_chart(state, focus="0.2.1")
+    assert chart.node_ids == ["0", "0.2", "0.2.1", "0.2.1.1", "0.2.1.2", "0.2.1.3", "0.2.2", "0.2.3"]
+    assert chart.collapsed == {"0.2.2": 3, "0.2.3": 3}
+    assert chart.hidden == len(state.tree) - 8
+    assert build_chart(state, focus="no-such-node").node_ids == build_chart(state).node_ids
+
+
+def test_max_nodes_keeps_the_neighbourhood_of_path_and_selection(big: SessionState) -> None:
+    path = [node.id for node, _ in active_path(big.tree)]
+    selected = "0.2.5"  # far from the agent, inside the finished first half
+    chart = build_chart(big, selected=selected, max_nodes=300)
+    shown = set(chart.node_ids)
+    assert len(chart.node_ids) <= 300
+    assert set(path) <= shown
+    assert {selected, "0.2", *big.tree[selected].children, *big.tree["0.2"].children} <= shown
+    for node_id in path[1:]:
+        assert set(big.tree[big.tree[node_id].parent].children) <= shown  # siblings of the path
+    assert all(big.tree[node_id].parent in shown for node_id in chart.node_ids if node_id != ROOT_ID)
+    assert chart.node_ids == [node.id for node in big.tree.walk() if node.id in shown]
+    assert chart.hidden == len(big.tree) - len(shown)
+    assert sum(chart.collapsed.values()) == chart.hidden
+    assert "+" in items_by_id(chart)["0.1"]["label"]["formatter"]
+
+
+def test_max_nodes_never_cuts_the_path_or_selection(big: SessionState) -> None:
+    path = [node.id for node, _ in active_path(big.tree)]
+    chart = build_chart(big, selected="0.2.5.3", max_nodes=2)
+    assert set(chart.node_ids) == set(path) | {"0", "0.2", "0.2.5", "0.2.5.3"}
+    with pytest.raises(ValueError):
+        build_chart(big, max_nodes=0)
+
+
+def test_option_is_plain_json(big: SessionState, failed_run: SessionState) -> None:
+    for chart in (
+        build_chart(big),
+        build_chart(big, collapse_closed=False, max_nodes=10_000),
+        build_chart(failed_run, selected="0.2", hide_removed=False),
+        build_chart(SessionState()),
+    ):
+        text = json.dumps(chart.option, allow_nan=False)
+        assert json.loads(text) == chart.option
+        assert "function" not in text
+    wide = series(build_chart(big))
+    assert wide["zoom"] > 1 and len(wide["center"]) == 2  # a wide plan opens zoomed in on the agent
+
+
+HOSTILE = "<img src=x onerror=alert(1)> {b} {a|x} {@name} $& </div>"
+
+
+def test_page_text_cannot_break_out_of_labels_or_tooltips() -> None:
+    state = synthetic(2, 2, done=0)
+    for node in state.tree.walk():
+        node.description = HOSTILE
+        node.reason = "<script>alert('reason')</script>"
+    state.tree["0.2"].description = "{b} {a|x} {@name} <b>"
+    leaf = state.tree["0.1.1"]
+    leaf.action = 'type [3] [<svg onload=alert(1)>] "{c}"'
+    chart = build_chart(state, collapse_closed=False)
+    every = list(strings(chart.option))
+    assert not [text for text in every if re.search(r"<(img|script|svg|div|/div)", text)]
+    for item in series(chart)["data"]:
+        label, tip = item["label"]["formatter"], item["tooltip"]["formatter"]
+        assert not re.search(r"\{(?!\u2060)", label) and not re.search(r"(?<!\u2060)\}", label)
+        assert "{" not in tip and "}" not in tip and "|" not in tip
+        if item["id"] == "0.2":
+            assert "{b}" not in label and label.split("\n")[1].replace("\u2060", "") == "{b} {a|x} {@name} ‹b›"
+            assert "{b} {a|x} {@name} <b>" in html.unescape(tip)
+            continue
+        assert label.split("\n")[1].startswith("‹img src=x onerror=alert(1)")
+        assert html.unescape(tip).count(HOSTILE) == 1  # shown as literal text, not markup
+        assert "<script>alert('reason')</script>" in html.unescape(tip)
+    leaf_tip = items_by_id(chart)["0.1.1"]["tooltip"]["formatter"]
+    assert 'type [3] [<svg onload=alert(1)>] "{c}"' in html.unescape(leaf_tip)
+
+
+def test_long_text_is_truncated() -> None:
+    state = synthetic(1, 1, done=0)
+    state.tree["0.1"].description = "x" * 500
+    item = items_by_id(build_chart(state))["0.1"]
+    assert len(item["label"]["formatter"].split("\n")[1]) == 28
+    assert "x" * 200 not in item["tooltip"]["formatter"] and "x" * 150 in item["tooltip"]["formatter"]
+
+
+def test_clicked_node_reads_a_node_click_only() -> None:
+    ids = ["0", "0.1", "0.2"]
+
+    def event(data_type: str, indices: list[int]) -> dict[str, Any]:
+        group = {"series_index": 0, "series_id": SERIES_ID, "data_type": data_type, "data_indices": indices}
+        return {"selection": {"selected": [group], "areas": []}}
+
+    assert clicked_node(event("node", [2]), ids) == "0.2"
+    assert clicked_node(event("edge", [1]), ids) is None
+    assert clicked_node(event("node", [3]), ids) is None
+    assert clicked_node({"selection": {"selected": [], "areas": []}}, ids) is None
+    assert clicked_node(None, ids) is None
+
+
+def test_legend_names_every_shape_and_marker() -> None:
+    legend = legend_markdown()
+    for word in ("AND", "OR", "ACT", "?", "✎", "↻", "+N", "amber", "dashed", "active path"):
+        assert word in legend
+    assert "<" not in legend

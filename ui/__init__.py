@@ -1,0 +1,1 @@
+"""The operator console: Streamlit pages plus the pure builders (chart, exports) they render."""

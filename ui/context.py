@@ -1,0 +1,61 @@
+"""Process-wide resources of the console: the store, the runner pool and the demo shop.
+
+Created once per console process (`st.cache_resource`) and shared by every page and tab, which is
+what makes two tabs show the same session and a reload find the run still going. On exit the pool
+pauses whatever is still running.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from demo.shop import ShopServer, start_shop
+from sessions.backends import artifacts_root
+from sessions.service import RunnerPool
+from sessions.sql import open_store
+from sessions.store import EventStore
+
+__all__ = ["Console", "console"]
+
+_DEFAULT_SHOP_PORT = 8765
+
+
+@dataclass(frozen=True)
+class Console:
+    store: EventStore
+    pool: RunnerPool
+    shop: ShopServer | None
+    artifacts: Path
+
+    @property
+    def shop_url(self) -> str | None:
+        return self.shop.url if self.shop is not None else None
+
+
+def _shop() -> ShopServer | None:
+    """The bundled shop on a fixed port, so sessions from an earlier console run can resume against it."""
+    if os.environ.get("ANDOR_SHOP", "1") == "0":
+        return None
+    port = int(os.environ.get("ANDOR_SHOP_PORT", _DEFAULT_SHOP_PORT))
+    try:
+        return start_shop(port=port)
+    except OSError:
+        return start_shop(port=0)
+
+
+@st.cache_resource(show_spinner=False)
+def console() -> Console:
+    db = os.environ.get("ANDOR_DB", "var/sessions.db")
+    store = open_store(db)
+    artifacts = artifacts_root(db)
+    pool = RunnerPool(store, artifacts)
+    shop = _shop()
+    atexit.register(pool.shutdown)
+    if shop is not None:
+        atexit.register(shop.stop)
+    return Console(store, pool, shop, artifacts)

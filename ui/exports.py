@@ -1,0 +1,274 @@
+"""Session exports for people and other tools: the plan as Graphviz DOT or SVG, a Markdown run report,
+and the JSON trace.
+
+All of them are plain functions of a state and its events, so the console's download buttons, the
+CLI and tests share one implementation. Node descriptions, actions, reasons and notes come from web
+pages and models, so every one of them is escaped for the format it lands in: DOT quoting is left to
+the `graphviz` package, and Markdown-active characters are backslash-escaped so page text can never
+become a link, an image, HTML or table structure in the report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections import Counter
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from planner.events import Event, Kind
+from planner.render import node_line
+from planner.state import SessionState
+from planner.status import REMOVED
+from planner.tree import Node, NodeType, Origin, Status
+from sessions.export import trace, tree_metrics
+
+if TYPE_CHECKING:
+    import graphviz
+
+__all__ = ["ExportUnavailable", "tree_dot", "tree_svg", "markdown_report", "trace_json"]
+
+_SVG_HELP = "SVG export needs Graphviz's dot program: apt-get install graphviz (or brew install graphviz)"
+
+_DOT_SHAPE = {NodeType.AND: "box", NodeType.OR: "diamond", NodeType.ACTION: "ellipse", NodeType.UNKNOWN: "triangle"}
+# Light tints of the chart's status colours: DOT labels sit on the fill, so it has to stay readable.
+_DOT_FILL = {
+    Status.UNVISITED: "#EEEEEE",
+    Status.VISITED: "#D6E9F8",
+    Status.SUCCESS: "#D4EDDA",
+    Status.FAIL: "#F8D7DA",
+    Status.PRUNED: "#FAFAFA",
+    Status.DELETED: "#FAFAFA",
+}
+_DOT_WRAP = 36
+_DOT_LINES = 3
+
+_MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>#|~!&$])")
+"""Characters that start emphasis, code, links, images, HTML, table cells, strikethrough or (in
+Streamlit) math; a backslash before ASCII punctuation always renders the character itself."""
+_MD_BLOCK_START = re.compile(r"^(?:[-+=]|\d+\.(?=\s|$))")
+"""What would open a list, a rule, a heading underline or a numbered list at the start of a line."""
+_CELL_CHARS = 160
+
+
+class ExportUnavailable(RuntimeError):
+    """An export needs a program or package that is not installed; the message says how to get it."""
+
+
+# -- Graphviz --------------------------------------------------------------------------------------
+
+
+def tree_dot(state: SessionState) -> str:
+    """The plan as Graphviz DOT: for docs, papers and tools that lay out graphs themselves."""
+    return _digraph(state).source
+
+
+def tree_svg(state: SessionState) -> bytes:
+    """The plan rendered to SVG by Graphviz's `dot`, which must be installed on the machine."""
+    gv = _graphviz()
+    try:
+        return _digraph(state).pipe(format="svg")
+    except gv.ExecutableNotFound as error:
+        raise ExportUnavailable(_SVG_HELP) from error
+
+
+def _graphviz() -> ModuleType:
+    """The `graphviz` package, imported only when a DOT/SVG export is asked for, so the rest of the
+    console works without it."""
+    try:
+        import graphviz
+    except ImportError as error:
+        raise ExportUnavailable("DOT and SVG export need the graphviz Python package: pip install graphviz") from error
+    return graphviz
+
+
+def _digraph(state: SessionState) -> graphviz.Digraph:
+    gv = _graphviz()
+    dot = gv.Digraph(
+        "plan",
+        graph_attr={"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.45"},
+        node_attr={"style": "filled", "fontname": "Helvetica", "fontsize": "10"},
+        edge_attr={"color": "#888888", "arrowsize": "0.6"},
+    )
+    # Node ids are dotted numbers ("0.2.1"), never containing ':' (which DOT edges read as a port).
+    for node in state.tree.walk():
+        removed = node.status in REMOVED
+        attrs = {"shape": _DOT_SHAPE[node.type], "fillcolor": _DOT_FILL[node.status]}
+        if removed:
+            attrs.update(style="filled,dashed", fontcolor="#666666")
+        if node.origin is Origin.OPERATOR:
+            attrs.update(penwidth="2", color="purple")
+        dot.node(node.id, label=_dot_label(gv, node), **attrs)
+        if node.parent is not None:
+            dot.edge(node.parent, node.id, **({"style": "dashed"} if removed else {}))
+    return dot
+
+
+def _dot_label(gv: ModuleType, node: Node) -> str:
+    """`id TYPE`, the wrapped description, then `STATUS`: each part escaped so backslashes and `<...>`
+    stay literal, joined by DOT line breaks; the package escapes the quotes when it quotes the label."""
+    status = node.status.value
+    if node.score is not None:
+        status += f" · score {node.score:g}"
+    if node.origin is not Origin.PLANNER:
+        status += f" · {node.origin.value}"
+    text = " ".join(node.description.split())
+    description = textwrap.wrap(text, _DOT_WRAP, max_lines=_DOT_LINES, placeholder=" …")
+    parts = [f"{node.id} {node.type.value}", *description, status]
+    return gv.nohtml("\\n".join(gv.escape(part) for part in parts))
+
+
+# -- Markdown report -------------------------------------------------------------------------------
+
+
+def markdown_report(session_id: str, state: SessionState, events: list[Event]) -> str:
+    """A run report to read, file or paste into an issue: outcome, metrics, the plan, what operators
+    did and what failed."""
+    sections = [
+        _summary(session_id, state, events),
+        _final_answer(state),
+        _metrics(state),
+        _plan(state),
+        _notes(state),
+        _interventions(events),
+        _failures(state, events),
+        _timeline(events),
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def trace_json(session_id: str, state: SessionState, events: list[Event]) -> str:
+    """The full trace (session, nodes, notes, events, metrics) as readable JSON."""
+    return json.dumps(trace(session_id, state, events), indent=2, ensure_ascii=False)
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _md(text: object, limit: int = 10_000) -> str:
+    """Untrusted text as inert inline Markdown: one line, every active character escaped."""
+    escaped = _MD_INLINE.sub(r"\\\1", _one_line(str(text), limit))
+    return _MD_BLOCK_START.sub(lambda match: match.group()[:-1] + "\\" + match.group()[-1], escaped)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
+    status = f"**Status:** {state.status.value}"
+    if state.reason:
+        status += f": {_md(state.reason)}"
+    lines = [f"# Run report: {_md(session_id)}", "", f"- **Task:** {_md(state.task)}", f"- {status}"]
+    if state.model:
+        lines.append(f"- **Model:** {_md(state.model)}")
+    if state.start_url:
+        lines.append(f"- **Start URL:** {_md(state.start_url)}")
+    if state.forked_from:
+        lines.append(f"- **Forked from:** {_md(state.forked_from[0])} at event {state.forked_from[1]}")
+    lines.append(f"- **Steps:** {state.steps} · **Events:** {len(events)}")
+    return "\n".join(lines)
+
+
+def _final_answer(state: SessionState) -> str:
+    if not state.final_answer:
+        return "## Final answer\n\n_No final answer._"
+    quoted = [f"> {_md(line)}" if line.strip() else ">" for line in state.final_answer.splitlines()]
+    return "## Final answer\n\n" + "\n".join(quoted)
+
+
+def _metrics(state: SessionState) -> str:
+    rows = []
+    for key, value in tree_metrics(state).items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{name} {count}" for name, count in value.items() if count) or "none"
+        rows.append([key.replace("_", " "), _md(value)])
+    return "## Metrics\n\n" + _table(["Metric", "Value"], rows)
+
+
+def _plan(state: SessionState) -> str:
+    lines = ["  " * node.depth + "- " + _md(node_line(node)) for node in state.tree.walk()]
+    return "## Plan\n\n" + ("\n".join(lines) if lines else "_No plan yet._")
+
+
+def _notes(state: SessionState) -> str:
+    if not state.notes:
+        return "## Notes\n\n_None._"
+    return "## Notes\n\n" + "\n".join(f"- {_md(note)}" for note in state.notes)
+
+
+def _interventions(events: list[Event]) -> str:
+    rows = []
+    for event in events:
+        if event.kind not in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED):
+            continue
+        command = event.data.get("command") or {}
+        applied = event.kind is Kind.COMMAND_APPLIED
+        detail = _command_detail(command) if applied else event.data.get("reason", "")
+        rows.append(
+            [
+                str(event.seq),
+                "applied" if applied else "rejected",
+                _md(command.get("kind", "?")),
+                _md(event.node_id or "–"),
+                _md(detail, _CELL_CHARS) or "–",
+            ]
+        )
+    if not rows:
+        return "## Operator interventions\n\n_None._"
+    return "## Operator interventions\n\n" + _table(["Event", "Result", "Command", "Target", "Detail"], rows)
+
+
+def _command_detail(command: dict[str, Any]) -> str:
+    """What the command said besides its kind, id and target: goals, reason, new text, scores..."""
+    parts = []
+    for key, value in command.items():
+        if key in ("kind", "command_id", "node", "parent") or value is None:
+            continue
+        shown = "; ".join(str(item) for item in value) if isinstance(value, list) else str(value)
+        parts.append(f"{key.replace('_', ' ')}: {shown}")
+    return ", ".join(parts)
+
+
+def _failures(state: SessionState, events: list[Event]) -> str:
+    rows = []
+    for event in events:
+        node = state.tree.get(event.node_id) if event.node_id is not None else None
+        if event.kind is Kind.ACTION_EXECUTED and not event.data.get("ok", True):
+            what = f"action {event.data.get('action', '')}"
+            reason = event.data.get("error") or ""
+        elif event.kind is Kind.STATUS_CHANGED and event.data.get("status") == Status.FAIL.value:
+            what = node.description if node is not None else ""
+            reason = event.data.get("reason") or ""
+        else:
+            continue
+        rows.append([str(event.seq), _md(event.node_id or "–"), _md(what, 80), _md(reason, _CELL_CHARS) or "–"])
+    if not rows:
+        return "## Failures\n\n_None._"
+    return "## Failures\n\n" + _table(["Event", "Node", "What", "Reason"], rows)
+
+
+def _timeline(events: list[Event]) -> str:
+    if not events:
+        return "## Timeline\n\n_No events._"
+    first, last = events[0], events[-1]
+    span = f"{len(events)} events, seq {first.seq} to {last.seq}"
+    if first.at and last.at:
+        span += f", over {last.at - first.at:.1f} s"
+    lines = ["## Timeline", "", span + "."]
+    changes = []
+    for event in events:
+        if event.kind in (Kind.SESSION_STATUS, Kind.SESSION_FINISHED):
+            reason = event.data.get("reason")
+            change = f"- {event.seq}: {_md(event.data.get('status', '?'))}"
+            changes.append(change + (f" ({_md(reason)})" if reason else ""))
+    if changes:
+        lines += ["", "Status changes:", "", *changes]
+    counts = Counter(event.kind.value for event in events)
+    lines += ["", _table(["Event kind", "Count"], [[_md(kind), str(count)] for kind, count in counts.items()])]
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""Plain-language status of a session: what the agent is doing right now, for the status line."""
+
+from __future__ import annotations
+
+from planner.frames import Frame, next_position
+from planner.state import RunStatus, SessionState
+from planner.tree import NodeType
+
+__all__ = ["status_line", "STATUS_ICONS", "STATUS_MARKS"]
+
+STATUS_ICONS = {
+    "running": ":material/play_circle:",
+    "paused": ":material/pause_circle:",
+    "awaiting_approval": ":material/front_hand:",
+    "stopped": ":material/stop_circle:",
+    "succeeded": ":material/check_circle:",
+    "failed": ":material/cancel:",
+}
+"""Streamlit Material icons, for Markdown."""
+
+STATUS_MARKS = {
+    "running": "▶",
+    "paused": "‖",
+    "awaiting_approval": "?",
+    "stopped": "■",
+    "succeeded": "✓",
+    "failed": "✗",
+}
+"""Plain characters every font has, for places Markdown does not reach (select boxes)."""
+
+
+def _doing(state: SessionState) -> str:
+    position = next_position(state.tree)
+    if position is None:
+        return "writing the final answer"
+    node = position.node
+    if position.frame is Frame.ENTERING:
+        if node.type is NodeType.ACTION:
+            return f"executing {node.action} at {node.id}"
+        return f"expanding {node.id}"
+    if position.frame is Frame.EXITING:
+        return f"checking whether {node.id} is done"
+    return f"recovering {node.id} ({node.reason or 'failed'})"
+
+
+def status_line(state: SessionState, runner_alive: bool = True) -> str:
+    """One sentence: "executing click [41] at 0.3", "paused by operator", "waiting for approval: ..."."""
+    status = state.status
+    if status is RunStatus.SUCCEEDED:
+        return f"done in {state.steps} steps; the answer is under Notes & answer"
+    if status is RunStatus.FAILED:
+        return f"failed: {state.reason}" if state.reason else "failed"
+    if status is RunStatus.AWAITING_APPROVAL and state.approval is not None:
+        approval = state.approval
+        return f"waiting for approval: {approval.action} at {approval.node_id} ({approval.rule})"
+    if status is RunStatus.STOPPED:
+        return state.reason or "stopped"
+    if status is RunStatus.PAUSED:
+        return state.reason or "paused"
+    if not runner_alive:
+        return "interrupted (no runner is active); resume to continue"
+    return _doing(state)

@@ -1,0 +1,548 @@
+"""The plan as an interactive ECharts graph, built without Streamlit so it can be tested and timed.
+
+`build_chart` turns a `SessionState` into a JSON-only ECharts option for `st.echarts_chart`: one
+`graph` series laid out top-down in Python (ECharts' own tree series cannot show AND/OR shapes,
+dimmed history or per-node markers), plus the data-index -> node-id map a click needs. Everything
+that reaches the browser is data, never JavaScript, and every piece of node text is escaped for the
+two places it lands: HTML tooltips and ECharts string templates.
+
+Large plans stay readable and cheap: finished branches off the active path fold into their root
+("+N"), and past `max_nodes` only the neighbourhood of the agent and of the operator's selection is
+kept, so the browser never receives thousands of nodes.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.frames import active_path
+from planner.state import SessionState
+from planner.status import CLOSED, REMOVED
+from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
+
+__all__ = ["SERIES_ID", "TreeChart", "build_chart", "clicked_node", "legend_markdown"]
+
+SERIES_ID = "plan"
+"""The graph series' id, as reported in a selection's `series_id`."""
+
+_SYMBOL = {NodeType.AND: "rect", NodeType.OR: "diamond", NodeType.ACTION: "circle", NodeType.UNKNOWN: "triangle"}
+_TAG = {NodeType.AND: "AND", NodeType.OR: "OR", NodeType.ACTION: "ACT", NodeType.UNKNOWN: "?"}
+_SIZE = {NodeType.AND: 16, NodeType.OR: 20, NodeType.ACTION: 16, NodeType.UNKNOWN: 18}
+"""Diamonds and triangles cover less area than squares and circles at the same box size."""
+
+# Paul Tol's "vibrant" scheme: distinguishable under the common colour-vision deficiencies.
+_COLOUR = {
+    Status.UNVISITED: "#8C8C8C",
+    Status.VISITED: "#0077BB",
+    Status.SUCCESS: "#009988",
+    Status.FAIL: "#CC3311",
+    Status.PRUNED: "#C8C8C8",
+    Status.DELETED: "#C8C8C8",
+}
+_CURRENT = "#1A1A1A"
+_SELECTED = "#FFB000"
+_OPERATOR = "#785EF0"
+_EDGE = "#A8A8A8"
+_BORDER = "#FFFFFF"
+_REMOVED_BORDER = "#707070"
+_REMOVED_OPACITY = 0.35
+
+_MARKER = {Origin.OPERATOR: "✎ ", Origin.REPAIR: "↻ ", Origin.PLANNER: ""}
+_LABEL_CHARS = 28
+_TIP_CHARS = 200
+_ID_CHARS = 12
+
+_X_GAP = 100.0
+_Y_GAP = 80.0
+_MAX_ASPECT = 2.2
+"""Widest width/height ratio of the layout: ECharts keeps the data's aspect when it fits the view, so a
+flat, wide plan would otherwise be squeezed into a thin strip..."""
+_MAX_Y_GAP = 2.5 * _X_GAP
+"""...but not beyond this row gap, or the initial zoom on a wide plan would leave a single row in view."""
+_LEAVES_IN_VIEW = 16
+_MAX_ZOOM = 24.0
+
+# Labels are canvas text: HTML is inert there, but `{a}`-style placeholders and `{style|text}` rich
+# text are not. An invisible word joiner inside every brace and pipe breaks both syntaxes while the
+# text still reads the same (look-alike braces are missing from many fonts); `<` and `>` become
+# angle quotes so that no string in the option can ever be mistaken for markup.
+_WJ = "\u2060"
+_LABEL_SAFE = str.maketrans({"{": "{" + _WJ, "}": _WJ + "}", "|": _WJ + "|" + _WJ, "<": "‹", ">": "›"})
+# Tooltips are HTML: after html.escape, braces become entities that still display as braces but can
+# no longer form an ECharts template placeholder.
+_TIP_SAFE = str.maketrans({"{": "&#123;", "}": "&#125;", "|": "&#124;"})
+
+
+@dataclass(frozen=True, slots=True)
+class TreeChart:
+    """An ECharts option plus what the page needs to interpret clicks and explain what is hidden.
+
+    `node_ids[i]` is the tree node drawn as `option["series"][0]["data"][i]`, in plan order, so the
+    same visible nodes always get the same indices. `hidden` counts tree nodes not drawn for any
+    reason (filtered out, folded or over the budget); `collapsed` maps each drawn node that stands in
+    for hidden descendants to how many it folds (shown as "+N" on the chart).
+    """
+
+    option: dict[str, Any]
+    node_ids: list[str]
+    hidden: int
+    collapsed: dict[str, int]
+
+
+def build_chart(
+    state: SessionState,
+    *,
+    selected: str | None = None,
+    hide_removed: bool = False,
+    focus: str | None = None,
+    collapse_closed: bool = True,
+    max_nodes: int = 400,
+) -> TreeChart:
+    """The chart for `state`: shapes by node type, colours by status, the agent's position and path.
+
+    `selected` is highlighted and kept visible with its neighbourhood; `hide_removed` drops PRUNED
+    and DELETED subtrees; `focus` shows only that node's ancestors, siblings and subtree;
+    `collapse_closed` folds finished branches away from the agent and the selection. Whatever the
+    filters leave of the root, the active path and the selected and focused nodes' ancestors is always
+    drawn, so the chart exceeds `max_nodes` only if those chains alone are longer.
+    """
+    if max_nodes < 1:
+        raise ValueError("max_nodes must be at least 1")
+    tree = state.tree
+    nodes = tree.nodes
+    if ROOT_ID not in nodes:
+        return TreeChart(option=_option([], [], None), node_ids=[], hidden=len(nodes), collapsed={})
+    path = [node.id for node, _ in active_path(tree)]
+    # The end of the active path is where the next step works; `state.current` (the node the last
+    # step worked on) only stands in once the traversal is over, so marker and path never disagree.
+    current = path[-1] if path else (state.current if state.current in nodes else None)
+    selected = selected if selected in nodes else None
+    focus = focus if focus in nodes else None
+    current_chain = _chain(tree, current)
+    chains = [path, current_chain, _chain(tree, selected), _chain(tree, focus)]
+    spine = {node_id for chain in chains for node_id in chain}
+
+    drawn, kids, collapsed = _fold(
+        tree, hide_removed=hide_removed, focus=focus, spine=spine, collapse_closed=collapse_closed
+    )
+    if len(drawn) > max_nodes:
+        anchors = _anchor_groups(tree, kids, path, current_chain, selected)
+        keep = _budget(kids, chains, anchors, max_nodes)
+        drawn, kids = _trim(drawn, kids, keep, collapsed)
+
+    node_ids = [node.id for node in drawn]
+    positions, leaves = _layout(drawn, kids)
+    index = {node_id: i for i, node_id in enumerate(node_ids)}
+    on_path = set(path)
+    items = [
+        _item(
+            node,
+            positions[i],
+            folded=collapsed.get(node.id, 0),
+            is_current=node.id == current,
+            is_selected=node.id == selected,
+            on_path=node.id in on_path,
+            or_child=node.parent is not None and nodes[node.parent].type is NodeType.OR,
+        )
+        for i, node in enumerate(drawn)
+    ]
+    links = [_link(index[node.parent], i, node, on_path) for i, node in enumerate(drawn) if node.parent is not None]
+    view_on = selected if selected in index else current
+    view = _view(positions[index[view_on]], leaves) if view_on in index else None
+    return TreeChart(
+        option=_option(items, links, view),
+        node_ids=node_ids,
+        hidden=len(nodes) - len(node_ids),
+        collapsed=collapsed,
+    )
+
+
+def clicked_node(event: Mapping[str, Any] | None, node_ids: Sequence[str]) -> str | None:
+    """The node a click picked, from `st.echarts_chart`'s return value (or its widget state).
+
+    Pass the `node_ids` of the chart that was on screen when the click happened: indices are only
+    meaningful for that chart. Edge clicks, empty selections (a second click on the same node, or a
+    double-click, clears the selection) and out-of-range indices give None.
+    """
+    if not event:
+        return None
+    selection = event.get("selection") or {}
+    for group in selection.get("selected") or ():
+        indices = group.get("data_indices") or ()
+        if group.get("data_type") in ("node", "main") and indices:
+            index = indices[0]
+            if isinstance(index, int) and 0 <= index < len(node_ids):
+                return node_ids[index]
+    return None
+
+
+def legend_markdown() -> str:
+    """A short key to the chart, so shapes and markers never have to be guessed."""
+    return "\n".join(
+        [
+            "**Shapes:** ■ AND (every sub-goal) · ◆ OR (one alternative, score shown) · "
+            "● ACT (a browser action) · ▲ ? (not expanded yet)",
+            "",
+            "**Colours:** grey = unvisited · blue = in progress · green = succeeded · red = failed · "
+            "faint with a dashed outline = pruned or deleted",
+            "",
+            "**Markers:** large node with a thick dark outline = where the agent is · thick dark edges = "
+            "the active path · amber outline = your selection · purple outline and ✎ = added or edited by "
+            "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold)",
+        ]
+    )
+
+
+# -- which nodes are drawn -------------------------------------------------------------------------
+
+
+def _chain(tree: Tree, node_id: str | None) -> list[str]:
+    """Root-first ids from the root down to `node_id` (empty for None)."""
+    if node_id is None:
+        return []
+    node = tree[node_id]
+    chain = [ancestor.id for ancestor in tree.ancestors(node)]
+    chain.reverse()
+    chain.append(node_id)
+    return chain
+
+
+def _fold(
+    tree: Tree, *, hide_removed: bool, focus: str | None, spine: set[str], collapse_closed: bool
+) -> tuple[list[Node], dict[str, list[str]], dict[str, int]]:
+    """One plan-order pass: filter (hide_removed, focus), then fold closed branches off the spine.
+
+    Returns the drawn nodes in plan order, each drawn node's drawn children, and the fold counts.
+    A drawn node is a "sink" when its descendants fold into it; `sink` also maps every folded node
+    to the drawn node that stands in for it.
+    """
+    focus_parent = tree[focus].parent if focus is not None else None
+    above_focus = set(_chain(tree, focus)[:-1]) if focus is not None else set()
+    included: set[str] = set()
+    sink: dict[str, str] = {}
+    drawn: list[Node] = []
+    kids: dict[str, list[str]] = {}
+    collapsed: dict[str, int] = {}
+    for node in tree.walk():
+        node_id, parent = node.id, node.parent
+        if parent is not None and parent not in included:
+            continue
+        if hide_removed and node.status in REMOVED:
+            continue
+        sibling_of_focus = focus is not None and parent is not None and parent == focus_parent
+        if focus is not None and parent in above_focus and not sibling_of_focus and node_id not in above_focus:
+            continue
+        included.add(node_id)
+        stand_in = sink.get(parent) if parent is not None else None
+        if stand_in is not None:
+            sink[node_id] = stand_in
+            collapsed[stand_in] = collapsed.get(stand_in, 0) + 1
+            continue
+        drawn.append(node)
+        kids[node_id] = []
+        if parent is not None:
+            kids[parent].append(node_id)
+            folds = (sibling_of_focus and node_id != focus) or (
+                collapse_closed and node.status in CLOSED and node_id not in spine
+            )
+            if folds and node.children:
+                sink[node_id] = node_id
+    return drawn, kids, collapsed
+
+
+def _anchor_groups(
+    tree: Tree, kids: dict[str, list[str]], path: list[str], current_chain: list[str], selected: str | None
+) -> list[tuple[list[str], str | None]]:
+    """Sibling groups worth keeping under a budget, most important first, each with the node to keep
+    them around: the selection's children and siblings, then the siblings of every node on the
+    active path (and on the way to the current node), deepest first."""
+    groups: list[tuple[list[str], str | None]] = []
+    if selected in kids:
+        groups.append((kids[selected], None))
+        parent = tree[selected].parent
+        if parent in kids:
+            groups.append((kids[parent], selected))
+    for chain in (path, current_chain):
+        for node_id in reversed(chain[1:]):
+            parent = tree[node_id].parent
+            if node_id in kids and parent in kids:
+                groups.append((kids[parent], node_id))
+    return groups
+
+
+def _budget(
+    kids: dict[str, list[str]],
+    chains: list[list[str]],
+    anchors: list[tuple[list[str], str | None]],
+    max_nodes: int,
+) -> set[str]:
+    """Choose at most `max_nodes` nodes (the chains always): the chains, then the anchored sibling
+    groups, then whole levels from the top. Every kept node's parent is kept, so the result is a tree."""
+    keep = {ROOT_ID}
+    for chain in chains:
+        for node_id in chain:
+            if node_id not in kids:  # drawn nodes are closed under ancestors: the rest of the chain is hidden too
+                break
+            keep.add(node_id)
+    for group, anchor in anchors:
+        _take(keep, group, anchor, max_nodes)
+    queue = deque([ROOT_ID])
+    while queue and len(keep) < max_nodes:
+        node_id = queue.popleft()
+        _take(keep, kids[node_id], None, max_nodes)
+        queue.extend(child for child in kids[node_id] if child in keep)
+    return keep
+
+
+def _take(keep: set[str], group: list[str], anchor: str | None, max_nodes: int) -> None:
+    """Add what fits of `group`: all of it, or the members nearest `anchor` (else the first ones)."""
+    room = max_nodes - len(keep)
+    if room <= 0:
+        return
+    missing = [(position, node_id) for position, node_id in enumerate(group) if node_id not in keep]
+    if len(missing) > room:
+        if anchor is not None:
+            centre = group.index(anchor)
+            missing.sort(key=lambda entry: (abs(entry[0] - centre), entry[0]))
+        missing = missing[:room]
+    keep.update(node_id for _, node_id in missing)
+
+
+def _trim(
+    drawn: list[Node], kids: dict[str, list[str]], keep: set[str], collapsed: dict[str, int]
+) -> tuple[list[Node], dict[str, list[str]]]:
+    """Drop nodes outside `keep`, adding each (and what it already folded) to its nearest kept ancestor."""
+    stand_in: dict[str, str] = {}
+    kept: list[Node] = []
+    for node in drawn:
+        node_id = node.id
+        if node_id in keep:
+            kept.append(node)
+            continue
+        parent = node.parent
+        assert parent is not None  # the root is always kept
+        target = parent if parent in keep else stand_in[parent]
+        stand_in[node_id] = target
+        collapsed[target] = collapsed.get(target, 0) + 1 + collapsed.pop(node_id, 0)
+    return kept, {node.id: [child for child in kids[node.id] if child in keep] for node in kept}
+
+
+# -- layout and styling ----------------------------------------------------------------------------
+
+
+def _layout(drawn: list[Node], kids: dict[str, list[str]]) -> tuple[list[tuple[float, float]], int]:
+    """Tidy top-down positions (in `drawn` order) and the number of leaves.
+
+    Leaves sit one gap apart in plan order, each parent is centred over its first and last child,
+    and rows are spaced so the whole plan is never much wider than tall.
+    """
+    xs: dict[str, float] = {}
+    depth: dict[str, int] = {}
+    leaves = 0
+    for node in drawn:
+        depth[node.id] = depth[node.parent] + 1 if node.parent is not None else 0
+        if not kids[node.id]:
+            xs[node.id] = leaves * _X_GAP
+            leaves += 1
+    for node in reversed(drawn):
+        children = kids[node.id]
+        if children:
+            xs[node.id] = (xs[children[0]] + xs[children[-1]]) / 2
+    levels = max(depth.values(), default=0)
+    y_gap = max(_Y_GAP, min((leaves - 1) * _X_GAP / (levels * _MAX_ASPECT), _MAX_Y_GAP)) if levels else _Y_GAP
+    return [(xs[node.id], depth[node.id] * y_gap) for node in drawn], leaves
+
+
+def _view(centre: tuple[float, float], leaves: int) -> dict[str, Any] | None:
+    """Zoom wide plans in on the node the operator cares about; small ones fit as they are."""
+    if leaves <= _LEAVES_IN_VIEW:
+        return None
+    return {"center": [centre[0], centre[1]], "zoom": round(min(leaves / _LEAVES_IN_VIEW, _MAX_ZOOM), 2)}
+
+
+def _short(text: str, limit: int) -> str:
+    """One line, at most `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label_text(text: str, limit: int) -> str:
+    return _short(text, limit).translate(_LABEL_SAFE)
+
+
+def _tip_text(text: str, limit: int = _TIP_CHARS) -> str:
+    return html.escape(_short(text, limit)).translate(_TIP_SAFE)
+
+
+def _score(node: Node) -> str | None:
+    score = node.score
+    return f"{score:.2f}" if score is not None and math.isfinite(score) else None
+
+
+def _item(
+    node: Node,
+    position: tuple[float, float],
+    *,
+    folded: int,
+    is_current: bool,
+    is_selected: bool,
+    on_path: bool,
+    or_child: bool,
+) -> dict[str, Any]:
+    removed = node.status in REMOVED
+    operator = node.origin is Origin.OPERATOR
+    style: dict[str, Any] = {"color": _COLOUR[node.status], "borderColor": _BORDER, "borderWidth": 1}
+    if removed:
+        style.update(opacity=_REMOVED_OPACITY, borderType="dashed", borderColor=_REMOVED_BORDER, borderWidth=1.5)
+    if operator:
+        style.update(borderColor=_OPERATOR, borderWidth=2.5)
+    if is_current:
+        style.update(borderColor=_CURRENT, borderWidth=4)
+    if is_selected:
+        style.update(borderColor=_SELECTED, borderWidth=4, shadowBlur=12, shadowColor=_SELECTED)
+    size = _SIZE[node.type] + (4 if folded else 0)
+    if is_current:
+        size = round(size * 1.75)
+
+    score = _score(node) if or_child else None
+    head = [f"{_MARKER[node.origin]}{_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"]
+    if score is not None:
+        head.append(score)
+    if folded:
+        head.append(f"+{folded}")
+    label: dict[str, Any] = {"formatter": " · ".join(head) + "\n" + _label_text(node.description, _LABEL_CHARS)}
+    if is_current:
+        label["fontWeight"] = "bold"
+
+    return {
+        "id": node.id,
+        "name": node.id,
+        "x": position[0],
+        "y": position[1],
+        "symbol": _SYMBOL[node.type],
+        "symbolSize": size,
+        "itemStyle": style,
+        # ECharts re-applies a click's selection by index after every rerun, even when the plan has
+        # changed underneath it; the page draws the real selection itself, so the built-in one is
+        # made invisible rather than risk an outline on the wrong node.
+        "select": {"itemStyle": {"borderColor": style["borderColor"], "borderWidth": style["borderWidth"]}},
+        "label": label,
+        "tooltip": {"formatter": _tooltip(node, folded=folded, is_current=is_current, on_path=on_path, score=score)},
+    }
+
+
+def _short_id(node_id: str) -> str:
+    return node_id if len(node_id) <= _ID_CHARS else "…" + node_id[-(_ID_CHARS - 1) :]
+
+
+def _tooltip(node: Node, *, folded: int, is_current: bool, on_path: bool, score: str | None) -> str:
+    facts = [_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
+    if is_current:
+        facts.append("current")
+    elif on_path:
+        facts.append("on the active path")
+    if node.origin is not Origin.PLANNER:
+        facts.append(f"{node.origin.value}-made")
+    lines = [f"<b>{_tip_text(node.id, 80)}</b> · " + " · ".join(facts), _tip_text(node.description)]
+    if node.action:
+        lines.append(f"action: <code>{_tip_text(node.action)}</code>")
+    if score is not None:
+        lines.append(f"score: {score}")
+    if node.reason:
+        lines.append(f"reason: {_tip_text(node.reason)}")
+    if folded:
+        lines.append(f"<i>+{folded} steps folded here: select the node to unfold</i>")
+    return "<br/>".join(lines)
+
+
+def _link(source: int, target: int, child: Node, on_path: set[str]) -> dict[str, Any]:
+    link: dict[str, Any] = {"source": source, "target": target}
+    if child.id in on_path:
+        link["lineStyle"] = {"color": _CURRENT, "width": 3, "opacity": 1}
+    elif child.status in REMOVED:
+        link["lineStyle"] = {"type": "dashed", "opacity": _REMOVED_OPACITY}
+    return link
+
+
+_BIG_DRAWING = 1500
+"""Past this many drawn nodes, skip animation and labels so the first draw stays fast."""
+
+
+def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict[str, Any] | None) -> dict[str, Any]:
+    series: dict[str, Any] = {
+        "type": "graph",
+        "id": SERIES_ID,
+        "name": "plan",
+        "layout": "none",
+        "roam": True,
+        "draggable": False,
+        "nodeScaleRatio": 0.001,  # constant symbol size at any zoom (ECharts reads 0 as "unset")
+        "selectedMode": "single",
+        "label": {"show": True, "position": "bottom", "fontSize": 11, "lineHeight": 14},
+        "labelLayout": {"hideOverlap": True},
+        "edgeSymbol": ["none", "none"],
+        "lineStyle": {"color": _EDGE, "width": 1.2, "opacity": 0.9, "curveness": 0},
+        "emphasis": {"focus": "adjacency", "lineStyle": {"width": 3}},
+        "data": items,
+        "links": links,
+    }
+    if view is not None:
+        series.update(view)
+    big = len(items) > _BIG_DRAWING
+    if big:
+        series["label"] = {**series["label"], "show": False}  # thousands of labels overlap anyway; tooltips stay
+    return {
+        "animation": not big,
+        "tooltip": {
+            "trigger": "item",
+            "confine": True,
+            "extraCssText": "max-width: 380px; white-space: normal; overflow-wrap: anywhere;",
+        },
+        "series": [series],
+    }
+
+
+if __name__ == "__main__":
+    import time
+
+    def _synthetic(branching: int, depth: int) -> SessionState:
+        """A full AND tree of actions, the first half done and the agent midway through it."""
+        state = SessionState(task="synthetic")
+        nodes = state.tree.nodes
+        leaves: list[Node] = []
+
+        def grow(node_id: str, parent: str | None, level: int) -> Node:
+            node = Node(id=node_id, parent=parent, description=f"step {node_id}", status=Status.VISITED)
+            nodes[node_id] = node
+            if level == depth:
+                node.type, node.status, node.action = NodeType.ACTION, Status.UNVISITED, f"click [{len(nodes)}]"
+                leaves.append(node)
+            else:
+                node.type = NodeType.AND
+                node.children = [grow(f"{node_id}.{i}", node_id, level + 1).id for i in range(1, branching + 1)]
+            return node
+
+        grow(ROOT_ID, None, 0)
+        for leaf in leaves[: len(leaves) // 2]:
+            leaf.status = Status.SUCCESS
+        for node in reversed(list(state.tree.walk())):
+            if node.children and all(nodes[child].status is Status.SUCCESS for child in node.children):
+                node.status = Status.SUCCESS
+        return state
+
+    for label, state in (("1k", _synthetic(10, 3)), ("5k", _synthetic(17, 3))):
+        for kwargs in ({}, {"collapse_closed": False, "max_nodes": 10**6}):
+            best = math.inf
+            for _ in range(5):
+                started = time.perf_counter()
+                chart = build_chart(state, **kwargs)
+                best = min(best, time.perf_counter() - started)
+            print(
+                f"{label} ({len(state.tree)} nodes) {kwargs or 'defaults'}: {best * 1000:.1f} ms, "
+                f"{len(chart.node_ids)} drawn, {chart.hidden} hidden"
+            )

@@ -1,0 +1,1 @@
+"""The console's views; each reads snapshots and writes commands, never the tree."""

@@ -1,0 +1,39 @@
+"""Downloads: the trace JSON, the tree as DOT and SVG, and a Markdown report of the run.
+
+Each file is built only when its button is clicked (Streamlit calls the function then), so a page
+refresh never pays for exports nobody asked for.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import streamlit as st
+
+from planner.state import SessionState
+from sessions.runner import load_state
+from ui.context import Console
+from ui.exports import markdown_report, trace_json, tree_dot, tree_svg
+
+__all__ = ["render_exports"]
+
+
+def render_exports(ctx: Console, session_id: str) -> None:
+    def current() -> SessionState:
+        """Rebuilt from the log: the callback runs on its own thread, away from the page's state."""
+        return load_state(ctx.store, session_id)
+
+    cols = st.columns(4)
+    cols[0].download_button(
+        "Trace JSON", lambda: trace_json(session_id, current(), ctx.store.load(session_id)), f"{session_id}.json",
+        "application/json", on_click="ignore",
+    )
+    cols[1].download_button("Tree (DOT)", lambda: tree_dot(current()), f"{session_id}.dot", "text/vnd.graphviz", on_click="ignore")
+    if shutil.which("dot"):
+        cols[2].download_button("Tree (SVG)", lambda: tree_svg(current()), f"{session_id}.svg", "image/svg+xml", on_click="ignore")
+    else:
+        cols[2].caption("SVG export needs Graphviz's dot program: apt-get install graphviz")
+    cols[3].download_button(
+        "Report (Markdown)", lambda: markdown_report(session_id, current(), ctx.store.load(session_id)),
+        f"{session_id}.md", "text/markdown", on_click="ignore",
+    )

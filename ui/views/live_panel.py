@@ -1,0 +1,50 @@
+"""The session page: controls, status, approval box, tree, inspector, plan editing, timeline, exports.
+
+It is one fragment that Streamlit redraws on a timer, so every part follows the run, and widgets
+keep their keys across redraws, so forms keep what the operator is typing. Only the sidebar (which
+session, a new session) redraws the whole app.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.context import Console
+from ui.views.edit import render_approval, render_edit
+from ui.views.export import render_exports
+from ui.views.header import render_controls, render_status
+from ui.views.inspector import render_inspector, render_run_panel
+from ui.views.live import live
+from ui.views.timeline import render_timeline
+from ui.views.tree import render_node_picker, render_tree
+
+__all__ = ["render_live_panel", "REFRESH_SECONDS"]
+
+REFRESH_SECONDS = 0.75
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def render_live_panel(ctx: Console, session_id: str) -> None:
+    follower = live(ctx, session_id)
+    state = follower.refresh()
+    render_controls(ctx, session_id, state)
+    render_status(ctx, session_id, state)
+    render_approval(ctx, session_id, state)
+    left, right = st.columns([3, 2], gap="medium")
+    with right:
+        node_id = render_node_picker(state)
+    with left:
+        render_tree(ctx, session_id, state)
+    with right:
+        node_tab, run_tab = st.tabs(["Node", "Notes & answer"])
+        with node_tab:
+            render_inspector(follower, node_id)
+        with run_tab:
+            render_run_panel(state)
+    edit_tab, timeline_tab, export_tab = st.tabs(["Edit plan", "Timeline", "Export"])
+    with edit_tab:
+        render_edit(ctx, session_id, state, state.tree.get(node_id) if node_id else None)
+    with timeline_tab:
+        render_timeline(ctx, session_id, state)
+    with export_tab:
+        render_exports(ctx, session_id)

@@ -1,0 +1,125 @@
+"""Sessions: pick one, start a new one (demo task or your own), see them all at a glance."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from demo.tasks import load_tasks
+from planner.config import Breakpoint, EngineConfig
+from planner.errors import PlannerError
+from sessions.backends import UnknownModel
+from sessions.runner import create_session
+from ui.context import Console
+from ui.status import STATUS_MARKS
+from ui.text import short
+
+__all__ = ["render_sidebar", "select_session", "BREAKPOINT_LABELS"]
+
+_CUSTOM = "Your own task…"
+BREAKPOINT_LABELS = {
+    Breakpoint.AFTER_EXPANSION: "after every expansion (plan review)",
+    Breakpoint.BEFORE_ACTION: "before every browser action",
+    Breakpoint.ON_FAILURE: "when a node fails",
+    Breakpoint.ON_REPAIR: "after a repair",
+}
+
+
+def select_session(session_id: str) -> None:
+    """Show another session from the next run on (the picker widget cannot change mid-run)."""
+    st.session_state["_select_session"] = session_id
+    st.session_state.pop("selected", None)
+    st.rerun()
+
+
+def _age(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def _new_session_form(ctx: Console) -> None:
+    tasks = {f"{t.title} ({t.kind.value})": t for t in load_tasks()}
+    with st.form("new_session", clear_on_submit=False):
+        st.markdown("**New session**")
+        choice = st.selectbox("Demo task", [*tasks, _CUSTOM], key="new_task_choice")
+        custom = st.text_area("Task text (for your own task)", key="new_task_text", height=80)
+        default_url = ctx.shop_url + "/" if ctx.shop_url else ""
+        start_url = st.text_input("Start URL (empty: dry run, no browser)", value=default_url, key="new_start_url")
+        model = st.text_input("Model", value="demo", key="new_model", help="demo (offline) or script:PATH")
+        cols = st.columns(3)
+        max_steps = cols[0].number_input("Max steps", 1, 100_000, EngineConfig().max_steps, key="new_max_steps")
+        revisions = cols[1].number_input("Revisions", 0, 20, EngineConfig().max_revisions, key="new_revisions")
+        retries = cols[2].number_input("Retries", 0, 10, EngineConfig().expansion_retries, key="new_retries")
+        repair = st.toggle("Repair failed nodes", value=True, key="new_repair")
+        alternatives = st.toggle("OR alternatives", value=True, key="new_or")
+        points = st.multiselect(
+            "Breakpoints", list(BREAKPOINT_LABELS), format_func=lambda b: BREAKPOINT_LABELS[b], key="new_breakpoints"
+        )
+        paused = st.toggle("Start paused (review before the first step)", value=False, key="new_paused")
+        if not st.form_submit_button("Start session", type="primary", key="start_session"):
+            return
+    task = tasks.get(choice)
+    text = custom.strip() if choice == _CUSTOM else task.task if task else ""
+    url = start_url.strip()
+    if task is not None and url == default_url and ctx.shop_url:
+        url = ctx.shop_url + task.start_path
+    try:
+        config = EngineConfig(
+            repair=repair,
+            or_alternatives=alternatives,
+            max_steps=int(max_steps),
+            max_revisions=int(revisions),
+            expansion_retries=int(retries),
+            breakpoints=frozenset(points),
+        )
+        session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config, paused=paused)
+    except (ValueError, UnknownModel, PlannerError) as error:
+        st.error(f"Not started: {error}")
+        return
+    ctx.pool.ensure_running(session_id)
+    select_session(session_id)
+
+
+def render_sidebar(ctx: Console) -> str | None:
+    """Draw the sidebar; return the chosen session id."""
+    with st.sidebar:
+        st.title("AND/OR console")
+        sessions = ctx.store.sessions()
+        ids = [info.id for info in sessions]
+        linked = st.query_params.get("session")
+        if linked in ids and not st.session_state.get("_link_followed"):
+            st.session_state["_link_followed"] = True
+            st.session_state["_select_session"] = linked
+        if "_select_session" in st.session_state:
+            st.session_state["session_id"] = st.session_state.pop("_select_session")
+        labels = {info.id: f"{STATUS_MARKS.get(info.status, '·')} {short(info.task, 48)} · {info.id}" for info in sessions}
+        if ids and st.session_state.get("session_id") not in ids:
+            st.session_state["session_id"] = ids[0]
+        if ids:
+            st.selectbox("Session", ids, format_func=labels.__getitem__, key="session_id")
+        else:
+            st.info("No sessions yet: start one below.")
+        _new_session_form(ctx)
+        if sessions:
+            now = time.time()
+            table = pd.DataFrame(
+                [
+                    {
+                        "status": info.status,
+                        "task": short(info.task, 40),
+                        "steps": info.steps,
+                        "model": info.model,
+                        "age": _age(now - info.created_at),
+                        "id": info.id,
+                    }
+                    for info in sessions
+                ]
+            )
+            st.markdown("**All sessions**")
+            st.dataframe(table, hide_index=True, width="stretch")
+    return st.session_state.get("session_id")

@@ -1,0 +1,104 @@
+"""The live AND/OR tree: click a node to select it; the selection survives every refresh."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.frames import active_path
+from planner.state import SessionState
+from planner.tree import ROOT_ID
+from ui.context import Console
+from ui.text import short
+from ui.tree_chart import build_chart, clicked_node, legend_markdown
+
+__all__ = ["render_tree", "render_node_picker"]
+
+
+_SVG_LIMIT = 600
+"""SVG keeps nodes in the page (accessible, crisp); past this many, canvas draws much faster."""
+
+
+def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
+    cols = st.columns(4)
+    cols[0].toggle("Hide pruned/deleted", key="hide_removed")
+    cols[1].toggle("Focus on selection", key="focus_selected")
+    cols[2].toggle("Fold finished branches", value=True, key="collapse_closed")
+    cols[3].toggle("Draw every node", value=st.query_params.get("all") == "1", key="draw_all", help="slower on big trees")
+    selected = st.session_state.get("selected")
+    chart = build_chart(
+        state,
+        selected=selected,
+        hide_removed=st.session_state.get("hide_removed", False),
+        focus=selected if st.session_state.get("focus_selected") and selected in state.tree else None,
+        collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
+        max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
+    )
+    key = f"tree_{session_id}"
+    st.session_state[f"{key}_ids"] = chart.node_ids
+    st.echarts_chart(
+        chart.option,
+        key=key,
+        on_select=lambda: _pick(key),
+        height=560,
+        renderer="svg" if len(chart.node_ids) <= _SVG_LIMIT else "canvas",
+        alt=f"Plan tree of {len(state.tree)} nodes",
+    )
+    if chart.hidden:
+        st.caption(f"{chart.hidden} of {len(state.tree)} nodes folded (+N marks where); use the node selector to reach any node")
+    with st.expander("Legend"):
+        st.markdown(legend_markdown())
+
+
+def _pick(key: str) -> None:
+    """Map a click through the ids of the chart that was on screen; an edge click or a deselect keeps
+    the current selection."""
+    node_id = clicked_node(st.session_state.get(key), st.session_state.get(f"{key}_ids", []))
+    if node_id is not None:
+        st.session_state["selected"] = node_id
+
+
+_PICKER_LIMIT = 800
+"""Past this many nodes the selector lists the selection's neighbourhood, plus a jump-to-id box."""
+
+
+def _jump(tree_ids: set[str]) -> None:
+    wanted = st.session_state.get("jump_to", "").strip()
+    if wanted in tree_ids:
+        st.session_state["selected"] = wanted
+        st.session_state["jump_error"] = None
+    elif wanted:
+        st.session_state["jump_error"] = f"there is no node {wanted!r}"
+
+
+def _neighbourhood(state: SessionState, selected: str) -> list[str]:
+    tree = state.tree
+    node = tree[selected]
+    keep = {selected, *node.children, *(a.id for a in tree.ancestors(node))}
+    if node.parent is not None:
+        keep.update(tree[node.parent].children)
+    keep.update(n.id for n, _ in active_path(tree))
+    return [n.id for n in tree.walk() if n.id in keep]
+
+
+def render_node_picker(state: SessionState) -> str | None:
+    """A searchable selector as well as clicking: type an id or a word of the description."""
+    if not len(state.tree):
+        return None
+    if st.session_state.get("selected") not in state.tree:
+        st.session_state["selected"] = ROOT_ID
+    if len(state.tree) > _PICKER_LIMIT:
+        st.text_input("Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12")
+        if st.session_state.get("jump_error"):
+            st.error(st.session_state["jump_error"])
+        ids = _neighbourhood(state, st.session_state["selected"])
+    else:
+        ids = [node.id for node in state.tree.walk()]
+    st.selectbox(
+        "Node",
+        ids,
+        key="selected",
+        format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
+        help="Click a node in the tree, or search here by id or description",
+    )
+    return st.session_state["selected"]
+
