@@ -14,15 +14,21 @@ from typing import Any
 from planner.dry import DryEnvironment, is_dry
 from planner.engine import Guard
 from planner.errors import ScriptError
+from planner.events import Event
 from planner.guard import GuardRules, make_guard
 from planner.offline import OfflineModel, Playbook
 from planner.protocols import Environment, Model
+from planner.replay import ReplayModel, recorded_calls
 from planner.scripted import Script, ScriptedModel, load_script
 from planner.state import SessionState
+from sessions.store import EventStore, SessionNotFound
 
-__all__ = ["Backend", "prepare_model", "build_backend", "UnknownModel", "artifacts_root", "MODEL_HELP"]
+__all__ = ["Backend", "prepare_model", "build_backend", "default_model", "UnknownModel", "artifacts_root", "MODEL_HELP"]
 
-MODEL_HELP = "demo (the offline demo model, default) or script:PATH (a scripted model)"
+MODEL_HELP = (
+    "demo (the offline demo model, default), script:PATH (a scripted model), claude or claude:MODEL_ID "
+    "(the Claude API; needs ANTHROPIC_API_KEY) or replay:SESSION_ID (replays a recorded session's answers)"
+)
 
 
 class UnknownModel(ValueError):
@@ -47,14 +53,39 @@ def artifacts_root(db: str | None) -> Path:
     return Path(target).expanduser().resolve().parent / "artifacts"
 
 
-def prepare_model(spec: str) -> dict[str, Any]:
-    """Check a model spec up front and capture what a later resume needs (the script's content)."""
+def default_model() -> str:
+    """Claude when an API key is configured, otherwise the offline demo model."""
+    return "claude" if os.environ.get("ANTHROPIC_API_KEY") else "demo"
+
+
+def prepare_model(spec: str, store: EventStore | None = None) -> dict[str, Any]:
+    """Check a model spec up front and capture what a later resume needs (the script's content, or
+    the recorded answers of a replayed session, read from `store` or the default store)."""
     if spec.startswith("script:"):
         script = load_script(spec.removeprefix("script:"))
         return {"script": script.model_dump(mode="json")}
-    if spec == "demo":
+    if spec.startswith("replay:"):
+        return {"calls": [call.to_json() for call in recorded_calls(_recorded_events(spec, store))]}
+    if spec in ("demo", "claude") or (spec.startswith("claude:") and spec != "claude:"):
         return {}
     raise UnknownModel(f"unknown model {spec!r}; use {MODEL_HELP}")
+
+
+def _recorded_events(spec: str, store: EventStore | None) -> list[Event]:
+    from sessions.sql import open_store
+
+    session_id = spec.removeprefix("replay:")
+    source = store or open_store()
+    try:
+        events = source.load(session_id)
+    except SessionNotFound:
+        events = []
+    finally:
+        if store is None:
+            source.close()
+    if not events:
+        raise UnknownModel(f"cannot replay {session_id!r}: no such session in the store")
+    return events
 
 
 def _demo_playbooks() -> dict[str, Playbook]:
@@ -71,6 +102,14 @@ def _model(state: SessionState) -> Model:
         return ScriptedModel(Script.model_validate(state.model_data["script"]), name=spec)
     if spec == "demo":
         return OfflineModel(_demo_playbooks())
+    if spec == "claude" or spec.startswith("claude:"):
+        from planner.claude import DEFAULT_MODEL, ClaudeModel  # the SDK import is slow; only Claude sessions pay it
+
+        return ClaudeModel(spec.removeprefix("claude:") if spec != "claude" else DEFAULT_MODEL)
+    if spec.startswith("replay:"):
+        if "calls" not in state.model_data:
+            raise UnknownModel("this session's recorded answers were not captured; it cannot be resumed")
+        return ReplayModel(state.model_data["calls"], name=spec)
     raise UnknownModel(f"unknown model {spec!r}; use {MODEL_HELP}")
 
 

@@ -70,7 +70,7 @@ def create_session(
         task=task,
         start_url=start_url,
         model=model,
-        model_data=prepare_model(model),
+        model_data=prepare_model(model, store),
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
     )

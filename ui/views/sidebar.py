@@ -10,7 +10,7 @@ import streamlit as st
 from demo.tasks import load_tasks
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
-from sessions.backends import UnknownModel
+from sessions.backends import MODEL_HELP, UnknownModel, default_model
 from sessions.runner import create_session
 from ui.context import Console
 from ui.status import STATUS_MARKS
@@ -50,7 +50,7 @@ def _new_session_form(ctx: Console) -> None:
         custom = st.text_area("Task text (for your own task)", key="new_task_text", height=80)
         default_url = ctx.shop_url + "/" if ctx.shop_url else ""
         start_url = st.text_input("Start URL (empty: dry run, no browser)", value=default_url, key="new_start_url")
-        model = st.text_input("Model", value="demo", key="new_model", help="demo (offline) or script:PATH")
+        model = st.text_input("Model", value=default_model(), key="new_model", help=MODEL_HELP)
         cols = st.columns(3)
         max_steps = cols[0].number_input("Max steps", 1, 100_000, EngineConfig().max_steps, key="new_max_steps")
         revisions = cols[1].number_input("Revisions", 0, 20, EngineConfig().max_revisions, key="new_revisions")

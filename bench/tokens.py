@@ -1,0 +1,188 @@
+"""Prompt size and call count of the Claude backend: `python -m bench.tokens`.
+
+Prints, on the bundled demo shop:
+1. raw HTML size against the compact observation the prompts carry, per page;
+2. approximate prompt tokens per operator call (chars / 4, an approximation, not a tokenizer),
+   split into the cached prefix (system + task) and the per-call part, with the observation
+   rendered compactly and, for comparison, as raw HTML;
+3. model calls per browser action (model_call events / action_executed events that are not notes)
+   for demo-task runs, against the goal of at most 2.2. `--db DB --session ID` counts a recorded
+   session instead (for instance a real Claude run).
+
+No API call is made: prompts are rendered exactly as `ClaudeModel` would send them. The compact
+observation needs Chromium; without it section 1 and 2 fall back to raw HTML only and say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import urllib.request
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from planner.actions import is_note
+from planner.claude import ClaudeModel
+from planner.events import Event, Kind
+from planner.operators import Completion, Expansion, FinalAnswer, Repair, Summary, TreeUpdate, View
+from planner.prompts import OBSERVATION_BUDGET, PROMPTS
+from planner.tree import Node, NodeType, Status, Tree
+
+__all__ = ["calls_per_action", "prompt_tokens", "main"]
+
+GOAL_CALLS_PER_ACTION = 2.2
+PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")
+TASK = "Search the shop for \"espresso\", open the cheapest espresso machine in the results, and tell me its name and price."
+_OUTPUTS = {
+    "expand": Expansion,
+    "repair": Repair,
+    "update": TreeUpdate,
+    "complete": Completion,
+    "summarize": Summary,
+    "final_answer": FinalAnswer,
+}
+_DETAIL = {"repair": "no link named like 'Price: low to high'", "update": "click [12]", "summarize": "click [12]"}
+
+
+def _tokens(chars: int) -> int:
+    """Approximate tokens: four characters per token (English prose and page text average about that)."""
+    return round(chars / 4)
+
+
+def _view(observation: str, url: str) -> View:
+    """A mid-run tree: the search done, the current node about to open the cheapest result."""
+    tree = Tree()
+    nodes = [
+        Node(id="0", description=TASK, type=NodeType.AND, status=Status.VISITED, children=["0.1", "0.2", "0.3"]),
+        Node(id="0.1", parent="0", description="search for espresso", type=NodeType.ACTION,
+             status=Status.SUCCESS, action="type [3] [espresso] [1]"),
+        Node(id="0.2", parent="0", description="open the cheapest espresso machine", status=Status.VISITED),
+        Node(id="0.3", parent="0", description="note the name and price"),
+    ]
+    tree.nodes = {node.id: node for node in nodes}
+    return View(task=TASK, tree=tree, node=tree["0.2"], notes=(), progress="searched for espresso",
+                observation=observation, url=url)
+
+
+def prompt_tokens(view: View) -> dict[str, tuple[int, int]]:
+    """Per operator: (cached prefix tokens, per-call tokens), tools schema counted in the prefix."""
+    model = ClaudeModel()
+    sizes = {}
+    for operator in PROMPTS:
+        request = model.request(operator, view, _OUTPUTS[operator], _DETAIL.get(operator, ""))
+        task_block, context = request["messages"][0]["content"]
+        prefix = len(request["system"][0]["text"]) + len(json.dumps(request["tools"])) + len(task_block["text"])
+        sizes[operator] = (_tokens(prefix), _tokens(len(context["text"])))
+    return sizes
+
+
+def calls_per_action(events: Iterable[Event]) -> tuple[int, int]:
+    """(model calls, browser actions) of one session's log; notes are not browser actions."""
+    calls = actions = 0
+    for event in events:
+        if event.kind is Kind.MODEL_CALL:
+            calls += 1
+        elif event.kind is Kind.ACTION_EXECUTED and not is_note(event.data.get("action", "")):
+            actions += 1
+    return calls, actions
+
+
+def _observations(base: str) -> dict[str, tuple[str, str | None]]:
+    """Raw HTML and compact observation (None without a browser) of each demo page."""
+    raw = {path: urllib.request.urlopen(base + path, timeout=10).read().decode() for path in PAGES}
+    product = re.search(r'href="(/product/[^"]+)"', raw[PAGES[1]])
+    if product:
+        raw[product[1]] = urllib.request.urlopen(base + product[1], timeout=10).read().decode()
+    compact: dict[str, str | None] = dict.fromkeys(raw)
+    try:
+        from planner.browser import BrowserEnvironment
+
+        env = BrowserEnvironment(base + PAGES[0])
+    except Exception as error:  # noqa: BLE001 - any launch failure means "no browser here"; we say so
+        print(f"(no browser: {error}; compact observations skipped)")
+    else:
+        try:
+            for path in raw:
+                env.goto(base + path)
+                compact[path] = env.observe().text
+        finally:
+            env.close()
+    return {path: (raw[path], compact[path]) for path in raw}
+
+
+def _print_pages(base: str) -> None:
+    pages = _observations(base)
+    print("1. Page size: raw HTML vs compact observation (tokens ~ chars/4)")
+    print(f"   {'page':40} {'html chars':>10} {'obs chars':>10} {'html tok':>9} {'obs tok':>8} {'ratio':>6}")
+    for path, (html, text) in pages.items():
+        obs = len(text) if text is not None else 0
+        ratio = f"{len(html) / obs:.1f}x" if obs else "-"
+        print(f"   {path:40} {len(html):>10} {obs:>10} {_tokens(len(html)):>9} {_tokens(obs):>8} {ratio:>6}")
+    raw_results, compact = pages[PAGES[1]]
+    print()
+    print("2. Prompt tokens per operator call on the espresso results page (chars/4, approximate)")
+    print(f"   {'operator':14} {'cached prefix':>13} {'per call':>9} {'per call, raw HTML':>19}")
+    raw_sizes = prompt_tokens(_view(raw_results, base + PAGES[1]))
+    for operator, (prefix, call) in prompt_tokens(_view(compact or raw_results, base + PAGES[1])).items():
+        print(f"   {operator:14} {prefix:>13} {call:>9} {raw_sizes[operator][1]:>19}")
+    print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.prompts.OBSERVATION_BUDGET)")
+
+
+def _print_calls(sessions: Sequence[tuple[str, list[Event]]]) -> None:
+    print()
+    print(f"3. Model calls per browser action (goal <= {GOAL_CALLS_PER_ACTION})")
+    total_calls = total_actions = 0
+    for name, events in sessions:
+        calls, actions = calls_per_action(events)
+        total_calls, total_actions = total_calls + calls, total_actions + actions
+        ratio = f"{calls / actions:.2f}" if actions else "-"
+        print(f"   {name:28} calls {calls:>4}  actions {actions:>3}  calls/action {ratio}")
+    if total_actions:
+        ratio = total_calls / total_actions
+        verdict = "meets" if ratio <= GOAL_CALLS_PER_ACTION else "misses"
+        print(f"   overall: {ratio:.2f} calls per action ({verdict} the goal of <= {GOAL_CALLS_PER_ACTION})")
+
+
+def _demo_runs(tasks: Sequence[str] | None) -> list[tuple[str, list[Event]]]:
+    """Run demo tasks with the offline model in the browser and return their logs."""
+    from sessions.sql import open_store
+    from sessions.suite import run_suite
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "bench.db")
+        try:
+            rows = run_suite(store, only=list(tasks) if tasks else None)
+            return [(row.task, store.load(row.session_id)) for row in rows]
+        finally:
+            store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.tokens", description=__doc__.split("\n")[0])
+    parser.add_argument("--db", help="store to read --session from (default $ANDOR_DB)")
+    parser.add_argument("--session", help="count calls per action of this recorded session instead of demo runs")
+    parser.add_argument("--task", action="append", help="demo task id to run (repeatable; default: all)")
+    args = parser.parse_args(argv)
+
+    from demo.shop import start_shop
+
+    with start_shop() as shop:
+        _print_pages(shop.url)
+    if args.session:
+        from sessions.sql import open_store
+
+        store = open_store(args.db)
+        try:
+            runs = [(args.session, store.load(args.session))]
+        finally:
+            store.close()
+    else:
+        runs = _demo_runs(args.task)
+    _print_calls(runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""The Claude backend: each planner operator is one Messages API call answered by a forced tool call.
+
+Why a forced tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the
+model answers in exactly the shape `planner.operators` validates, and we never parse free text.
+
+Why the prompt is split: the system text (operator instructions + action vocabulary) and the task
+text never change within a session, so both carry `cache_control` and later calls read them from
+the prompt cache; only the tree context and the page observation are billed at the full rate.
+
+Failures map onto the engine's two error kinds: an answer that does not validate raises
+`ModelOutputError` (the engine retries, then fails the node with the reason); an API that still
+cannot be reached after the SDK's own retries raises `ModelUnavailable` (the engine pauses the
+session and `resume` tries again). The API key is read by the SDK from ANTHROPIC_API_KEY and never
+appears in prompts, call records or error messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, TypeVar
+
+import anthropic
+from pydantic import BaseModel, ValidationError
+
+from planner.errors import ModelOutputError, ModelUnavailable
+from planner.operators import (
+    CallRecord,
+    Completion,
+    Expansion,
+    FinalAnswer,
+    Repair,
+    Reply,
+    Summary,
+    TreeUpdate,
+    View,
+)
+from planner.prompts import PROMPTS, render_user
+
+__all__ = ["ClaudeModel", "DEFAULT_MODEL", "PRICES", "estimate_cost"]
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""A current model the SDK knows and does not flag as deprecated."""
+
+_MAX_TOKENS = 2048
+
+PRICES: dict[str, tuple[float, float, float, float]] = {
+    "claude-opus-4-8": (5.0, 25.0, 6.25, 0.50),
+    "claude-opus-4-7": (5.0, 25.0, 6.25, 0.50),
+    "claude-opus-4-6": (5.0, 25.0, 6.25, 0.50),
+    "claude-opus-4-5": (5.0, 25.0, 6.25, 0.50),
+    "claude-opus-4-1": (15.0, 75.0, 18.75, 1.50),
+    "claude-opus-4-2025": (15.0, 75.0, 18.75, 1.50),
+    "claude-sonnet-4": (3.0, 15.0, 3.75, 0.30),
+    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10),
+    "claude-3-5-haiku": (0.80, 4.0, 1.0, 0.08),
+}
+"""USD per million tokens: (input, output, cache write, cache read). An *estimate* from list prices;
+the invoice is authoritative. Looked up by longest matching prefix, so dated ids resolve too; a
+model missing here is recorded with cost 0.0 (unknown), never guessed."""
+
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+def estimate_cost(model: str, input_tokens: int, output_tokens: int, cache_write: int, cache_read: int) -> float:
+    """Estimated USD for one call; 0.0 for a model missing from `PRICES` (unknown, not free)."""
+    key = max((k for k in PRICES if model.startswith(k)), key=len, default=None)
+    if key is None:
+        return 0.0
+    price_in, price_out, price_write, price_read = PRICES[key]
+    total = input_tokens * price_in + output_tokens * price_out + cache_write * price_write + cache_read * price_read
+    return round(total / 1_000_000, 8)
+
+
+class ClaudeModel:
+    """Implements `planner.protocols.Model` on the Anthropic Messages API."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        base_url: str | None = None,
+        timeout: float = 60,
+        max_retries: int = 3,
+        client: anthropic.Anthropic | None = None,
+    ) -> None:
+        self.model = model
+        self.name = f"claude:{model}"
+        self.max_retries = max_retries
+        self._client = client or anthropic.Anthropic(base_url=base_url, timeout=timeout, max_retries=max_retries)
+
+    # -- operators ----------------------------------------------------------------------------------
+
+    def expand(self, view: View) -> Reply[Expansion]:
+        return self._call("expand", view, Expansion)
+
+    def repair(self, view: View, reason: str) -> Reply[Repair]:
+        return self._call("repair", view, Repair, detail=reason)
+
+    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
+        return self._call("update", view, TreeUpdate, detail=action)
+
+    def check_completion(self, view: View) -> Reply[Completion]:
+        return self._call("complete", view, Completion)
+
+    def summarize(self, view: View, action: str) -> Reply[Summary]:
+        return self._call("summarize", view, Summary, detail=action)
+
+    def final_answer(self, view: View) -> Reply[FinalAnswer]:
+        return self._call("final_answer", view, FinalAnswer)
+
+    # -- one call -----------------------------------------------------------------------------------
+
+    def request(self, operator: str, view: View, output: type[BaseModel], detail: str = "") -> dict[str, Any]:
+        """The Messages API arguments for one operator call (public so benchmarks can size prompts)."""
+        prompt = PROMPTS[operator]
+        cached = {"type": "ephemeral"}
+        return {
+            "model": self.model,
+            "max_tokens": _MAX_TOKENS,
+            "system": [{"type": "text", "text": prompt.system, "cache_control": cached}],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": f"# Task\n{view.task}", "cache_control": cached},
+                        {"type": "text", "text": render_user(operator, view, detail=detail)},
+                    ],
+                }
+            ],
+            "tools": [
+                {
+                    "name": prompt.tool,
+                    "description": prompt.tool_description,
+                    "input_schema": output.model_json_schema(),
+                }
+            ],
+            "tool_choice": {"type": "tool", "name": prompt.tool},
+        }
+
+    def _call(self, operator: str, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
+        params = self.request(operator, view, output, detail)
+        user = params["messages"][0]["content"]
+        call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
+        started = time.perf_counter()
+        try:
+            response = self._client.messages.create(**params)
+        except anthropic.APIStatusError as error:
+            raise ModelUnavailable(self._status_message(error)) from None
+        except anthropic.APITimeoutError:
+            raise ModelUnavailable(
+                f"the Claude API did not answer within the timeout after {self.max_retries} retries; "
+                "check the network and resume the session"
+            ) from None
+        except anthropic.APIConnectionError as error:
+            raise ModelUnavailable(
+                f"cannot reach the Claude API at {self._client.base_url} after {self.max_retries} retries "
+                f"({_scrub(str(error.__cause__ or error))}); check the network and resume the session"
+            ) from None
+        except TypeError as error:
+            if "authentication" in str(error):
+                raise ModelUnavailable("no API key: set ANTHROPIC_API_KEY and resume the session") from None
+            raise
+        call.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        call.usage = self._usage(response.usage)
+        tool = PROMPTS[operator].tool
+        block = next((b for b in response.content if b.type == "tool_use" and b.name == tool), None)
+        if block is None:
+            call.raw = "".join(getattr(b, "text", "") for b in response.content)
+            raise ModelOutputError(f"the model did not call the {tool} tool (stop reason {response.stop_reason})", call)
+        call.raw = json.dumps(block.input, ensure_ascii=False)
+        if response.stop_reason == "max_tokens":
+            raise ModelOutputError(f"the {tool} answer was cut off at {_MAX_TOKENS} output tokens", call)
+        try:
+            return Reply(output.model_validate(block.input), call)
+        except ValidationError as error:
+            raise ModelOutputError(f"invalid {tool} answer: {_explain(error)}", call) from None
+
+    def _usage(self, usage: Any) -> dict[str, Any]:
+        """Token counts in the engine's metric names, with an estimated cost."""
+        counts = {
+            "input_tokens": usage.input_tokens or 0,
+            "output_tokens": usage.output_tokens or 0,
+            "cache_read_tokens": getattr(usage, "cache_read_input_tokens", None) or 0,
+            "cache_write_tokens": getattr(usage, "cache_creation_input_tokens", None) or 0,
+        }
+        counts["cost_usd"] = estimate_cost(
+            self.model,
+            counts["input_tokens"],
+            counts["output_tokens"],
+            counts["cache_write_tokens"],
+            counts["cache_read_tokens"],
+        )
+        return counts
+
+    def _status_message(self, error: anthropic.APIStatusError) -> str:
+        status = error.status_code
+        body = error.body if isinstance(error.body, dict) else {}
+        detail = body.get("error", {}).get("message", "") if isinstance(body.get("error"), dict) else ""
+        if status == 401:
+            advice = "the API key was rejected: check ANTHROPIC_API_KEY and resume the session"
+        elif status == 403:
+            advice = "the API key may not use this model: check its permissions and resume"
+        elif status in (429, 529) or status >= 500:
+            advice = f"still failing after {self.max_retries} retries: wait a little and resume the session"
+        else:
+            advice = "the request was refused: check the model id and resume"
+        detail = f": {_scrub(detail)}" if detail else ""
+        return f"Claude API returned HTTP {status}{detail}; {advice}"
+
+
+def _explain(error: ValidationError) -> str:
+    """A short, readable account of what was wrong with the tool input."""
+    problems = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(part) for part in item["loc"]) or "answer"
+        problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems)
+
+
+def _scrub(text: str) -> str:
+    """Belt and braces: the key never belongs in a message, even if a server echoes it back."""
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    return text.replace(key, "[redacted]") if key else text

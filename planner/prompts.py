@@ -1,0 +1,238 @@
+"""Prompt templates for the Claude backend: one per planner operator, plus the shared context renderer.
+
+Every prompt has two halves. The *stable* half — the system text (what an AND/OR planning tree is,
+the operator's job, the browser action vocabulary) and the task text — is identical for every call
+of one operator in one session, so the Claude backend marks it for prompt caching. The *volatile*
+half is rendered from `planner.operators.View` on each call: notes, progress, the node, a compact
+local slice of the tree and the (truncated) page observation.
+
+The wording is our own; the content each operator sees follows the StructuredAgent appendix
+(tables 17-26): expansion sees the page and the action list, repair sees the failure reason, the
+global update sees the action just run, the completion check sees the children's statuses and the
+final answer sees the notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.actions import describe_actions
+from planner.operators import View
+from planner.status import CLOSED
+from planner.tree import ROOT_ID, Node
+
+__all__ = [
+    "OPERATORS",
+    "OBSERVATION_BUDGET",
+    "OperatorPrompt",
+    "PROMPTS",
+    "render_node",
+    "render_local_tree",
+    "render_observation",
+    "render_user",
+]
+
+OBSERVATION_BUDGET = 12_000
+"""Characters of the compact page observation a prompt carries (about 3k tokens); the rest is cut."""
+
+_OPEN_NODES_BUDGET = 40
+"""At most this many open nodes are listed for the global tree update."""
+
+_BASICS = """\
+You are one component of a web agent that plans with an AND/OR tree and executes it depth-first.
+
+Node kinds:
+- AND: an ordered list of sub-goals; all of them must succeed, in order.
+- OR: alternative strategies for the same goal, each with a score in (0, 1] saying how likely it
+  is to work; the best-scored one is tried first and the others only if it fails.
+- ACTION: one browser action, written exactly in the action syntax below.
+- UNKNOWN: a node nobody has expanded yet.
+Statuses: UNVISITED (not started), VISITED (in progress), SUCCESS, FAIL, PRUNED (abandoned),
+DELETED (dropped because an earlier step failed).
+
+Browser actions (element ids are the numbers in square brackets in the page observation):
+{actions}
+
+The page observation is a compact text rendering of the page, not raw HTML. Rely only on what it
+shows and on the notes; never invent element ids, prices or names. Answer only by calling the
+provided tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorPrompt:
+    """One operator's tool and instructions; `system` is the cached stable prefix."""
+
+    operator: str
+    tool: str
+    tool_description: str
+    instructions: str
+
+    @property
+    def system(self) -> str:
+        return _BASICS.format(actions=describe_actions()) + "\n\nYour job now:\n" + self.instructions
+
+
+# Node Expansion: decide whether the current node is a single action or needs AND/OR children.
+_EXPAND = OperatorPrompt(
+    "expand",
+    "expand_node",
+    "Decompose the current node into sub-goals or alternatives, or ground it as one browser action.",
+    """\
+Expand the current node.
+- If one browser action on the current page achieves it, answer type ACTION with that action.
+  Use only element ids that appear in the observation. To record a fact, use a note action whose
+  text holds the fact itself (names, prices), copied from the page.
+- If it needs several steps in order, answer type AND with short, concrete sub-goals.
+- If there are genuinely different ways to achieve it, answer type OR with alternatives, each with
+  a score in (0, 1]; higher means more promising.
+Sub-goals should be small enough that each is later one or a few actions. Do not repeat work that
+the progress summary or the siblings show as done. Keep the reasoning to one or two sentences.""",
+)
+
+# Node Repair: the node failed; drop hopeless open children and add new ones, or give up.
+_REPAIR = OperatorPrompt(
+    "repair",
+    "repair_node",
+    "Repair a failed node by pruning some of its open children and appending new ones.",
+    """\
+The current node failed for the reason given. Propose a repair:
+- prune: ids of the node's children that can no longer help (only its own children);
+- add: new sub-goals appended after the existing children that work around the failure, taking
+  the current page into account (give each a score when the node is an OR node).
+Do not re-add something already tried and failed. If no sensible repair exists, leave add empty
+and say why in the reasoning.""",
+)
+
+# Global Tree Update: after an action, prune or sharpen open nodes given what was just seen.
+_UPDATE = OperatorPrompt(
+    "update",
+    "update_tree",
+    "Prune open nodes made unnecessary by the last action and sharpen descriptions of open nodes.",
+    """\
+An action was just executed. Look at the new page and the open nodes of the plan:
+- prune: ids of open nodes that are now unnecessary (already achieved, or impossible);
+- rewrite: {node id: better description} for open nodes whose wording can now be made more
+  concrete with what the page shows.
+Never touch nodes on the active path (the current node and its ancestors). Most of the time the
+right answer is no change: return empty lists.""",
+)
+
+# Node Completion Check: is the node's objective really met by its children and the notes?
+_COMPLETE = OperatorPrompt(
+    "complete",
+    "check_completion",
+    "Decide whether the current node's objective has been achieved.",
+    """\
+All of the current node's children have been handled. Using their statuses, the notes and the
+current page, decide whether the node's objective (for the root: the whole task) is achieved.
+Answer complete=false, with the missing piece as the reason, when something the objective asks
+for is not yet established by the notes or the page.""",
+)
+
+# Observation Summarizer: condense the new page and the task progress after an action.
+_SUMMARIZE = OperatorPrompt(
+    "summarize",
+    "summarize_observation",
+    "Summarize the page after an action and the progress made on the task.",
+    """\
+An action was just executed. Report:
+- summary: what the current page shows, in one or two sentences;
+- progress: the task progress so far, updating the previous progress summary;
+- notes: facts from this page that the final answer will need (exact names, prices, ratings),
+  only if they are not in the notes already. Copy values exactly; do not guess.""",
+)
+
+# Final answer: write the answer to the task from the notes gathered during the run.
+_FINAL = OperatorPrompt(
+    "final_answer",
+    "final_answer",
+    "Write the final answer to the task.",
+    """\
+The run is over. Write the answer to the task using only the notes and the page. Be direct and
+specific (names, prices). If the notes do not contain the answer, say plainly what is missing.""",
+)
+
+PROMPTS: dict[str, OperatorPrompt] = {p.operator: p for p in (_EXPAND, _REPAIR, _UPDATE, _COMPLETE, _SUMMARIZE, _FINAL)}
+OPERATORS = tuple(PROMPTS)
+
+
+def render_node(node: Node, *, mark: str = "") -> str:
+    """One compact line per node: id, type, status, description, score, action, failure reason."""
+    parts = [f"{node.id} [{node.type.value} {node.status.value}] {node.description}"]
+    if node.score is not None:
+        parts.append(f"(score {node.score:g})")
+    if node.action:
+        parts.append(f"-> {node.action}")
+    if node.reason and node.status.value in ("FAIL", "PRUNED", "DELETED"):
+        parts.append(f"-- {node.reason}")
+    return " ".join(parts) + (f"   <== {mark}" if mark else "")
+
+
+def render_local_tree(view: View) -> str:
+    """The node in its neighbourhood: parent, siblings (the node marked) and the node's children.
+
+    For the root there are no parent or siblings, so its whole first level is shown instead.
+    """
+    tree, node = view.tree, view.node
+    children = [f"    {render_node(child)}" for child in tree.children(node)]
+    parent = tree.parent(node)
+    if parent is None:
+        return "\n".join([render_node(node, mark="current"), *children])
+    lines = [render_node(parent)]
+    for sibling in tree.children(parent):
+        if sibling.id == node.id:
+            lines.append(f"  {render_node(sibling, mark='current')}")
+            lines.extend(children)
+        else:
+            lines.append(f"  {render_node(sibling)}")
+    return "\n".join(lines)
+
+
+def _open_nodes(view: View) -> str:
+    """Open nodes the global update may prune or rewrite (the active path excluded), capped."""
+    tree = view.tree
+    active = {view.node.id, *(a.id for a in tree.ancestors(view.node))}
+    open_nodes = [n for n in tree.walk() if n.status not in CLOSED and n.id not in active and n.id != ROOT_ID]
+    lines = [render_node(n) for n in open_nodes[:_OPEN_NODES_BUDGET]]
+    if len(open_nodes) > _OPEN_NODES_BUDGET:
+        lines.append(f"(and {len(open_nodes) - _OPEN_NODES_BUDGET} more)")
+    return "\n".join(lines) or "(none)"
+
+
+def render_observation(view: View, budget: int = OBSERVATION_BUDGET) -> str:
+    """The compact observation, cut to `budget` characters with a marker saying how much was cut."""
+    text = view.observation.strip() or "(no observation)"
+    if len(text) > budget:
+        text = text[:budget] + f"\n[... {len(text) - budget} more characters not shown]"
+    return f"URL: {view.url or 'unknown'}\n{text}"
+
+
+def _bullets(items: tuple[str, ...] | list[str], empty: str) -> str:
+    return "\n".join(f"- {item}" for item in items) or empty
+
+
+def render_user(operator: str, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET) -> str:
+    """The volatile half of a prompt: everything after the cached task text.
+
+    `detail` is the operator's extra input: the failure reason for repair, the action just run for
+    update and summarize.
+    """
+    node = view.node
+    sections = [
+        f"## Notes so far\n{_bullets(view.notes, '(none)')}",
+        f"## Progress\n{view.progress or '(nothing yet)'}",
+        f"## Current node\n{node.id}: {node.description}",
+        f"## Local tree\n{render_local_tree(view)}",
+    ]
+    if view.constraints:
+        sections.insert(0, f"## Constraints\n{_bullets(view.constraints, '')}")
+    if operator == "expand" and not view.allow_or:
+        sections.append("## Restriction\nOR alternatives are switched off: answer AND or ACTION only.")
+    if operator == "repair":
+        sections.append(f"## Why it failed\n{detail or '(no reason recorded)'}")
+    if operator in ("update", "summarize"):
+        sections.append(f"## Action just executed\n{detail}")
+    if operator == "update":
+        sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")
+    sections.append(f"## Current page\n{render_observation(view, budget)}")
+    return "\n\n".join(sections)

@@ -1,0 +1,107 @@
+"""A model that answers with what another session's model answered: for rehearsal and regression.
+
+A recorded session's successful `model_call` events are matched to new calls by (operator, node
+description), in recorded order. Among several recordings with the same key, the one made for the
+same node id at the same revision count is preferred, so a session rebuilt after a pause or crash
+(with a fresh `ReplayModel`) still gets the answer meant for that node rather than the first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from planner.errors import ModelOutputError
+from planner.events import Event, Kind
+from planner.operators import Completion, Expansion, FinalAnswer, Repair, Reply, Summary, TreeUpdate, View
+from planner.state import SessionState, apply
+
+__all__ = ["RecordedCall", "ReplayModel", "recorded_calls"]
+
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One accepted answer: the operator, the node it was for, and the output as stored."""
+
+    operator: str
+    description: str
+    output: dict[str, Any]
+    node_id: str = ""
+    revisions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "description": self.description,
+            "output": self.output,
+            "node_id": self.node_id,
+            "revisions": self.revisions,
+        }
+
+
+def recorded_calls(events: Iterable[Event]) -> list[RecordedCall]:
+    """The accepted model answers of a session's log, each with its node's description at call time.
+
+    The events are folded as they go because a `model_call` event names only the node id, and a
+    node's description can be rewritten later in the run.
+    """
+    state = SessionState()
+    calls = []
+    for event in events:
+        if event.kind is Kind.MODEL_CALL and event.data.get("ok") and event.data.get("output") is not None:
+            node = state.tree.get(event.node_id or "")
+            if node is not None:
+                calls.append(
+                    RecordedCall(event.data["operator"], node.description, event.data["output"], node.id, node.revisions)
+                )
+        apply(state, event)
+    return calls
+
+
+class ReplayModel:
+    """Implements `planner.protocols.Model` by replaying `RecordedCall`s (see the module docstring)."""
+
+    def __init__(self, calls: Sequence[RecordedCall | Mapping[str, Any]], name: str = "replay") -> None:
+        self.name = name
+        self._calls = [c if isinstance(c, RecordedCall) else RecordedCall(**c) for c in calls]
+        self._used: set[int] = set()
+
+    def expand(self, view: View) -> Reply[Expansion]:
+        return self._answer("expand", view, Expansion)
+
+    def repair(self, view: View, reason: str) -> Reply[Repair]:
+        return self._answer("repair", view, Repair)
+
+    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
+        return self._answer("update", view, TreeUpdate)
+
+    def check_completion(self, view: View) -> Reply[Completion]:
+        return self._answer("complete", view, Completion)
+
+    def summarize(self, view: View, action: str) -> Reply[Summary]:
+        return self._answer("summarize", view, Summary)
+
+    def final_answer(self, view: View) -> Reply[FinalAnswer]:
+        return self._answer("final_answer", view, FinalAnswer)
+
+    def _answer(self, operator: str, view: View, output: type[OutputT]) -> Reply[OutputT]:
+        node = view.node
+        candidates = [
+            i
+            for i, call in enumerate(self._calls)
+            if i not in self._used and call.operator == operator and call.description == node.description
+        ]
+        exact = [i for i in candidates if (self._calls[i].node_id, self._calls[i].revisions) == (node.id, node.revisions)]
+        chosen = (exact or candidates or [None])[0]
+        if chosen is None:
+            raise ModelOutputError(f"no recorded answer for {operator} on {node.description!r}")
+        self._used.add(chosen)
+        try:
+            return Reply(output.model_validate(self._calls[chosen].output))
+        except ValidationError as error:
+            raise ModelOutputError(f"recorded {operator} answer is no longer valid: {error.errors()[0]['msg']}") from None

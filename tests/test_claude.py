@@ -1,0 +1,324 @@
+"""The Claude backend against a local fake of the Messages API, and replaying what it answered.
+
+No network and no real key: the SDK is pointed at `tests.fake_anthropic.FakeAnthropic` with
+`base_url`, and a fake key comes from ANTHROPIC_API_KEY so we can prove it never leaks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import new_state, snapshot
+from fake_anthropic import FakeAnthropic
+
+from planner.claude import ClaudeModel, estimate_cost
+from planner.commands import Resume, apply_command
+from planner.config import EngineConfig
+from planner.dry import DryEnvironment
+from planner.engine import Engine
+from planner.errors import ModelOutputError, ModelUnavailable
+from planner.events import Event, Kind
+from planner.operators import Completion, Expansion, FinalAnswer, Repair, Summary, TreeUpdate, View
+from planner.protocols import Model
+from planner.replay import ReplayModel, recorded_calls
+from planner.state import RunStatus, SessionState
+from planner.tree import Node, NodeType, Status, Tree
+
+KEY = "sk-ant-test-DO-NOT-LEAK-7f3a9c"
+TASK = "Find the cheapest espresso machine in the shop and tell me its name and price."
+
+SCRIPT: dict[tuple[str, str], Any] = {
+    ("expand_node", TASK): {
+        "type": "AND",
+        "children": [
+            {"description": "search for espresso"},
+            {"description": "open the cheapest result"},
+            {"description": "note the name and price"},
+        ],
+        "reasoning": "search, pick, note",
+    },
+    ("expand_node", "search for espresso"): {"type": "ACTION", "action": "type [3] [espresso] [1]"},
+    ("expand_node", "open the cheapest result"): {"type": "ACTION", "action": "click [12]"},
+    ("expand_node", "note the name and price"): {"type": "ACTION", "action": "note [Crema Compact Espresso: $129.00]"},
+    ("summarize_observation", "*"): {"summary": "a results page", "progress": "searching", "notes": []},
+    ("update_tree", "*"): {"prune": [], "rewrite": {}},
+    ("check_completion", TASK): {"complete": True, "reason": "name and price noted"},
+    ("final_answer", TASK): {"answer": "Crema Compact Espresso, $129.00"},
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(dict(SCRIPT)) as fake:
+        yield fake
+
+
+def _model(server: FakeAnthropic, **options: Any) -> ClaudeModel:
+    return ClaudeModel(base_url=server.url, **options)
+
+
+def _view(node_id: str = "0.2", notes: tuple[str, ...] = ("Crema Compact Espresso: $129.00",)) -> View:
+    """A small tree: root AND with a succeeded search, the current node, and one unvisited step."""
+    tree = Tree()
+    nodes = [
+        Node(id="0", description=TASK, type=NodeType.AND, status=Status.VISITED, children=["0.1", "0.2", "0.3"]),
+        Node(id="0.1", parent="0", description="search for espresso", type=NodeType.ACTION,
+             status=Status.SUCCESS, action="type [3] [espresso] [1]"),
+        Node(id="0.2", parent="0", description="open the cheapest result", status=Status.VISITED, children=["0.2.1"]),
+        Node(id="0.2.1", parent="0.2", description="sort by price", status=Status.PRUNED, reason="no sort link"),
+        Node(id="0.3", parent="0", description="note the name and price"),
+    ]
+    tree.nodes = {n.id: n for n in nodes}
+    page = '[12] link "Crema Compact Espresso"\nby Crema\nPrice: $129.00\n' + "x" * 20_000
+    return View(task=TASK, tree=tree, node=tree[node_id], notes=notes, progress="searched", observation=page, url="http://shop/s")
+
+
+def _sent_key(headers: dict[str, str]) -> str:
+    """The key the SDK sent (it read it from the environment), whichever header carries it."""
+    return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+
+
+def _run(state: SessionState, model: Model, log: list[Event], env: DryEnvironment | None = None) -> Engine:
+    engine = Engine(state, model, env or DryEnvironment())
+    for _ in range(200):
+        events = engine.step()
+        if not events:
+            break
+        log.extend(events)
+    return engine
+
+
+# -- request shape ----------------------------------------------------------------------------------
+
+OPERATORS = [
+    ("expand", "expand_node", Expansion, lambda m, v: m.expand(v), "[12] link \"Crema Compact Espresso\""),
+    ("repair", "repair_node", Repair, lambda m, v: m.repair(v, "the sort link is missing"), "the sort link is missing"),
+    ("update", "update_tree", TreeUpdate, lambda m, v: m.update_tree(v, "click [12]"), "click [12]"),
+    ("complete", "check_completion", Completion, lambda m, v: m.check_completion(v), "0.2.1 [UNKNOWN PRUNED]"),
+    ("summarize", "summarize_observation", Summary, lambda m, v: m.summarize(v, "click [12]"), "click [12]"),
+    ("final_answer", "final_answer", FinalAnswer, lambda m, v: m.final_answer(v), "- Crema Compact Espresso: $129.00"),
+]
+
+ANSWERS = {
+    "expand_node": {"type": "ACTION", "action": "click [12]"},
+    "repair_node": {"prune": ["0.2.1"], "add": [{"description": "search sorted by price"}]},
+    "update_tree": {"prune": ["0.3"], "rewrite": {}},
+    "check_completion": {"complete": False, "reason": "price missing"},
+    "summarize_observation": {"summary": "results", "progress": "found it", "notes": ["a fact"]},
+    "final_answer": {"answer": "Crema Compact Espresso, $129.00"},
+}
+
+
+@pytest.mark.parametrize(("operator", "tool", "output", "invoke", "shows"), OPERATORS, ids=[o[0] for o in OPERATORS])
+def test_each_operator_is_one_forced_tool_call_with_a_cached_prefix(
+    server: FakeAnthropic, operator: str, tool: str, output: type, invoke: Any, shows: str
+) -> None:
+    server.replies = {(tool, "open the cheapest result"): ANSWERS[tool]}
+    reply = invoke(_model(server, model="claude-haiku-4-5"), _view())
+
+    assert len(server.requests) == 1
+    body = server.requests[0]
+    assert body["model"] == "claude-haiku-4-5"
+    assert body["tool_choice"] == {"type": "tool", "name": tool}
+    assert [t["name"] for t in body["tools"]] == [tool]
+    assert body["tools"][0]["input_schema"] == output.model_json_schema()
+    [system] = body["system"]
+    assert system["cache_control"] == {"type": "ephemeral"} and "click [id]" in system["text"]
+    [message] = body["messages"]
+    task_block, context = message["content"]
+    assert task_block["cache_control"] == {"type": "ephemeral"} and TASK in task_block["text"]
+    assert "cache_control" not in context
+    text = context["text"]
+    assert shows in text
+    assert "## Current node\n0.2: open the cheapest result" in text
+    assert "0 [AND VISITED]" in text and "<== current" in text and "0.3 [UNKNOWN UNVISITED]" in text
+    assert "more characters not shown" in text and len(text) < 16_000
+    assert isinstance(reply.output, output) and reply.output.model_dump(mode="json", exclude_defaults=True)
+    assert reply.call.raw == json.dumps(ANSWERS[tool])
+    assert KEY not in (reply.call.prompt or "") and _sent_key(server.headers[0]) == KEY
+
+
+def test_root_view_shows_the_whole_first_level(server: FakeAnthropic) -> None:
+    view = _view("0")
+    server.replies = {("expand_node", TASK): ANSWERS["expand_node"]}
+    _model(server).expand(view)
+    text = server.requests[0]["messages"][0]["content"][1]["text"]
+    assert all(f"{i} [" in text for i in ("0.1", "0.2", "0.3"))
+
+
+def test_usage_is_recorded_with_cache_reads_and_an_estimated_cost(server: FakeAnthropic) -> None:
+    server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    model = _model(server)
+    first = model.expand(_view()).call.usage
+    second = model.expand(_view()).call.usage
+    assert first["cache_write_tokens"] > 0 and first["cache_read_tokens"] == 0
+    assert second["cache_read_tokens"] == first["cache_write_tokens"] and second["cache_write_tokens"] == 0
+    assert second["cost_usd"] < first["cost_usd"]
+    assert first["cost_usd"] == estimate_cost(
+        "claude-sonnet-4-6", first["input_tokens"], first["output_tokens"], first["cache_write_tokens"], 0
+    )
+
+
+# -- transport errors -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [529, 429])
+def test_overload_and_rate_limit_are_retried_by_the_sdk(server: FakeAnthropic, status: int) -> None:
+    server.fail(status, times=2)
+    reply = _model(server, max_retries=3).expand(_view("0"))
+    assert reply.output.type == "AND"
+    assert len(server.requests) == 3
+
+
+def test_a_timeout_makes_the_model_unavailable(server: FakeAnthropic) -> None:
+    server.delay = 1.0
+    with pytest.raises(ModelUnavailable, match="timeout") as caught:
+        _model(server, timeout=0.2, max_retries=0).expand(_view("0"))
+    assert KEY not in str(caught.value)
+
+
+def test_exhausted_retries_pause_the_session_and_resume_finishes_it(server: FakeAnthropic) -> None:
+    server.fail(529, times=3)
+    model = _model(server, max_retries=2)
+    with pytest.raises(ModelUnavailable, match="HTTP 529") as caught:
+        model.expand(_view("0"))
+    assert "resume" in str(caught.value) and KEY not in str(caught.value)
+
+    server.fail(529, times=3)
+    state, log = new_state(TASK)
+    engine = _run(state, model, log)
+    assert state.status is RunStatus.PAUSED
+    assert state.reason is not None and state.reason.startswith("model unavailable: Claude API returned HTTP 529")
+
+    log.extend(apply_command(state, Resume()))  # the fake has recovered: its three failures are spent
+    assert state.status is RunStatus.RUNNING
+    _run(state, engine.model, log, engine.env)  # type: ignore[arg-type]
+    assert state.status is RunStatus.SUCCEEDED
+    assert state.final_answer == "Crema Compact Espresso, $129.00"
+
+
+def test_rejected_key_is_reported_without_the_key(server: FakeAnthropic) -> None:
+    server.fail(401)
+    with pytest.raises(ModelUnavailable, match="ANTHROPIC_API_KEY") as caught:
+        _model(server).expand(_view("0"))
+    assert KEY not in str(caught.value) and KEY not in repr(caught.value.__cause__)
+
+
+# -- malformed answers ------------------------------------------------------------------------------
+
+
+def test_or_without_scores_is_an_output_error(server: FakeAnthropic) -> None:
+    server.replies[("expand_node", TASK)] = {"type": "OR", "children": [{"description": "a"}, {"description": "b"}]}
+    with pytest.raises(ModelOutputError, match="score") as caught:
+        _model(server).expand(_view("0"))
+    assert caught.value.call is not None and '"OR"' in caught.value.call.raw
+    assert caught.value.call.usage["output_tokens"] > 0
+
+
+def test_an_answer_without_the_tool_call_is_an_output_error(server: FakeAnthropic) -> None:
+    server.replies = {}
+    with pytest.raises(ModelOutputError, match="did not call the expand_node tool"):
+        _model(server).expand(_view("0"))
+
+
+def test_malformed_answers_are_retried_by_the_engine_then_fail_the_node(server: FakeAnthropic) -> None:
+    server.replies[("expand_node", TASK)] = {"type": "OR", "children": [{"description": "a"}, {"description": "b"}]}
+    state, log = new_state(TASK, EngineConfig(expansion_retries=2, repair=False))
+    _run(state, _model(server), log)
+    attempts = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand"]
+    assert [a.data["attempt"] for a in attempts] == [1, 2, 3]
+    assert all(not a.data["ok"] and "score" in a.data["error"] for a in attempts)
+    assert all(a.data["usage"]["input_tokens"] > 0 for a in attempts)
+    assert "expansion failed: invalid expand_node answer" in (state.tree["0"].reason or "")
+    assert state.status is RunStatus.FAILED
+    assert state.metrics.model_errors == 3
+
+
+# -- a whole session, and its replay ----------------------------------------------------------------
+
+
+def _claude_session(server: FakeAnthropic) -> tuple[SessionState, list[Event]]:
+    state, log = new_state(TASK)
+    _run(state, _model(server), log)
+    return state, log
+
+
+def test_a_full_session_runs_on_claude_and_records_usage_without_the_key(server: FakeAnthropic) -> None:
+    state, log = _claude_session(server)
+    assert state.status is RunStatus.SUCCEEDED
+    assert state.final_answer == "Crema Compact Espresso, $129.00"
+    assert state.notes == ["Crema Compact Espresso: $129.00"]
+    metrics = state.metrics
+    assert metrics.model_calls == len(server.requests) and metrics.model_errors == 0
+    assert metrics.cache_read_tokens > 0 and metrics.cache_write_tokens > 0 and metrics.cost_usd > 0
+    dumped = json.dumps([e.data for e in log])
+    assert KEY not in dumped
+    assert all(_sent_key(h) == KEY for h in server.headers)
+
+
+def test_replaying_a_session_gives_the_same_tree_and_answer(server: FakeAnthropic) -> None:
+    original, log = _claude_session(server)
+    replayed, replay_log = new_state(TASK)
+    _run(replayed, ReplayModel(recorded_calls(log)), replay_log)
+    assert snapshot(replayed)["nodes"] == snapshot(original)["nodes"]
+    assert replayed.final_answer == original.final_answer and replayed.status is RunStatus.SUCCEEDED
+
+
+def test_replay_without_a_recording_names_the_operator_and_node() -> None:
+    with pytest.raises(ModelOutputError, match="no recorded answer for expand on 'open the cheapest result'"):
+        ReplayModel([]).expand(_view())
+
+
+def test_model_specs_resolve_through_the_session_store(
+    server: FakeAnthropic, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessions.backends import build_backend, prepare_model
+    from sessions.runner import create_session, load_state
+    from sessions.sql import open_store
+
+    monkeypatch.setenv("ANDOR_DB", str(tmp_path / "sessions.db"))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    assert prepare_model("claude") == {} and prepare_model("claude:claude-haiku-4-5") == {}
+    store = open_store()
+    try:
+        first = create_session(store, TASK, "claude", start_url="dry://start")
+        backend = build_backend(load_state(store, first))
+        assert isinstance(backend.model, ClaudeModel) and backend.model.model == "claude-sonnet-4-6"
+        state = load_state(store, first)
+        log: list[Event] = []
+        _run(state, backend.model, log)
+        store.append(first, log, status=state.status.value, reason=state.reason, steps=state.steps)
+
+        second = create_session(store, TASK, f"replay:{first}", start_url="dry://start")
+        replayed = load_state(store, second)
+        _run(replayed, build_backend(replayed).model, [])
+        assert snapshot(replayed)["nodes"] == snapshot(state)["nodes"]
+        assert replayed.final_answer == state.final_answer
+    finally:
+        store.close()
+
+
+def test_a_missing_key_makes_the_model_unavailable(server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with pytest.raises(ModelUnavailable, match="set ANTHROPIC_API_KEY"):
+        _model(server).expand(_view("0"))
+    assert server.requests == []
+
+
+def test_token_bench_sizes_prompts_and_counts_calls_per_action(server: FakeAnthropic) -> None:
+    from bench.tokens import calls_per_action, prompt_tokens
+
+    sizes = prompt_tokens(_view())
+    assert set(sizes) == {"expand", "repair", "update", "complete", "summarize", "final_answer"}
+    assert all(prefix > 0 and call > 0 for prefix, call in sizes.values())
+    _, log = _claude_session(server)
+    assert calls_per_action(log) == (len(server.requests), 2)  # the note is not a browser action
