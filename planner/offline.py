@@ -316,7 +316,7 @@ class OfflineModel:
         needed = self._playbook(view).min_items
         if len(items) < needed:
             return Reply(Completion(complete=False, reason=f"{len(items)} of {needed} required facts noted"))
-        return Reply(Completion(complete=True, reason=f"{len(items)} facts noted"))
+        return Reply(Completion(complete=True, reason=f"{len(items)} fact{'s' if len(items) != 1 else ''} noted"))
 
     def summarize(self, view: View, action: str) -> Reply[Summary]:
         title = re.search(r"^Title: (.*)$", view.observation, flags=re.MULTILINE)
