@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import new_state, snapshot
-from planner.commands import Edit, Force, Inject, Pause, Prune, Reopen, Resume, Step, Stop, apply_command
-from planner.config import EngineConfig
+from planner.commands import Edit, Force, Inject, Pause, Prune, Reopen, Resume, SetBreakpoints, Step, Stop, apply_command
+from planner.config import Breakpoint, EngineConfig
 from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.events import Event, Kind
@@ -87,7 +87,7 @@ def check_invariants(state: SessionState) -> None:
 def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no-untyped-def]
     ids = sorted(state.tree.nodes)
     node = data.draw(st.sampled_from(ids))
-    kind = data.draw(st.sampled_from(["pause", "resume", "step", "stop", "inject", "prune", "edit", "reopen", "force"]))
+    kind = data.draw(st.sampled_from(["pause", "resume", "step", "stop", "inject", "prune", "edit", "reopen", "force", "breakpoints"]))
     if kind == "inject":
         node_type = data.draw(st.sampled_from([None, "AND", "OR"]))
         return Inject(parent=node, goals=[data.draw(st.sampled_from([f"{TASK}/0", "operator goal", "unscripted"]))], node_type=node_type, position=data.draw(st.sampled_from([None, 0])))
@@ -99,6 +99,8 @@ def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no
         return Reopen(node=node)
     if kind == "force":
         return Force(node=node, child=data.draw(st.sampled_from(ids)))
+    if kind == "breakpoints":
+        return SetBreakpoints(breakpoints=data.draw(st.lists(st.sampled_from(list(Breakpoint)), unique=True)))
     return {"pause": Pause, "resume": Resume, "step": Step, "stop": Stop}[kind]()
 
 
