@@ -17,7 +17,7 @@ from planner.state import SessionState, replay
 from sessions.runner import Runner
 from sessions.store import EventStore
 
-__all__ = ["RunnerPool", "Follower", "TimeTravel"]
+__all__ = ["RunnerPool", "TimeTravel"]
 
 _log = logging.getLogger(__name__)
 
@@ -65,19 +65,6 @@ class RunnerPool:
         except Exception as error:  # noqa: BLE001 - a runner thread must report, never vanish silently
             _log.exception("runner for session %s stopped", session_id)
             self._errors[session_id] = f"{type(error).__name__}: {error}"
-
-
-class Follower:
-    """A session's latest state, kept current by folding only the events added since the last look."""
-
-    def __init__(self, store: EventStore, session_id: str) -> None:
-        self.store = store
-        self.session_id = session_id
-        self.state = SessionState()
-
-    def refresh(self) -> SessionState:
-        replay(self.store.load(self.session_id, after=self.state.seq), self.state)
-        return self.state
 
 
 class TimeTravel:
