@@ -26,7 +26,7 @@ from pathlib import Path
 from planner.actions import is_note
 from planner.claude import ClaudeModel
 from planner.events import Event, Kind
-from planner.operators import Completion, Expansion, FinalAnswer, Repair, Summary, TreeUpdate, View
+from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, View
 from planner.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.tree import Node, NodeType, Status, Tree
 
@@ -38,12 +38,11 @@ TASK = "Search the shop for \"espresso\", open the cheapest espresso machine in 
 _OUTPUTS = {
     "expand": Expansion,
     "repair": Repair,
-    "update": TreeUpdate,
+    "observe": Observation,
     "complete": Completion,
-    "summarize": Summary,
     "final_answer": FinalAnswer,
 }
-_DETAIL = {"repair": "no link named like 'Price: low to high'", "update": "click [12]", "summarize": "click [12]"}
+_DETAIL = {"repair": "no link named like 'Price: low to high'", "observe": "click [12]"}
 
 
 def _tokens(chars: int) -> int:

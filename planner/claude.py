@@ -30,10 +30,9 @@ from planner.operators import (
     Completion,
     Expansion,
     FinalAnswer,
+    Observation,
     Repair,
     Reply,
-    Summary,
-    TreeUpdate,
     View,
 )
 from planner.prompts import PROMPTS, render_user
@@ -98,14 +97,11 @@ class ClaudeModel:
     def repair(self, view: View, reason: str) -> Reply[Repair]:
         return self._call("repair", view, Repair, detail=reason)
 
-    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
-        return self._call("update", view, TreeUpdate, detail=action)
-
     def check_completion(self, view: View) -> Reply[Completion]:
         return self._call("complete", view, Completion)
 
-    def summarize(self, view: View, action: str) -> Reply[Summary]:
-        return self._call("summarize", view, Summary, detail=action)
+    def observe(self, view: View, action: str) -> Reply[Observation]:
+        return self._call("observe", view, Observation, detail=action)
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         return self._call("final_answer", view, FinalAnswer)

@@ -22,7 +22,7 @@ from planner.config import Breakpoint, EngineConfig
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice
-from planner.operators import ChildSpec, Expansion, Reply, View
+from planner.operators import ChildSpec, Expansion, Observation, Reply, View
 from planner.guard import Guard
 from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
@@ -268,29 +268,26 @@ class Engine:
         if is_note(action):
             self._rec.record(Kind.NOTE_ADDED, node.id, text=note_text(action))
             return
-        summary, reason = self._ask("summarize", node, lambda: self.model.summarize(self._view(node), action))
-        if summary is not None:
-            self._rec.record(
-                Kind.OBSERVED, node.id, summary=summary.summary, progress=summary.progress, notes=summary.notes
-            )
-        else:
-            self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"observation summary skipped: {reason}")
-        self._global_update(node, action)
+        self._observe(node, action)
 
-    def _global_update(self, node: Node, action: str) -> None:
+    def _observe(self, node: Node, action: str) -> None:
+        """Observation summary and global tree update, answered together (one model call)."""
         tree = self.state.tree
         active = {node.id, *(ancestor.id for ancestor in tree.ancestors(node))}
 
-        def check(update: object) -> None:
-            unknown = [i for i in (*update.prune, *update.rewrite) if i not in tree]  # type: ignore[attr-defined]
+        def check(observation: Observation) -> None:
+            unknown = [i for i in (*observation.prune, *observation.rewrite) if i not in tree]
             if unknown:
                 raise _Invalid(f"unknown node ids in tree update: {', '.join(unknown)}")
 
-        update, reason = self._ask("update", node, lambda: self.model.update_tree(self._view(node), action), check)
-        if update is None:
-            self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"global tree update skipped: {reason}")
+        observation, reason = self._ask("observe", node, lambda: self.model.observe(self._view(node), action), check)
+        if observation is None:
+            self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"observation summary and tree update skipped: {reason}")
             return
-        for target_id in update.prune:
+        self._rec.record(
+            Kind.OBSERVED, node.id, summary=observation.summary, progress=observation.progress, notes=observation.notes
+        )
+        for target_id in observation.prune:
             target = tree[target_id]
             refusal = self._update_refusal(target, active)
             if refusal:
@@ -299,7 +296,7 @@ class Engine:
             self._rec.record(
                 Kind.STATUS_CHANGED, target_id, status=Status.PRUNED.value, reason="pruned by global update", subtree=True
             )
-        for target_id, description in update.rewrite.items():
+        for target_id, description in observation.rewrite.items():
             target = tree[target_id]
             refusal = self._update_refusal(target, set())
             if refusal:

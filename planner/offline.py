@@ -25,8 +25,7 @@ from planner.operators import (
     FinalAnswer,
     Repair,
     Reply,
-    Summary,
-    TreeUpdate,
+    Observation,
     View,
 )
 from planner.scripted import NodeScript, RepairScript
@@ -308,9 +307,6 @@ class OfflineModel:
         add = [ChildSpec(description=replacement), *(ChildSpec(description=d) for d in later)]
         return Reply(Repair(add=add, reasoning=f"{failed.description!r} failed; search instead"))
 
-    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
-        return Reply(TreeUpdate(reasoning="the offline model keeps the plan as it is"))
-
     def check_completion(self, view: View) -> Reply[Completion]:
         items = [note for note in view.notes if _NOT_QUALIFIED not in note]
         needed = self._playbook(view).min_items
@@ -318,13 +314,15 @@ class OfflineModel:
             return Reply(Completion(complete=False, reason=f"{len(items)} of {needed} required facts noted"))
         return Reply(Completion(complete=True, reason=f"{len(items)} fact{'s' if len(items) != 1 else ''} noted"))
 
-    def summarize(self, view: View, action: str) -> Reply[Summary]:
+    def observe(self, view: View, action: str) -> Reply[Observation]:
+        """A page summary and progress line; the offline model never reshapes the plan on its own."""
         title = re.search(r"^Title: (.*)$", view.observation, flags=re.MULTILINE)
         done = sum(1 for n in view.tree.walk() if n.status is Status.SUCCESS and n.action)
         return Reply(
-            Summary(
+            Observation(
                 summary=f"{title[1] if title else view.url}",
                 progress=f"{done + 1} actions done; last: {action}",
+                reasoning="the offline model keeps the plan as it is",
             )
         )
 

@@ -19,9 +19,8 @@ __all__ = [
     "ChildSpec",
     "Expansion",
     "Repair",
-    "TreeUpdate",
     "Completion",
-    "Summary",
+    "Observation",
     "FinalAnswer",
     "CallRecord",
     "Reply",
@@ -67,14 +66,6 @@ class Repair(BaseModel):
     reasoning: str = ""
 
 
-class TreeUpdate(BaseModel):
-    """Global Tree Update: open nodes made irrelevant by what was just seen, and sharper descriptions."""
-
-    prune: list[str] = Field(default_factory=list)
-    rewrite: dict[str, str] = Field(default_factory=dict)
-    reasoning: str = ""
-
-
 class Completion(BaseModel):
     """Node Completion Check: is the node's objective met, given its children and the notes?"""
 
@@ -82,12 +73,19 @@ class Completion(BaseModel):
     reason: str = ""
 
 
-class Summary(BaseModel):
-    """Observation Summarizer: what the page shows, progress towards the task, facts worth keeping."""
+class Observation(BaseModel):
+    """Observation Summarizer and Global Tree Update in one answer.
+
+    Both read the page an action just reached, so one call serves both: what the page shows and the
+    progress made, facts worth keeping, and open nodes to prune (by id) or describe more sharply.
+    """
 
     summary: str = ""
     progress: str = ""
     notes: list[str] = Field(default_factory=list)
+    prune: list[str] = Field(default_factory=list)
+    rewrite: dict[str, str] = Field(default_factory=dict)
+    reasoning: str = ""
 
 
 class FinalAnswer(BaseModel):

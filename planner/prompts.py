@@ -8,8 +8,8 @@ local slice of the tree and the (truncated) page observation.
 
 The wording is our own; the content each operator sees follows the StructuredAgent appendix
 (tables 17-26): expansion sees the page and the action list, repair sees the failure reason, the
-global update sees the action just run, the completion check sees the children's statuses and the
-final answer sees the notes.
+observation (summary plus global update, merged into one call) sees the action just run and the
+open nodes, the completion check sees the children's statuses and the final answer sees the notes.
 """
 
 from __future__ import annotations
@@ -103,18 +103,21 @@ Do not re-add something already tried and failed. If no sensible repair exists, 
 and say why in the reasoning.""",
 )
 
-# Global Tree Update: after an action, prune or sharpen open nodes given what was just seen.
-_UPDATE = OperatorPrompt(
-    "update",
-    "update_tree",
-    "Prune open nodes made unnecessary by the last action and sharpen descriptions of open nodes.",
-    """\
-An action was just executed. Look at the new page and the open nodes of the plan:
+# Observation Summarizer and Global Tree Update, in one call: both read the page an action reached.
+_OBSERVE = OperatorPrompt(
+    "observe",
+    "observe_page",
+    "Summarize the page after an action, record facts, and prune or sharpen open nodes of the plan.",
+    """An action was just executed. Look at the new page and report:
+- summary: what the current page shows, in one or two sentences;
+- progress: the task progress so far, updating the previous progress summary;
+- notes: facts from this page that the final answer will need (exact names, prices, ratings),
+  only if they are not in the notes already. Copy values exactly; do not guess;
 - prune: ids of open nodes that are now unnecessary (already achieved, or impossible);
 - rewrite: {node id: better description} for open nodes whose wording can now be made more
   concrete with what the page shows.
-Never touch nodes on the active path (the current node and its ancestors). Most of the time the
-right answer is no change: return empty lists.""",
+Never prune or rewrite nodes on the active path (the current node and its ancestors). Most of the
+time the plan needs no change: leave prune and rewrite empty.""",
 )
 
 # Node Completion Check: is the node's objective really met by its children and the notes?
@@ -129,19 +132,6 @@ Answer complete=false, with the missing piece as the reason, when something the 
 for is not yet established by the notes or the page.""",
 )
 
-# Observation Summarizer: condense the new page and the task progress after an action.
-_SUMMARIZE = OperatorPrompt(
-    "summarize",
-    "summarize_observation",
-    "Summarize the page after an action and the progress made on the task.",
-    """\
-An action was just executed. Report:
-- summary: what the current page shows, in one or two sentences;
-- progress: the task progress so far, updating the previous progress summary;
-- notes: facts from this page that the final answer will need (exact names, prices, ratings),
-  only if they are not in the notes already. Copy values exactly; do not guess.""",
-)
-
 # Final answer: write the answer to the task from the notes gathered during the run.
 _FINAL = OperatorPrompt(
     "final_answer",
@@ -152,7 +142,7 @@ The run is over. Write the answer to the task using only the notes and the page.
 specific (names, prices). If the notes do not contain the answer, say plainly what is missing.""",
 )
 
-PROMPTS: dict[str, OperatorPrompt] = {p.operator: p for p in (_EXPAND, _REPAIR, _UPDATE, _COMPLETE, _SUMMARIZE, _FINAL)}
+PROMPTS: dict[str, OperatorPrompt] = {p.operator: p for p in (_EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)}
 OPERATORS = tuple(PROMPTS)
 
 
@@ -215,7 +205,7 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
     """The volatile half of a prompt: everything after the cached task text.
 
     `detail` is the operator's extra input: the failure reason for repair, the action just run for
-    update and summarize.
+    observe.
     """
     node = view.node
     sections = [
@@ -230,9 +220,8 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
         sections.append("## Restriction\nOR alternatives are switched off: answer AND or ACTION only.")
     if operator == "repair":
         sections.append(f"## Why it failed\n{detail or '(no reason recorded)'}")
-    if operator in ("update", "summarize"):
+    if operator == "observe":
         sections.append(f"## Action just executed\n{detail}")
-    if operator == "update":
         sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")
     sections.append(f"## Current page\n{render_observation(view, budget)}")
     return "\n\n".join(sections)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from planner.operators import Completion, Expansion, FinalAnswer, Repair, Reply, Summary, TreeUpdate, View
+from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, Reply, View
 
 __all__ = ["Model", "Environment", "Page", "ActionResult", "ElementInfo"]
 
@@ -21,11 +21,11 @@ class Model(Protocol):
 
     def repair(self, view: View, reason: str) -> Reply[Repair]: ...
 
-    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]: ...
-
     def check_completion(self, view: View) -> Reply[Completion]: ...
 
-    def summarize(self, view: View, action: str) -> Reply[Summary]: ...
+    def observe(self, view: View, action: str) -> Reply[Observation]:
+        """Summarize the page an action reached and propose the global tree update, in one call."""
+        ...
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]: ...
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.errors import ModelOutputError
 from planner.events import Event, Kind
-from planner.operators import Completion, Expansion, FinalAnswer, Repair, Reply, Summary, TreeUpdate, View
+from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, Reply, View
 from planner.state import SessionState, apply
 
 __all__ = ["RecordedCall", "ReplayModel", "recorded_calls"]
@@ -77,14 +77,11 @@ class ReplayModel:
     def repair(self, view: View, reason: str) -> Reply[Repair]:
         return self._answer("repair", view, Repair)
 
-    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
-        return self._answer("update", view, TreeUpdate)
-
     def check_completion(self, view: View) -> Reply[Completion]:
         return self._answer("complete", view, Completion)
 
-    def summarize(self, view: View, action: str) -> Reply[Summary]:
-        return self._answer("summarize", view, Summary)
+    def observe(self, view: View, action: str) -> Reply[Observation]:
+        return self._answer("observe", view, Observation)
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         return self._answer("final_answer", view, FinalAnswer)

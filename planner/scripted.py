@@ -20,8 +20,7 @@ from planner.operators import (
     FinalAnswer,
     Repair,
     Reply,
-    Summary,
-    TreeUpdate,
+    Observation,
     View,
 )
 from planner.status import CLOSED
@@ -111,26 +110,26 @@ class ScriptedModel:
         prune = [_open_by_description(view.tree, d, children).id for d in entry.prune]
         return Reply(Repair(prune=prune, add=[_child(c) for c in entry.add], reasoning="scripted repair"))
 
-    def update_tree(self, view: View, action: str) -> Reply[TreeUpdate]:
-        entry = self.script.updates.get(action)
-        if entry is None:
-            return Reply(TreeUpdate())
-        tree = view.tree
-        return Reply(
-            TreeUpdate(
-                prune=[_open_by_description(tree, d).id for d in entry.prune],
-                rewrite={_open_by_description(tree, d).id: new for d, new in entry.rewrite.items()},
-            )
-        )
-
     def check_completion(self, view: View) -> Reply[Completion]:
         listed = self.script.incomplete.count(view.node.description)
         if listed > view.node.revisions:
             return Reply(Completion(complete=False, reason="the script marks this incomplete"))
         return Reply(Completion(complete=True, reason="all sub-goals succeeded"))
 
-    def summarize(self, view: View, action: str) -> Reply[Summary]:
-        return Reply(Summary(summary=f"page after {action}", notes=self.script.notes.get(action, [])))
+    def observe(self, view: View, action: str) -> Reply[Observation]:
+        notes = self.script.notes.get(action, [])
+        entry = self.script.updates.get(action)
+        if entry is None:
+            return Reply(Observation(summary=f"page after {action}", notes=notes))
+        tree = view.tree
+        return Reply(
+            Observation(
+                summary=f"page after {action}",
+                notes=notes,
+                prune=[_open_by_description(tree, d).id for d in entry.prune],
+                rewrite={_open_by_description(tree, d).id: new for d, new in entry.rewrite.items()},
+            )
+        )
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         answer = self.script.final_answer

@@ -21,7 +21,7 @@ from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
-from planner.operators import Completion, Expansion, FinalAnswer, Repair, Summary, TreeUpdate, View
+from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, View
 from planner.protocols import Model
 from planner.replay import ReplayModel, recorded_calls
 from planner.state import RunStatus, SessionState
@@ -43,8 +43,7 @@ SCRIPT: dict[tuple[str, str], Any] = {
     ("expand_node", "search for espresso"): {"type": "ACTION", "action": "type [3] [espresso] [1]"},
     ("expand_node", "open the cheapest result"): {"type": "ACTION", "action": "click [12]"},
     ("expand_node", "note the name and price"): {"type": "ACTION", "action": "note [Crema Compact Espresso: $129.00]"},
-    ("summarize_observation", "*"): {"summary": "a results page", "progress": "searching", "notes": []},
-    ("update_tree", "*"): {"prune": [], "rewrite": {}},
+    ("observe_page", "*"): {"summary": "a results page", "progress": "searching", "notes": [], "prune": [], "rewrite": {}},
     ("check_completion", TASK): {"complete": True, "reason": "name and price noted"},
     ("final_answer", TASK): {"answer": "Crema Compact Espresso, $129.00"},
 }
@@ -101,18 +100,16 @@ def _run(state: SessionState, model: Model, log: list[Event], env: DryEnvironmen
 OPERATORS = [
     ("expand", "expand_node", Expansion, lambda m, v: m.expand(v), "[12] link \"Crema Compact Espresso\""),
     ("repair", "repair_node", Repair, lambda m, v: m.repair(v, "the sort link is missing"), "the sort link is missing"),
-    ("update", "update_tree", TreeUpdate, lambda m, v: m.update_tree(v, "click [12]"), "click [12]"),
+    ("observe", "observe_page", Observation, lambda m, v: m.observe(v, "click [12]"), "click [12]"),
     ("complete", "check_completion", Completion, lambda m, v: m.check_completion(v), "0.2.1 [UNKNOWN PRUNED]"),
-    ("summarize", "summarize_observation", Summary, lambda m, v: m.summarize(v, "click [12]"), "click [12]"),
     ("final_answer", "final_answer", FinalAnswer, lambda m, v: m.final_answer(v), "- Crema Compact Espresso: $129.00"),
 ]
 
 ANSWERS = {
     "expand_node": {"type": "ACTION", "action": "click [12]"},
     "repair_node": {"prune": ["0.2.1"], "add": [{"description": "search sorted by price"}]},
-    "update_tree": {"prune": ["0.3"], "rewrite": {}},
+    "observe_page": {"summary": "results", "progress": "found it", "notes": ["a fact"], "prune": ["0.3"], "rewrite": {}},
     "check_completion": {"complete": False, "reason": "price missing"},
-    "summarize_observation": {"summary": "results", "progress": "found it", "notes": ["a fact"]},
     "final_answer": {"answer": "Crema Compact Espresso, $129.00"},
 }
 
@@ -318,7 +315,7 @@ def test_token_bench_sizes_prompts_and_counts_calls_per_action(server: FakeAnthr
     from bench.tokens import calls_per_action, prompt_tokens
 
     sizes = prompt_tokens(_view())
-    assert set(sizes) == {"expand", "repair", "update", "complete", "summarize", "final_answer"}
+    assert set(sizes) == {"expand", "repair", "observe", "complete", "final_answer"}
     assert all(prefix > 0 and call > 0 for prefix, call in sizes.values())
     _, log = _claude_session(server)
     assert calls_per_action(log) == (len(server.requests), 2)  # the note is not a browser action

@@ -10,7 +10,7 @@ from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Kind
-from planner.operators import Reply, TreeUpdate
+from planner.operators import Observation, Reply
 from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
@@ -149,18 +149,18 @@ def test_global_update_prunes_and_rewrites_but_not_operator_nodes() -> None:
 
 def test_global_update_with_unknown_ids_is_retried_then_skipped() -> None:
     class BadUpdate(ScriptedModel):
-        def update_tree(self, view, action):  # type: ignore[no-untyped-def]
-            return Reply(TreeUpdate(prune=["9.9"]))
+        def observe(self, view, action):  # type: ignore[no-untyped-def]
+            return Reply(Observation(prune=["9.9"]))
 
     state, _ = new_state(TASK)
     engine = Engine(state, BadUpdate(script(nodes={TASK: {"type": "ACTION", "action": "click [1]"}})), DryEnvironment())
     log = []
     while events := engine.step():
         log.extend(events)
-    bad = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "update"]
+    bad = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "observe"]
     assert len(bad) == 3 and all("9.9" in e.data["error"] for e in bad)
     skipped = [e for e in log if e.kind is Kind.UPDATE_REFUSED]
-    assert skipped and skipped[0].data["reason"].startswith("global tree update skipped")
+    assert skipped and skipped[0].data["reason"].startswith("observation summary and tree update skipped")
     assert state.status is RunStatus.SUCCEEDED
 
 

@@ -48,7 +48,7 @@ def test_note_action_skips_summary_and_global_update(brownie: Script) -> None:
         for e in log
         if e.kind is Kind.ACTION_EXECUTED
     }
-    assert operators_after["0.1"] == ["expand", "summarize", "update"]
+    assert operators_after["0.1"] == ["expand", "observe"]
     assert operators_after["0.3"] == ["expand"]
 
 
