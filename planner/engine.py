@@ -22,8 +22,8 @@ from planner.config import Breakpoint, EngineConfig
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice
-from planner.operators import ChildSpec, Expansion, Observation, Reply, View
 from planner.guard import Guard
+from planner.operators import ChildSpec, Expansion, Observation, Reply, View
 from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED

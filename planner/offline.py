@@ -23,9 +23,9 @@ from planner.operators import (
     Completion,
     Expansion,
     FinalAnswer,
+    Observation,
     Repair,
     Reply,
-    Observation,
     View,
 )
 from planner.scripted import NodeScript, RepairScript

@@ -18,9 +18,9 @@ from planner.operators import (
     Completion,
     Expansion,
     FinalAnswer,
+    Observation,
     Repair,
     Reply,
-    Observation,
     View,
 )
 from planner.status import CLOSED

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
-from pathlib import Path
 import signal
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError

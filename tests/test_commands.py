@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import BROWNIE_TASK, load, new_state
 from pydantic import ValidationError
 
-from conftest import BROWNIE_TASK, load, new_state
 from planner.commands import (
     Approve,
     Edit,

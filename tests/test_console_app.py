@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from conftest import BROWNIE_TASK, SCRIPTS
 from streamlit.testing.v1 import AppTest
 
-from conftest import BROWNIE_TASK, SCRIPTS
 from planner.config import Breakpoint, EngineConfig
 from sessions.runner import create_session, load_state
 from sessions.sql import open_store
@@ -188,6 +188,7 @@ def test_an_interrupted_session_can_be_resumed(db: str) -> None:
 
 def test_status_line_says_what_the_agent_does() -> None:
     from conftest import load, new_state
+
     from planner.commands import Pause, apply_command
     from planner.dry import DryEnvironment
     from planner.engine import Engine

@@ -21,8 +21,7 @@ from planner.tree import Origin, Status
 from sessions.runner import load_state
 from sessions.sql import open_store
 from sessions.store import EventStore
-from ui.server import ConsoleProcess
-from ui.server import start_console
+from ui.server import ConsoleProcess, start_console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cli_helpers import cli, last_json, spawn
 
 pytestmark = pytest.mark.slow

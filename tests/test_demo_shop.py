@@ -19,8 +19,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from demo.shop import ShopServer, start_shop
-from demo.shop import pages
+from demo.shop import ShopServer, pages, start_shop
 from demo.shop.catalog import (
     PER_PAGE,
     Catalog,

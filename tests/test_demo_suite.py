@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import cli, last_json, spawn
+
 from demo.shop import ShopServer, start_shop
 from demo.tasks import check_answer, load_tasks
 from planner.config import EngineConfig

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conftest import frames, new_state, run_script
+
 from planner.config import Breakpoint, EngineConfig
 from planner.dry import DryEnvironment
 from planner.engine import Engine

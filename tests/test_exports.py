@@ -7,8 +7,8 @@ import re
 import shutil
 
 import pytest
-
 from conftest import BROWNIE_TASK, load, new_state, run_script
+
 from planner.commands import Command, Force, Inject, Pause, Resume, apply_command
 from planner.dry import DryEnvironment
 from planner.engine import Engine

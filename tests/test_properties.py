@@ -5,11 +5,23 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from conftest import new_state, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import new_state, snapshot
-from planner.commands import Edit, Force, Inject, Pause, Prune, Reopen, Resume, SetBreakpoints, Step, Stop, apply_command
+from planner.commands import (
+    Edit,
+    Force,
+    Inject,
+    Pause,
+    Prune,
+    Reopen,
+    Resume,
+    SetBreakpoints,
+    Step,
+    Stop,
+    apply_command,
+)
 from planner.config import Breakpoint, EngineConfig
 from planner.dry import DryEnvironment
 from planner.engine import Engine

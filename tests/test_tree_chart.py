@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from conftest import BROWNIE_TASK, load, new_state, run_script
+
 from planner.commands import Inject, Pause, apply_command
 from planner.dry import DryEnvironment
 from planner.engine import Engine

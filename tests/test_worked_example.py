@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from conftest import BROWNIE_TASK, frames, load, run_script
+
 from planner.events import Kind
 from planner.scripted import Script
 from planner.state import RunStatus
