@@ -36,7 +36,7 @@ def _grown_session(
 ) -> tuple[str, int]:
     """A session whose scripted run grew a balanced tree to `until_nodes` nodes (to the end if None)."""
     script, task, _ = balanced_script(branching, depth)
-    script_file = Path(tempfile.mkstemp(suffix=".json")[1])
+    script_file = Path(store.url.removeprefix("sqlite:///")).with_name(f"script-{branching}-{depth}-{until_nodes}.json")
     script_file.write_text(script.model_dump_json())
     config = EngineConfig(max_steps=100_000)
     session_id = create_session(store, task, f"script:{script_file}", start_url=DRY_START, config=config, paused=paused)

@@ -23,7 +23,7 @@ from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice
 from planner.guard import Guard
-from planner.operators import ChildSpec, Expansion, Observation, Reply, View
+from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Reply, View
 from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
@@ -197,8 +197,17 @@ class Engine:
             return reply.output, ""
         return None, reason
 
-    def _record_call(self, operator, node, attempt, output, call, error, started) -> None:  # type: ignore[no-untyped-def]
-        data = {
+    def _record_call(
+        self,
+        operator: str,
+        node: Node,
+        attempt: int,
+        output: BaseModel | None,
+        call: CallRecord | None,
+        error: str | None,
+        started: float,
+    ) -> None:
+        data: dict[str, object] = {
             "operator": operator,
             "attempt": attempt,
             "ok": error is None,

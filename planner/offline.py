@@ -95,8 +95,8 @@ def _cards(observation: str) -> list[_Card]:
     lines = observation.splitlines()
     cards = []
     for index, line in enumerate(lines):
-        match = re.search(r'\[(\d+)\] link ("(?:[^"\\]|\\.)*")', line)
-        if not match:
+        match = _ELEMENT.search(line)
+        if not match or match[2] != "link":
             continue
         after = []
         for following in lines[index + 1 : index + 6]:
@@ -107,7 +107,7 @@ def _cards(observation: str) -> list[_Card]:
             continue
         price = next((m[1] for l in after if (m := re.search(r"Price: (\$[\d,.]+)", l))), "")
         rating = next((m[1] for l in after if (m := re.search(r"Rating: ([\d.]+) out of 5", l))), "")
-        cards.append(_Card(int(match[1]), json.loads(match[2]), after[0][3:], price, rating))
+        cards.append(_Card(int(match[1]), json.loads(match[3]), after[0][3:], price, rating))
     return cards
 
 

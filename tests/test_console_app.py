@@ -160,7 +160,7 @@ def test_hostile_text_is_shown_as_text(db: str) -> None:
 
     assert not re.search(r"(?<!\\)<img", rendered), "an unescaped tag reached the page"
     assert not re.search(r"(?<!\\)\]\(javascript", rendered), "a live link reached the page"
-    assert r"\<img src=x onerror=alert(1)\>" in rendered
+    assert r"\<img src=x onerror=alert\(1\)\>" in rendered
 
 
 def test_breakpoints_form_changes_a_running_session(db: str) -> None:
@@ -180,7 +180,7 @@ def test_an_interrupted_session_can_be_resumed(db: str) -> None:
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start")
     at = app()
-    assert "interrupted (no runner is active)" in markdown_text(at)
+    assert r"interrupted \(no runner is active\)" in markdown_text(at)
     at.button(key="ctl_resume").click()
     at.run()
     wait_for(lambda: load_state(store, session_id).finished)

@@ -29,8 +29,14 @@ SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 TASKS = {task.id: task for task in load_tasks()}
 
 
+_STORES: dict[Path, EventStore] = {}
+
+
 def store_of(console: ConsoleProcess) -> EventStore:
-    return open_store(console.db)
+    """One store per console database, reused by every poll of the test."""
+    if console.db not in _STORES:
+        _STORES[console.db] = open_store(console.db)
+    return _STORES[console.db]
 
 
 @pytest.fixture(scope="module")

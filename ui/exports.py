@@ -11,7 +11,6 @@ become a link, an image, HTML or table structure in the report.
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections import Counter
 from types import ModuleType
@@ -23,6 +22,7 @@ from planner.state import SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Status
 from sessions.export import trace, tree_metrics
+from ui.text import md_line
 
 if TYPE_CHECKING:
     import graphviz
@@ -44,11 +44,6 @@ _DOT_FILL = {
 _DOT_WRAP = 36
 _DOT_LINES = 3
 
-_MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>#|~!&$])")
-"""Characters that start emphasis, code, links, images, HTML, table cells, strikethrough or (in
-Streamlit) math; a backslash before ASCII punctuation always renders the character itself."""
-_MD_BLOCK_START = re.compile(r"^(?:[-+=]|\d+\.(?=\s|$))")
-"""What would open a list, a rule, a heading underline or a numbered list at the start of a line."""
 _CELL_CHARS = 160
 
 
@@ -143,17 +138,6 @@ def trace_json(session_id: str, state: SessionState, events: list[Event]) -> str
     return json.dumps(trace(session_id, state, events), indent=2, ensure_ascii=False)
 
 
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _md(text: object, limit: int = 10_000) -> str:
-    """Untrusted text as inert inline Markdown: one line, every active character escaped."""
-    escaped = _MD_INLINE.sub(r"\\\1", _one_line(str(text), limit))
-    return _MD_BLOCK_START.sub(lambda match: match.group()[:-1] + "\\" + match.group()[-1], escaped)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -163,14 +147,14 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
     status = f"**Status:** {state.status.value}"
     if state.reason:
-        status += f": {_md(state.reason)}"
-    lines = [f"# Run report: {_md(session_id)}", "", f"- **Task:** {_md(state.task)}", f"- {status}"]
+        status += f": {md_line(state.reason)}"
+    lines = [f"# Run report: {md_line(session_id)}", "", f"- **Task:** {md_line(state.task)}", f"- {status}"]
     if state.model:
-        lines.append(f"- **Model:** {_md(state.model)}")
+        lines.append(f"- **Model:** {md_line(state.model)}")
     if state.start_url:
-        lines.append(f"- **Start URL:** {_md(state.start_url)}")
+        lines.append(f"- **Start URL:** {md_line(state.start_url)}")
     if state.forked_from:
-        lines.append(f"- **Forked from:** {_md(state.forked_from[0])} at event {state.forked_from[1]}")
+        lines.append(f"- **Forked from:** {md_line(state.forked_from[0])} at event {state.forked_from[1]}")
     lines.append(f"- **Steps:** {state.steps} · **Events:** {len(events)}")
     return "\n".join(lines)
 
@@ -178,7 +162,7 @@ def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
 def _final_answer(state: SessionState) -> str:
     if not state.final_answer:
         return "## Final answer\n\n_No final answer._"
-    quoted = [f"> {_md(line)}" if line.strip() else ">" for line in state.final_answer.splitlines()]
+    quoted = [f"> {md_line(line)}" if line.strip() else ">" for line in state.final_answer.splitlines()]
     return "## Final answer\n\n" + "\n".join(quoted)
 
 
@@ -187,19 +171,19 @@ def _metrics(state: SessionState) -> str:
     for key, value in tree_metrics(state).items():
         if isinstance(value, dict):
             value = ", ".join(f"{name} {count}" for name, count in value.items() if count) or "none"
-        rows.append([key.replace("_", " "), _md(value)])
+        rows.append([key.replace("_", " "), md_line(value)])
     return "## Metrics\n\n" + _table(["Metric", "Value"], rows)
 
 
 def _plan(state: SessionState) -> str:
-    lines = ["  " * node.depth + "- " + _md(node_line(node)) for node in state.tree.walk()]
+    lines = ["  " * node.depth + "- " + md_line(node_line(node)) for node in state.tree.walk()]
     return "## Plan\n\n" + ("\n".join(lines) if lines else "_No plan yet._")
 
 
 def _notes(state: SessionState) -> str:
     if not state.notes:
         return "## Notes\n\n_None._"
-    return "## Notes\n\n" + "\n".join(f"- {_md(note)}" for note in state.notes)
+    return "## Notes\n\n" + "\n".join(f"- {md_line(note)}" for note in state.notes)
 
 
 def _interventions(events: list[Event]) -> str:
@@ -214,9 +198,9 @@ def _interventions(events: list[Event]) -> str:
             [
                 str(event.seq),
                 "applied" if applied else "rejected",
-                _md(command.get("kind", "?")),
-                _md(event.node_id or "–"),
-                _md(detail, _CELL_CHARS) or "–",
+                md_line(command.get("kind", "?")),
+                md_line(event.node_id or "–"),
+                md_line(detail, _CELL_CHARS) or "–",
             ]
         )
     if not rows:
@@ -247,7 +231,7 @@ def _failures(state: SessionState, events: list[Event]) -> str:
             reason = event.data.get("reason") or ""
         else:
             continue
-        rows.append([str(event.seq), _md(event.node_id or "–"), _md(what, 80), _md(reason, _CELL_CHARS) or "–"])
+        rows.append([str(event.seq), md_line(event.node_id or "–"), md_line(what, 80), md_line(reason, _CELL_CHARS) or "–"])
     if not rows:
         return "## Failures\n\n_None._"
     return "## Failures\n\n" + _table(["Event", "Node", "What", "Reason"], rows)
@@ -265,10 +249,10 @@ def _timeline(events: list[Event]) -> str:
     for event in events:
         if event.kind in (Kind.SESSION_STATUS, Kind.SESSION_FINISHED):
             reason = event.data.get("reason")
-            change = f"- {event.seq}: {_md(event.data.get('status', '?'))}"
-            changes.append(change + (f" ({_md(reason)})" if reason else ""))
+            change = f"- {event.seq}: {md_line(event.data.get('status', '?'))}"
+            changes.append(change + (f" ({md_line(reason)})" if reason else ""))
     if changes:
         lines += ["", "Status changes:", "", *changes]
     counts = Counter(event.kind.value for event in events)
-    lines += ["", _table(["Event kind", "Count"], [[_md(kind), str(count)] for kind, count in counts.items()])]
+    lines += ["", _table(["Event kind", "Count"], [[md_line(kind), str(count)] for kind, count in counts.items()])]
     return "\n".join(lines)

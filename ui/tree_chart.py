@@ -93,6 +93,12 @@ class TreeChart:
     hidden: int
     collapsed: dict[str, int]
 
+    @property
+    def renderer(self) -> str:
+        """SVG keeps nodes in the page (accessible, crisp, clickable by tests); past a few hundred
+        drawn nodes canvas draws much faster."""
+        return "svg" if len(self.node_ids) <= _SVG_LIMIT else "canvas"
+
 
 def build_chart(
     state: SessionState,
@@ -471,6 +477,8 @@ def _link(source: int, target: int, child: Node, on_path: set[str]) -> dict[str,
 
 _BIG_DRAWING = 1500
 """Past this many drawn nodes, skip animation and labels so the first draw stays fast."""
+_SVG_LIMIT = 600
+"""Past this many drawn nodes the chart is drawn on a canvas (see `TreeChart.renderer`)."""
 
 
 def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict[str, Any] | None) -> dict[str, Any]:
@@ -506,43 +514,3 @@ def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict
         "series": [series],
     }
 
-
-if __name__ == "__main__":
-    import time
-
-    def _synthetic(branching: int, depth: int) -> SessionState:
-        """A full AND tree of actions, the first half done and the agent midway through it."""
-        state = SessionState(task="synthetic")
-        nodes = state.tree.nodes
-        leaves: list[Node] = []
-
-        def grow(node_id: str, parent: str | None, level: int) -> Node:
-            node = Node(id=node_id, parent=parent, description=f"step {node_id}", status=Status.VISITED)
-            nodes[node_id] = node
-            if level == depth:
-                node.type, node.status, node.action = NodeType.ACTION, Status.UNVISITED, f"click [{len(nodes)}]"
-                leaves.append(node)
-            else:
-                node.type = NodeType.AND
-                node.children = [grow(f"{node_id}.{i}", node_id, level + 1).id for i in range(1, branching + 1)]
-            return node
-
-        grow(ROOT_ID, None, 0)
-        for leaf in leaves[: len(leaves) // 2]:
-            leaf.status = Status.SUCCESS
-        for node in reversed(list(state.tree.walk())):
-            if node.children and all(nodes[child].status is Status.SUCCESS for child in node.children):
-                node.status = Status.SUCCESS
-        return state
-
-    for label, state in (("1k", _synthetic(10, 3)), ("5k", _synthetic(17, 3))):
-        for kwargs in ({}, {"collapse_closed": False, "max_nodes": 10**6}):
-            best = math.inf
-            for _ in range(5):
-                started = time.perf_counter()
-                chart = build_chart(state, **kwargs)
-                best = min(best, time.perf_counter() - started)
-            print(
-                f"{label} ({len(state.tree)} nodes) {kwargs or 'defaults'}: {best * 1000:.1f} ms, "
-                f"{len(chart.node_ids)} drawn, {chart.hidden} hidden"
-            )

@@ -14,10 +14,6 @@ from ui.tree_chart import build_chart, clicked_node, legend_markdown
 __all__ = ["render_tree", "render_node_picker"]
 
 
-_SVG_LIMIT = 600
-"""SVG keeps nodes in the page (accessible, crisp); past this many, canvas draws much faster."""
-
-
 def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
     cols = st.columns(4)
     cols[0].toggle("Hide pruned/deleted", key="hide_removed")
@@ -40,7 +36,7 @@ def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
         key=key,
         on_select=lambda: _pick(key),
         height=560,
-        renderer="svg" if len(chart.node_ids) <= _SVG_LIMIT else "canvas",
+        renderer=chart.renderer,
         alt=f"Plan tree of {len(state.tree)} nodes",
     )
     if chart.hidden:
