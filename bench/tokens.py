@@ -26,7 +26,7 @@ from pathlib import Path
 from planner.actions import is_note
 from planner.claude import ClaudeModel
 from planner.events import Event, Kind
-from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, View
+from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, View
 from planner.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.tree import Node, NodeType, Status, Tree
 
@@ -36,6 +36,7 @@ GOAL_CALLS_PER_ACTION = 2.2
 PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")
 TASK = "Search the shop for \"espresso\", open the cheapest espresso machine in the results, and tell me its name and price."
 _OUTPUTS = {
+    "constraints": Constraints,
     "expand": Expansion,
     "repair": Repair,
     "observe": Observation,

@@ -4,13 +4,15 @@ Why a forced tool call: the tool's `input_schema` is the pydantic output's JSON 
 model answers in exactly the shape `planner.operators` validates, and we never parse free text.
 
 Why the prompt is split: the system text (operator instructions + action vocabulary) and the task
-text never change within a session, so both carry `cache_control` and later calls read them from
-the prompt cache; only the tree context and the page observation are billed at the full rate.
+text with its constraints never change within a session, so both carry `cache_control` and later
+calls read them from the prompt cache; only the tree context and the page observation are billed at
+the full rate.
 
-Failures map onto the engine's two error kinds: an answer that does not validate raises
-`ModelOutputError` (the engine retries, then fails the node with the reason); an API that still
-cannot be reached after the SDK's own retries raises `ModelUnavailable` (the engine pauses the
-session and `resume` tries again). The API key is read by the SDK from ANTHROPIC_API_KEY and never
+Failures map onto the engine's two error kinds: an answer that does not validate, or a request the
+API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
+engine retries, then fails the node with the reason); an API that still cannot be reached after the
+SDK's own retries, or that rejects the key or the model id, raises `ModelUnavailable` (the engine
+pauses the session and `resume` tries again once the cause is fixed). The API key is read by the SDK from ANTHROPIC_API_KEY and never
 appears in prompts, call records or error messages.
 """
 
@@ -28,6 +30,7 @@ from planner.errors import ModelOutputError, ModelUnavailable
 from planner.operators import (
     CallRecord,
     Completion,
+    Constraints,
     Expansion,
     FinalAnswer,
     Observation,
@@ -35,7 +38,7 @@ from planner.operators import (
     Reply,
     View,
 )
-from planner.prompts import PROMPTS, render_user
+from planner.prompts import PROMPTS, render_task, render_user
 
 __all__ = ["ClaudeModel", "DEFAULT_MODEL", "PRICES", "estimate_cost"]
 
@@ -43,6 +46,9 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 """A current model the SDK knows and does not flag as deprecated."""
 
 _MAX_TOKENS = 2048
+
+_REQUEST_REFUSED = frozenset({400, 413, 422})
+"""Statuses that reject the request itself: the same request fails again, so the node fails, the session does not pause."""
 
 PRICES: dict[str, tuple[float, float, float, float]] = {
     "claude-opus-4-8": (5.0, 25.0, 6.25, 0.50),
@@ -91,6 +97,9 @@ class ClaudeModel:
 
     # -- operators ----------------------------------------------------------------------------------
 
+    def extract_constraints(self, view: View) -> Reply[Constraints]:
+        return self._call("constraints", view, Constraints)
+
     def expand(self, view: View) -> Reply[Expansion]:
         return self._call("expand", view, Expansion)
 
@@ -120,7 +129,7 @@ class ClaudeModel:
                 {
                     "role": "user",
                     "content": [
-                        {"type": "text", "text": f"# Task\n{view.task}", "cache_control": cached},
+                        {"type": "text", "text": render_task(view), "cache_control": cached},
                         {"type": "text", "text": render_user(operator, view, detail=detail)},
                     ],
                 }
@@ -143,6 +152,9 @@ class ClaudeModel:
         try:
             response = self._client.messages.create(**params)
         except anthropic.APIStatusError as error:
+            if error.status_code in _REQUEST_REFUSED:
+                call.raw = _scrub(str(error.body))
+                raise ModelOutputError(self._status_message(error), call) from None
             raise ModelUnavailable(self._status_message(error)) from None
         except anthropic.APITimeoutError:
             raise ModelUnavailable(
@@ -198,8 +210,12 @@ class ClaudeModel:
             advice = "the API key was rejected: check ANTHROPIC_API_KEY and resume the session"
         elif status == 403:
             advice = "the API key may not use this model: check its permissions and resume"
+        elif status == 404:
+            advice = f"the API has no model {self.model!r}: check the id; start the task again with --model claude:<id>"
         elif status in (429, 529) or status >= 500:
             advice = f"still failing after {self.max_retries} retries: wait a little and resume the session"
+        elif status in _REQUEST_REFUSED:
+            advice = "the API refused this request as it was built (too long or malformed)"
         else:
             advice = "the request was refused: check the model id and resume"
         detail = f": {_scrub(detail)}" if detail else ""

@@ -35,6 +35,7 @@ __all__ = [
     "Reject",
     "EditAction",
     "SetBreakpoints",
+    "SetConstraints",
     "Command",
     "parse_command",
     "apply_command",
@@ -143,8 +144,21 @@ class SetBreakpoints(_Command):
     breakpoints: list[Breakpoint] = Field(default_factory=list)
 
 
+class SetConstraints(_Command):
+    """Replace the task's constraints, one requirement per entry; every later prompt is held to them.
+
+    Setting them before the run starts also skips the model's own extraction.
+    """
+
+    kind: Literal["constraints"] = "constraints"
+    constraints: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
+
+
 Command = Annotated[
-    Union[Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction, SetBreakpoints],
+    Union[
+        Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction, SetBreakpoints,
+        SetConstraints,
+    ],
     Field(discriminator="kind"),
 ]
 
@@ -415,6 +429,13 @@ def _set_breakpoints(state: SessionState, command: SetBreakpoints) -> list[_Effe
     return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"breakpoints": chosen})]
 
 
+def _set_constraints(state: SessionState, command: SetConstraints) -> list[_Effect]:
+    chosen = [line.strip() for line in command.constraints if line.strip()]
+    if chosen == state.constraints:
+        raise CommandRejected("those are the constraints already")
+    return [lambda rec: rec.record(Kind.CONSTRAINTS_SET, ROOT_ID, constraints=chosen, by=Origin.OPERATOR.value)]
+
+
 _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # type: ignore[dict-item]
     Pause: _pause,
     Resume: _resume,
@@ -429,4 +450,5 @@ _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # 
     Reject: _reject,
     EditAction: _edit_action,
     SetBreakpoints: _set_breakpoints,
+    SetConstraints: _set_constraints,
 }

@@ -21,6 +21,9 @@ class EngineConfig(BaseModel):
     """How a session plans. Stored with the session, so a resumed or forked run plans the same way.
 
     `completion_check` is "root" by default: the paper found checking every AND node too strict.
+    `lookahead` is how many upcoming sub-goals a model may ground as actions while it reads a page
+    (0 turns it off and every node gets its own expansion call); `constraints` extracts the task's
+    requirements once before planning.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -31,5 +34,7 @@ class EngineConfig(BaseModel):
     max_revisions: int = Field(default=2, ge=0, le=20)
     expansion_retries: int = Field(default=2, ge=0, le=10)
     completion_check: Literal["root", "every_and"] = "root"
+    lookahead: int = Field(default=3, ge=0, le=10)
+    constraints: bool = True
     breakpoints: frozenset[Breakpoint] = frozenset()
     guard: bool = True

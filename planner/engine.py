@@ -4,9 +4,15 @@ The engine reads the derived DFS position (`planner.frames`), asks the model or 
 for what that position needs, and records everything as events through a `Recorder`; state changes
 only by folding those events. It never touches a database or a UI.
 
-One step is one of: expand a node, execute an action (with its summary and global tree update),
-evaluate a node on exit, recover a failed node (prune, next OR alternative or repair), or finish
-the session with a final answer.
+One step is one of: extract the task's constraints (once, first), expand a node, execute an action
+(with its summary and global tree update), evaluate a node on exit, recover a failed node (prune,
+next OR alternative or repair), or finish the session with a final answer.
+
+Model calls are merged where two operators read the same input: the observation call also plans
+the next sub-goals' actions on the page it reads (lookahead), an expansion may ground its children's
+first actions, and the root's completion check may carry the final answer. A planned-ahead action
+is used only while its page is still current, so it costs no expansion call but never acts on a
+stale page.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from planner.actions import is_note, note_text
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
-from planner.frames import Frame, Position, next_position, or_choice
+from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
 from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Reply, View
 from planner.protocols import Environment, Model, Page
@@ -79,6 +85,8 @@ class Engine:
                 self._finish(None)
             elif state.steps >= self.config.max_steps:
                 self._finish(f"step budget of {self.config.max_steps} exhausted")
+            elif state.awaits_constraints:
+                self._extract_constraints()
             elif self._held_before(position):
                 pass
             else:
@@ -164,6 +172,8 @@ class Engine:
             observation=state.page_text,
             url=state.url,
             allow_or=self.config.or_alternatives,
+            constraints=tuple(state.constraints or ()),
+            lookahead=self.config.lookahead,
         )
 
     def _ask(
@@ -223,12 +233,47 @@ class Engine:
                 data["latency_ms"] = call.latency_ms
         self._rec.record(Kind.MODEL_CALL, node.id, **data)
 
+    # -- constraints --------------------------------------------------------------------------------
+
+    def _extract_constraints(self) -> None:
+        """Read the task's explicit requirements once; a failure costs the prompts that context, not the run."""
+        root = self.state.tree[ROOT_ID]
+        self._rec.record(Kind.STEP, ROOT_ID, frame=None, work="constraints")
+        constraints, reason = self._ask("constraints", root, lambda: self.model.extract_constraints(self._view(root)))
+        if constraints is None:
+            self._rec.record(
+                Kind.CONSTRAINTS_SET, ROOT_ID, constraints=[], by=Origin.PLANNER.value, error=f"extraction failed: {reason}"
+            )
+        else:
+            self._rec.record(Kind.CONSTRAINTS_SET, ROOT_ID, constraints=constraints.lines(), by=Origin.PLANNER.value)
+        self._pause_after(root, "constraints")
+
     # -- ENTERING ---------------------------------------------------------------------------------
 
     def _expand(self, node: Node) -> None:
+        note = None
+        planned = self.state.proposals.get(node.id)
+        if planned is not None:
+            problem = self.env.check(planned)
+            if problem is None:
+                self._rec.record(
+                    Kind.NODE_EXPANDED,
+                    node.id,
+                    type="ACTION",
+                    action=planned,
+                    children=[],
+                    origin=Origin.PLANNER.value,
+                    note="action planned ahead on this page; no model call",
+                )
+                return
+            note = f"the action planned ahead ({planned}) no longer fits the page: {problem}"
+
         def check(expansion: Expansion) -> None:
-            if expansion.type == "ACTION":
-                problem = self.env.check(expansion.action or "")
+            actions = [expansion.action or ""] if expansion.type == "ACTION" else []
+            if self.config.lookahead:
+                actions += [child.action for child in expansion.children if child.action]
+            for action in actions:
+                problem = self.env.check(action)
                 if problem:
                     raise _Invalid(problem)
 
@@ -237,10 +282,12 @@ class Engine:
             self._fail(node, f"expansion failed: {reason}")
             return
         children = expansion.children
-        note = None
+        if not self.config.lookahead:
+            children = [child.model_copy(update={"action": None}) for child in children]
         if expansion.type == "OR" and not self.config.or_alternatives:
             best = max(children, key=lambda child: child.score or 0.0)
-            children, note = [ChildSpec(description=best.description)], "OR alternatives are off: kept the best one"
+            children = [best.model_copy(update={"score": None})]
+            note = "OR alternatives are off: kept the best one"
             expansion = Expansion(type="AND", children=children)
         self._rec.record(
             Kind.NODE_EXPANDED,
@@ -254,10 +301,13 @@ class Engine:
 
     def _specs(self, parent: Node, children: list[ChildSpec]) -> list[dict[str, object]]:
         base = len(parent.children)
-        return [
-            {"id": f"{parent.id}.{base + i}", "description": child.description, "score": child.score}
-            for i, child in enumerate(children, start=1)
-        ]
+        specs: list[dict[str, object]] = []
+        for i, child in enumerate(children, start=1):
+            spec: dict[str, object] = {"id": f"{parent.id}.{base + i}", "description": child.description, "score": child.score}
+            if child.action:
+                spec["action"] = child.action
+            specs.append(spec)
+        return specs
 
     def _execute(self, node: Node) -> None:
         action = node.action or ""
@@ -280,21 +330,38 @@ class Engine:
         self._observe(node, action)
 
     def _observe(self, node: Node, action: str) -> None:
-        """Observation summary and global tree update, answered together (one model call)."""
+        """Observation summary, global tree update and lookahead, answered together (one model call)."""
         tree = self.state.tree
         active = {node.id, *(ancestor.id for ancestor in tree.ancestors(node))}
+        lookahead = self.config.lookahead
+        next_ids = [n.id for n in upcoming(tree, node, lookahead)]
 
         def check(observation: Observation) -> None:
             unknown = [i for i in (*observation.prune, *observation.rewrite) if i not in tree]
             if unknown:
                 raise _Invalid(f"unknown node ids in tree update: {', '.join(unknown)}")
+            if not lookahead:
+                return
+            for proposal in observation.ahead:
+                if proposal.node not in next_ids:
+                    allowed = ", ".join(next_ids) or "none"
+                    raise _Invalid(f"ahead names {proposal.node}, which is not an upcoming sub-goal (upcoming: {allowed})")
+                problem = self.env.check(proposal.action)
+                if problem:
+                    raise _Invalid(f"ahead action for {proposal.node}: {problem}")
 
         observation, reason = self._ask("observe", node, lambda: self.model.observe(self._view(node), action), check)
         if observation is None:
             self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"observation summary and tree update skipped: {reason}")
             return
+        ahead = [p.model_dump() for p in observation.ahead] if lookahead else []
         self._rec.record(
-            Kind.OBSERVED, node.id, summary=observation.summary, progress=observation.progress, notes=observation.notes
+            Kind.OBSERVED,
+            node.id,
+            summary=observation.summary,
+            progress=observation.progress,
+            notes=observation.notes,
+            ahead=ahead,
         )
         for target_id in observation.prune:
             target = tree[target_id]
@@ -345,7 +412,10 @@ class Engine:
             if verdict is None:
                 self._fail(node, f"completion check failed: {reason}")
             elif verdict.complete:
-                self._set(node, Status.SUCCESS, verdict.reason or "complete")
+                answer = verdict.answer if node.id == ROOT_ID and verdict.answer and verdict.answer.strip() else None
+                self._rec.record(
+                    Kind.STATUS_CHANGED, node.id, status=Status.SUCCESS.value, reason=verdict.reason or "complete", answer=answer
+                )
             else:
                 self._fail(node, f"incomplete: {verdict.reason}" if verdict.reason else "incomplete")
             return
@@ -427,10 +497,15 @@ class Engine:
     # -- finish -----------------------------------------------------------------------------------
 
     def _finish(self, reason: str | None) -> None:
+        """End the run; the answer the root's completion check already gave is reused, not asked again."""
         root = self.state.tree[ROOT_ID]
         self._rec.record(Kind.STEP, ROOT_ID, frame=None, work="finish")
-        answer, why = self._ask("final_answer", root, lambda: self.model.final_answer(self._view(root)))
         succeeded = root.status is Status.SUCCESS and reason is None
+        answer = self.state.final_answer if succeeded else None
+        why = ""
+        if answer is None:
+            reply, why = self._ask("final_answer", root, lambda: self.model.final_answer(self._view(root)))
+            answer = reply.answer if reply is not None else None
         if reason is None and not succeeded:
             reason = root.reason or "the task could not be completed"
         if answer is None:
@@ -439,7 +514,7 @@ class Engine:
             Kind.SESSION_FINISHED,
             ROOT_ID,
             status=(RunStatus.SUCCEEDED if succeeded else RunStatus.FAILED).value,
-            final_answer=answer.answer if answer is not None else None,
+            final_answer=answer,
             reason=reason,
         )
 

@@ -21,6 +21,7 @@ class Kind(StrEnum):
     SESSION_STATUS = "session_status"
     SESSION_FINISHED = "session_finished"
     CONFIG_CHANGED = "config_changed"
+    CONSTRAINTS_SET = "constraints_set"
     STEP = "step"
     NODE_EXPANDED = "node_expanded"
     NODES_ADDED = "nodes_added"

@@ -14,7 +14,7 @@ from enum import StrEnum
 from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node, NodeType, Status, Tree
 
-__all__ = ["Frame", "Position", "next_position", "active_path", "or_choice"]
+__all__ = ["Frame", "Position", "next_position", "active_path", "or_choice", "upcoming"]
 
 
 class Frame(StrEnum):
@@ -84,3 +84,27 @@ def active_path(tree: Tree) -> list[tuple[Node, Frame]]:
     path.reverse()
     path.append((position.node, position.frame))
     return path
+
+
+def upcoming(tree: Tree, node: Node, limit: int) -> list[Node]:
+    """The unexpanded sub-goals the traversal enters next, in order, if `node` and each of them succeed.
+
+    These are the nodes a model may plan actions for while it reads the page `node` reached. The
+    walk stops at the first later sibling that is already expanded (its own children come first)
+    and climbs past OR parents, which are done once one alternative succeeds.
+    """
+    found: list[Node] = []
+    current = node
+    while len(found) < limit and (parent := tree.parent(current)) is not None:
+        if parent.type is NodeType.AND:
+            for child_id in parent.children[parent.children.index(current.id) + 1 :]:
+                child = tree.nodes[child_id]
+                if child.status in CLOSED:
+                    continue
+                if child.type is not NodeType.UNKNOWN or child.status is not Status.UNVISITED:
+                    return found
+                found.append(child)
+                if len(found) == limit:
+                    return found
+        current = parent
+    return found

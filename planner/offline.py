@@ -6,6 +6,10 @@ not a language model: it understands sub-goals written with plain verbs ("search
 and grounds each one in the live observation, finding the search box, links and buttons by their
 text. Abstract steps come from per-task playbooks. Anything it cannot ground fails the node with a
 reason that says what it looked for, which is exactly what an operator needs to step in.
+
+Like a language model would, it plans ahead: while it reads a page (an observation, or an AND
+expansion) it also grounds the following sub-goals on that page, up to the first one that changes
+the page, so those need no expansion call of their own.
 """
 
 from __future__ import annotations
@@ -17,13 +21,17 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from planner.actions import is_note
 from planner.errors import ModelOutputError
+from planner.frames import upcoming
 from planner.operators import (
     ChildSpec,
     Completion,
+    Constraints,
     Expansion,
     FinalAnswer,
     Observation,
+    Proposal,
     Repair,
     Reply,
     View,
@@ -56,9 +64,11 @@ class Playbook(BaseModel):
     `nodes` gives the abstract AND/OR structure; leaves are plain-verb sub-goals grounded on the
     page at run time. `assumptions` is what the model takes for granted when a fact it needs was
     never noted (the kind of a-priori guess an operator corrects). `min_items` is how many
-    qualifying notes the completion check requires.
+    qualifying notes the completion check requires; `constraints` is what constraint extraction
+    reports for the task.
     """
 
+    constraints: list[str] = Field(default_factory=list)
     nodes: dict[str, NodeScript] = Field(default_factory=dict)
     repairs: dict[str, RepairScript] = Field(default_factory=dict)
     assumptions: dict[str, str] = Field(default_factory=dict)
@@ -157,15 +167,48 @@ class OfflineModel:
     def _playbook(self, view: View) -> Playbook:
         return self.playbooks.get(view.task, Playbook())
 
+    def extract_constraints(self, view: View) -> Reply[Constraints]:
+        return Reply(Constraints(task=self._playbook(view).constraints))
+
     # -- Node Expansion ---------------------------------------------------------------------------
 
     def expand(self, view: View) -> Reply[Expansion]:
-        description = view.node.description
+        reply = self._expand(view, view.node.description)
+        expansion = reply.output
+        if expansion.type == "AND" and view.lookahead:
+            actions = self._plan_ahead(view, [child.description for child in expansion.children])
+            grounded = [child.model_copy(update={"action": a}) for child, a in zip(expansion.children, actions, strict=False)]
+            reply = Reply(expansion.model_copy(update={"children": grounded + expansion.children[len(actions) :]}))
+        return reply
+
+    def _expand(self, view: View, description: str) -> Reply[Expansion]:
         entry = self._playbook(view).nodes.get(description)
         if entry is not None:
             children = [ChildSpec(description=c) if isinstance(c, str) else c for c in entry.children]
             return Reply(Expansion(type=entry.type, children=children, action=entry.action, reasoning="playbook"))
         return self._ground(view, self._resolve(view, description.strip()))
+
+    def _plan_ahead(self, view: View, descriptions: list[str]) -> list[str]:
+        """Actions for the leading sub-goals that are single actions on this page.
+
+        Stops at the first page-changing action (later ids would belong to the next page), and
+        before any goal that depends on notes not taken yet.
+        """
+        actions: list[str] = []
+        for description in descriptions[: view.lookahead]:
+            goal = description.strip()
+            try:
+                if self._resolve(view, goal) != goal:
+                    break
+                expansion = self._expand(view, description).output
+            except ModelOutputError:
+                break
+            if expansion.type != "ACTION" or expansion.action is None:
+                break
+            actions.append(expansion.action)
+            if not is_note(expansion.action):
+                break
+        return actions
 
     def _resolve(self, view: View, goal: str) -> str:
         """Fill in "the X brand" from the notes, or from the playbook's assumption when never noted."""
@@ -312,23 +355,33 @@ class OfflineModel:
         needed = self._playbook(view).min_items
         if len(items) < needed:
             return Reply(Completion(complete=False, reason=f"{len(items)} of {needed} required facts noted"))
-        return Reply(Completion(complete=True, reason=f"{len(items)} fact{'s' if len(items) != 1 else ''} noted"))
+        answer = _answer(view.notes) if view.node.parent is None else None
+        return Reply(
+            Completion(complete=True, reason=f"{len(items)} fact{'s' if len(items) != 1 else ''} noted", answer=answer)
+        )
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
-        """A page summary and progress line; the offline model never reshapes the plan on its own."""
+        """A page summary, a progress line and the next actions; the plan itself is left as it is."""
         title = re.search(r"^Title: (.*)$", view.observation, flags=re.MULTILINE)
         done = sum(1 for n in view.tree.walk() if n.status is Status.SUCCESS and n.action)
+        following = upcoming(view.tree, view.node, view.lookahead)
+        actions = self._plan_ahead(view, [node.description for node in following])
         return Reply(
             Observation(
                 summary=f"{title[1] if title else view.url}",
                 progress=f"{done + 1} actions done; last: {action}",
+                ahead=[Proposal(node=node.id, action=a) for node, a in zip(following, actions, strict=False)],
                 reasoning="the offline model keeps the plan as it is",
             )
         )
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        items = [note for note in view.notes if _NOT_QUALIFIED not in note]
-        return Reply(FinalAnswer(answer="; ".join(items) if items else "No answer: nothing relevant was noted."))
+        return Reply(FinalAnswer(answer=_answer(view.notes)))
+
+
+def _answer(notes: Iterable[str]) -> str:
+    items = [note for note in notes if _NOT_QUALIFIED not in note]
+    return "; ".join(items) if items else "No answer: nothing relevant was noted."
 
 
 def _after(children: list[Node], child: Node, failed: Node) -> bool:

@@ -17,9 +17,12 @@ from planner.tree import Node, Tree
 
 __all__ = [
     "ChildSpec",
+    "Proposal",
     "Expansion",
     "Repair",
     "Completion",
+    "Constraints",
+    "ItemConstraints",
     "Observation",
     "FinalAnswer",
     "CallRecord",
@@ -29,10 +32,16 @@ __all__ = [
 
 
 class ChildSpec(BaseModel):
-    """A sub-goal (AND child) or a scored alternative strategy (OR child)."""
+    """A sub-goal (AND child) or a scored alternative strategy (OR child).
+
+    `action` is optional lookahead: when the sub-goal is one browser action on the page the model is
+    looking at, giving it now saves the child its own expansion call. The engine keeps it only
+    while that page stays current.
+    """
 
     description: str = Field(min_length=1, max_length=2000)
     score: float | None = Field(default=None, gt=0.0, le=1.0)
+    action: str | None = Field(default=None, max_length=2000)
 
 
 class Expansion(BaseModel):
@@ -67,10 +76,42 @@ class Repair(BaseModel):
 
 
 class Completion(BaseModel):
-    """Node Completion Check: is the node's objective met, given its children and the notes?"""
+    """Node Completion Check: is the node's objective met, given its children and the notes?
+
+    For the root, a complete verdict may carry the final answer, which then needs no call of its own.
+    """
 
     complete: bool
     reason: str = ""
+    answer: str | None = None
+
+
+class ItemConstraints(BaseModel):
+    item: str = Field(min_length=1, max_length=200)
+    constraints: list[str] = Field(default_factory=list)
+
+
+class Constraints(BaseModel):
+    """Task-constraint extraction: what the task explicitly requires, per item and of the task overall.
+
+    Extracted once per session; every later prompt shows it, so decompositions, the completion check
+    and the final answer are all held to the same requirements.
+    """
+
+    items: list[ItemConstraints] = Field(default_factory=list)
+    task: list[str] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """One line per requirement ("espresso machine: cheapest"), the form sessions store and show."""
+        lines = [f"{group.item}: {c}" for group in self.items for c in group.constraints if c.strip()]
+        return lines + [c for c in self.task if c.strip()]
+
+
+class Proposal(BaseModel):
+    """A browser action for an upcoming sub-goal, read off the page just observed."""
+
+    node: str
+    action: str = Field(min_length=1, max_length=2000)
 
 
 class Observation(BaseModel):
@@ -78,6 +119,8 @@ class Observation(BaseModel):
 
     Both read the page an action just reached, so one call serves both: what the page shows and the
     progress made, facts worth keeping, and open nodes to prune (by id) or describe more sharply.
+    `ahead` folds in the next Node Expansion when it is a single action on this page: the model is
+    reading that page anyway, so planning the next click costs nothing extra.
     """
 
     summary: str = ""
@@ -85,6 +128,7 @@ class Observation(BaseModel):
     notes: list[str] = Field(default_factory=list)
     prune: list[str] = Field(default_factory=list)
     rewrite: dict[str, str] = Field(default_factory=dict)
+    ahead: list[Proposal] = Field(default_factory=list)
     reasoning: str = ""
 
 
@@ -116,7 +160,8 @@ class View:
     """The read-only context one operator call sees.
 
     It holds the live tree by reference, so building it is free; a backend renders whatever part
-    of it its prompt needs.
+    of it its prompt needs. `lookahead` is how many upcoming sub-goals (`planner.frames.upcoming`)
+    the model may give actions for ahead of time; 0 switches lookahead off.
     """
 
     task: str
@@ -128,3 +173,4 @@ class View:
     url: str | None = None
     allow_or: bool = True
     constraints: tuple[str, ...] = ()
+    lookahead: int = 0

@@ -1,15 +1,16 @@
 """Prompt templates for the Claude backend: one per planner operator, plus the shared context renderer.
 
 Every prompt has two halves. The *stable* half — the system text (what an AND/OR planning tree is,
-the operator's job, the browser action vocabulary) and the task text — is identical for every call
-of one operator in one session, so the Claude backend marks it for prompt caching. The *volatile*
-half is rendered from `planner.operators.View` on each call: notes, progress, the node, a compact
-local slice of the tree and the (truncated) page observation.
+the operator's job, the browser action vocabulary) and the task text with its constraints — is
+identical for every call of one operator in one session, so the Claude backend marks it for prompt
+caching. The *volatile* half is rendered from `planner.operators.View` on each call: notes,
+progress, the node, a compact local slice of the tree and the (truncated) page observation.
 
 The wording is our own; the content each operator sees follows the StructuredAgent appendix
-(tables 17-26): expansion sees the page and the action list, repair sees the failure reason, the
-observation (summary plus global update, merged into one call) sees the action just run and the
-open nodes, the completion check sees the children's statuses and the final answer sees the notes.
+(tables 14-26): constraint extraction sees only the task, expansion sees the page and the action
+list, repair sees the failure reason, the observation (summary plus global update, merged into one
+call) sees the action just run, the open nodes and the upcoming sub-goals it may plan ahead, the
+completion check sees the children's statuses and the final answer sees the notes.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.actions import describe_actions
+from planner.frames import upcoming
 from planner.operators import View
 from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node
 
 __all__ = [
     "OPERATORS",
+    "render_task",
     "OBSERVATION_BUDGET",
     "OperatorPrompt",
     "PROMPTS",
@@ -72,6 +75,21 @@ class OperatorPrompt:
         return _BASICS.format(actions=describe_actions()) + "\n\nYour job now:\n" + self.instructions
 
 
+# Task-constraint extraction: list what the task explicitly requires, once, before any planning.
+_CONSTRAINTS = OperatorPrompt(
+    "constraints",
+    "extract_constraints",
+    "List the requirements the task states explicitly, per item and for the task as a whole.",
+    """\
+Read the task and list its explicit requirements, before anything is planned.
+- items: for each distinct thing the user wants found (a product, a page, a fact), the
+  requirements stated for it: brand, price bound, rating, size, colour, "cheapest" and the like.
+  Name each item once.
+- task: requirements about the task as a whole (what the answer must include, how many results).
+Write each requirement as a short phrase ("price under $100"). Include only what the task says;
+never add requirements it merely implies. Empty lists are a valid answer.""",
+)
+
 # Node Expansion: decide whether the current node is a single action or needs AND/OR children.
 _EXPAND = OperatorPrompt(
     "expand",
@@ -86,7 +104,12 @@ Expand the current node.
 - If there are genuinely different ways to achieve it, answer type OR with alternatives, each with
   a score in (0, 1]; higher means more promising.
 Sub-goals should be small enough that each is later one or a few actions. Do not repeat work that
-the progress summary or the siblings show as done. Keep the reasoning to one or two sentences.""",
+the progress summary or the siblings show as done, and respect the task's constraints.
+Planning ahead (only when the prompt has a "Planning ahead" section): for the leading AND
+children that are each one browser action on the current page, also give that action in the
+child's action field, stopping after the first one that changes the page (later ids would belong
+to another page). Leave it empty whenever unsure; the child is then expanded when it is reached.
+Keep the reasoning to one or two sentences.""",
 )
 
 # Node Repair: the node failed; drop hopeless open children and add new ones, or give up.
@@ -115,7 +138,10 @@ _OBSERVE = OperatorPrompt(
   only if they are not in the notes already. Copy values exactly; do not guess;
 - prune: ids of open nodes that are now unnecessary (already achieved, or impossible);
 - rewrite: {node id: better description} for open nodes whose wording can now be made more
-  concrete with what the page shows.
+  concrete with what the page shows;
+- ahead: when an "Upcoming sub-goals" section is present, the next of them that are each one
+  browser action on this page, as {node: id, action}, in order, stopping after the first action
+  that changes the page. Give none when the next sub-goal needs several steps or you are unsure.
 Never prune or rewrite nodes on the active path (the current node and its ancestors). Most of the
 time the plan needs no change: leave prune and rewrite empty.""",
 )
@@ -129,7 +155,9 @@ _COMPLETE = OperatorPrompt(
 All of the current node's children have been handled. Using their statuses, the notes and the
 current page, decide whether the node's objective (for the root: the whole task) is achieved.
 Answer complete=false, with the missing piece as the reason, when something the objective asks
-for is not yet established by the notes or the page.""",
+for is not yet established by the notes or the page. When the current node is the root (node 0)
+and it is complete, also write the final answer to the task in answer: direct and specific, from
+the notes only.""",
 )
 
 # Final answer: write the answer to the task from the notes gathered during the run.
@@ -142,7 +170,9 @@ The run is over. Write the answer to the task using only the notes and the page.
 specific (names, prices). If the notes do not contain the answer, say plainly what is missing.""",
 )
 
-PROMPTS: dict[str, OperatorPrompt] = {p.operator: p for p in (_EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)}
+PROMPTS: dict[str, OperatorPrompt] = {
+    p.operator: p for p in (_CONSTRAINTS, _EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)
+}
 OPERATORS = tuple(PROMPTS)
 
 
@@ -201,6 +231,19 @@ def _bullets(items: tuple[str, ...] | list[str], empty: str) -> str:
     return "\n".join(f"- {item}" for item in items) or empty
 
 
+def render_task(view: View) -> str:
+    """The task and its constraints: fixed once constraints are extracted, so it belongs to the cached prefix."""
+    text = f"# Task\n{view.task}"
+    if view.constraints:
+        text += f"\n\n# Constraints\n{_bullets(view.constraints, '')}"
+    return text
+
+
+def _upcoming(view: View) -> str:
+    lines = [render_node(node) for node in upcoming(view.tree, view.node, view.lookahead)]
+    return "\n".join(lines) or "(none)"
+
+
 def render_user(operator: str, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET) -> str:
     """The volatile half of a prompt: everything after the cached task text.
 
@@ -208,20 +251,24 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
     observe.
     """
     node = view.node
+    if operator == "constraints":
+        return f"## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
     sections = [
         f"## Notes so far\n{_bullets(view.notes, '(none)')}",
         f"## Progress\n{view.progress or '(nothing yet)'}",
         f"## Current node\n{node.id}: {node.description}",
         f"## Local tree\n{render_local_tree(view)}",
     ]
-    if view.constraints:
-        sections.insert(0, f"## Constraints\n{_bullets(view.constraints, '')}")
     if operator == "expand" and not view.allow_or:
         sections.append("## Restriction\nOR alternatives are switched off: answer AND or ACTION only.")
+    if operator == "expand" and view.lookahead:
+        sections.append(f"## Planning ahead\nYou may give actions for up to {view.lookahead} leading AND children.")
     if operator == "repair":
         sections.append(f"## Why it failed\n{detail or '(no reason recorded)'}")
     if operator == "observe":
         sections.append(f"## Action just executed\n{detail}")
         sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")
+        if view.lookahead:
+            sections.append(f"## Upcoming sub-goals (plan their actions if they are single actions here)\n{_upcoming(view)}")
     sections.append(f"## Current page\n{render_observation(view, budget)}")
     return "\n\n".join(sections)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, Reply, View
+from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
 
 __all__ = ["Model", "Environment", "Page", "ActionResult", "ElementInfo"]
 
@@ -17,6 +17,10 @@ class Model(Protocol):
 
     name: str
 
+    def extract_constraints(self, view: View) -> Reply[Constraints]:
+        """The task's explicit item and task requirements, asked once before the root is expanded."""
+        ...
+
     def expand(self, view: View) -> Reply[Expansion]: ...
 
     def repair(self, view: View, reason: str) -> Reply[Repair]: ...
@@ -24,7 +28,8 @@ class Model(Protocol):
     def check_completion(self, view: View) -> Reply[Completion]: ...
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
-        """Summarize the page an action reached and propose the global tree update, in one call."""
+        """Summarize the page an action reached, propose the global tree update and, up to
+        `view.lookahead` upcoming sub-goals, the actions that achieve them on this page; one call."""
         ...
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]: ...

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.errors import ModelOutputError
 from planner.events import Event, Kind
-from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, Reply, View
+from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
 from planner.state import SessionState, apply
 
 __all__ = ["RecordedCall", "ReplayModel", "recorded_calls"]
@@ -70,6 +70,9 @@ class ReplayModel:
         self.name = name
         self._calls = [c if isinstance(c, RecordedCall) else RecordedCall(**c) for c in calls]
         self._used: set[int] = set()
+
+    def extract_constraints(self, view: View) -> Reply[Constraints]:
+        return self._answer("constraints", view, Constraints)
 
     def expand(self, view: View) -> Reply[Expansion]:
         return self._answer("expand", view, Expansion)

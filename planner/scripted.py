@@ -12,13 +12,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from planner.actions import is_note
 from planner.errors import ModelOutputError, ScriptError
+from planner.frames import upcoming
 from planner.operators import (
     ChildSpec,
     Completion,
+    Constraints,
     Expansion,
     FinalAnswer,
     Observation,
+    Proposal,
     Repair,
     Reply,
     View,
@@ -49,9 +53,11 @@ class Script(BaseModel):
     """What the scripted model answers, keyed by node description or action text.
 
     `repairs` takes one repair or a list, the n-th used for the node's n-th revision; `incomplete`
-    lists descriptions whose completion check fails, once per listing.
+    lists descriptions whose completion check fails, once per listing. Observations plan ahead the
+    scripted actions of upcoming nodes, as far as the first one that is not a note.
     """
 
+    constraints: list[str] = Field(default_factory=list)
     nodes: dict[str, NodeScript] = Field(default_factory=dict)
     fail_actions: list[str] = Field(default_factory=list)
     repairs: dict[str, RepairScript | list[RepairScript]] = Field(default_factory=dict)
@@ -88,6 +94,9 @@ class ScriptedModel:
         self.script = script
         self.name = name
 
+    def extract_constraints(self, view: View) -> Reply[Constraints]:
+        return Reply(Constraints(task=self.script.constraints))
+
     def expand(self, view: View) -> Reply[Expansion]:
         entry = self.script.nodes.get(view.node.description)
         if entry is None:
@@ -114,28 +123,39 @@ class ScriptedModel:
         listed = self.script.incomplete.count(view.node.description)
         if listed > view.node.revisions:
             return Reply(Completion(complete=False, reason="the script marks this incomplete"))
-        return Reply(Completion(complete=True, reason="all sub-goals succeeded"))
+        answer = self._answer(view) if view.node.parent is None else None
+        return Reply(Completion(complete=True, reason="all sub-goals succeeded", answer=answer))
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
         notes = self.script.notes.get(action, [])
         entry = self.script.updates.get(action)
+        observation = Observation(summary=f"page after {action}", notes=notes, ahead=self._ahead(view))
         if entry is None:
-            return Reply(Observation(summary=f"page after {action}", notes=notes))
+            return Reply(observation)
         tree = view.tree
-        return Reply(
-            Observation(
-                summary=f"page after {action}",
-                notes=notes,
-                prune=[_open_by_description(tree, d).id for d in entry.prune],
-                rewrite={_open_by_description(tree, d).id: new for d, new in entry.rewrite.items()},
-            )
-        )
+        prune = [_open_by_description(tree, d).id for d in entry.prune]
+        rewrite = {_open_by_description(tree, d).id: new for d, new in entry.rewrite.items()}
+        ahead = [p for p in observation.ahead if p.node not in prune and p.node not in rewrite]
+        return Reply(observation.model_copy(update={"prune": prune, "rewrite": rewrite, "ahead": ahead}))
+
+    def _ahead(self, view: View) -> list[Proposal]:
+        proposals = []
+        for node in upcoming(view.tree, view.node, view.lookahead):
+            entry = self.script.nodes.get(node.description)
+            if entry is None or entry.type != "ACTION" or not entry.action:
+                break
+            proposals.append(Proposal(node=node.id, action=entry.action))
+            if not is_note(entry.action):
+                break
+        return proposals
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        answer = self.script.final_answer
-        if answer is None:
-            answer = "; ".join(view.notes) if view.notes else "no notes were taken"
-        return Reply(FinalAnswer(answer=answer))
+        return Reply(FinalAnswer(answer=self._answer(view)))
+
+    def _answer(self, view: View) -> str:
+        if self.script.final_answer is not None:
+            return self.script.final_answer
+        return "; ".join(view.notes) if view.notes else "no notes were taken"
 
 
 def load_script(text_or_path: str) -> Script:

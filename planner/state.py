@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from planner.actions import is_note
+from planner.config import EngineConfig
 from planner.errors import EventOrderError
 from planner.events import SCHEMA_VERSIONS, Event, Kind
 from planner.status import CLOSED, check_transition
@@ -62,7 +64,11 @@ class Metrics:
 
 @dataclass(slots=True)
 class SessionState:
-    """Everything known about one session after some prefix of its events."""
+    """Everything known about one session after some prefix of its events.
+
+    `constraints` is None until extracted (or set by an operator). `proposals` maps unexpanded node
+    ids to actions a model planned ahead on the current page; any page change clears them.
+    """
 
     task: str = ""
     start_url: str | None = None
@@ -80,6 +86,8 @@ class SessionState:
     progress: str = ""
     summary: str = ""
     page_text: str = ""
+    constraints: list[str] | None = None
+    proposals: dict[str, str] = field(default_factory=dict)
     final_answer: str | None = None
     single_step: bool = False
     approval: Approval | None = None
@@ -94,6 +102,11 @@ class SessionState:
     @property
     def finished(self) -> bool:
         return self.status in TERMINAL
+
+    @property
+    def awaits_constraints(self) -> bool:
+        """Constraint extraction has yet to run: it is the first thing a session does, unless switched off."""
+        return self.constraints is None and bool(self.config.get("constraints", EngineConfig().constraints))
 
 
 def _session_created(state: SessionState, event: Event) -> None:
@@ -137,6 +150,10 @@ def _config_changed(state: SessionState, event: Event) -> None:
     state.config = {**state.config, **event.data["changes"]}
 
 
+def _constraints_set(state: SessionState, event: Event) -> None:
+    state.constraints = list(event.data["constraints"])
+
+
 def _step(state: SessionState, event: Event) -> None:
     state.steps += 1
     state.current = event.node_id
@@ -155,6 +172,8 @@ def _new_node(state: SessionState, parent: Node, spec: dict[str, Any], origin: O
         step_created=state.steps,
     )
     state.tree.nodes[node.id] = node
+    if spec.get("action"):
+        state.proposals[node.id] = spec["action"]
     return node
 
 
@@ -165,6 +184,7 @@ def _node_expanded(state: SessionState, event: Event) -> None:
     node.type = NodeType(data["type"])
     node.status = Status.VISITED
     node.reason = None
+    state.proposals.pop(node.id, None)
     if node.type is NodeType.ACTION:
         node.action = data["action"]
     origin = Origin(data.get("origin", Origin.PLANNER))
@@ -177,6 +197,7 @@ def _nodes_added(state: SessionState, event: Event) -> None:
     parent = state.tree[event.node_id]
     if data.get("parent_type"):
         parent.type = NodeType(data["parent_type"])
+        state.proposals.pop(parent.id, None)
         if parent.status is Status.FAIL:
             parent.status = Status.VISITED
     origin = Origin(data["origin"])
@@ -195,16 +216,22 @@ def _status_changed(state: SessionState, event: Event) -> None:
     check_transition(node, new)
     node.status = new
     node.reason = data.get("reason")
+    if node.id == ROOT_ID:
+        state.final_answer = data.get("answer")
+    if new in CLOSED:
+        state.proposals.pop(node.id, None)
     if data.get("subtree"):
         for child in state.tree.descendants(node):
             if child.status not in CLOSED:
                 child.status = new
                 child.reason = data.get("reason")
+                state.proposals.pop(child.id, None)
 
 
 def _node_rewritten(state: SessionState, event: Event) -> None:
     node = state.tree[event.node_id]
     node.description = event.data["description"]
+    state.proposals.pop(node.id, None)
     if event.data.get("by") == Origin.OPERATOR:
         node.protected = True
 
@@ -216,6 +243,9 @@ def _node_reset(state: SessionState, event: Event) -> None:
     node.status = Status.UNVISITED
     node.reason = event.data.get("reason")
     node.forced = None
+    state.proposals.pop(node.id, None)
+    if node.id == ROOT_ID:
+        state.final_answer = None
     if node.type is not NodeType.ACTION or event.data.get("reexpand"):
         node.type = NodeType.UNKNOWN
         node.action = None
@@ -244,6 +274,8 @@ def _action_executed(state: SessionState, event: Event) -> None:
     state.metrics.actions += 1
     if not data["ok"]:
         state.metrics.failed_actions += 1
+    if not is_note(data["action"]):
+        state.proposals.clear()
     _see_page(state, data)
     if data.get("screenshot"):
         state.last_screenshot = data["screenshot"]
@@ -274,6 +306,8 @@ def _observed(state: SessionState, event: Event) -> None:
     state.progress = event.data.get("progress", state.progress)
     state.summary = event.data.get("summary", state.summary)
     state.notes.extend(event.data.get("notes", ()))
+    for proposal in event.data.get("ahead", ()):
+        state.proposals[proposal["node"]] = proposal["action"]
 
 
 def _note_added(state: SessionState, event: Event) -> None:
@@ -302,11 +336,13 @@ def _see_page(state: SessionState, data: dict[str, Any]) -> None:
 
 
 def _page_observed(state: SessionState, event: Event) -> None:
+    state.proposals.clear()
     _see_page(state, event.data)
 
 
 def _rollback(state: SessionState, event: Event) -> None:
     state.metrics.rollbacks += 1
+    state.proposals.clear()
     if event.data.get("ok"):
         _see_page(state, event.data)
 
@@ -330,6 +366,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.SESSION_FINISHED: _session_finished,
     Kind.STEP: _step,
     Kind.CONFIG_CHANGED: _config_changed,
+    Kind.CONSTRAINTS_SET: _constraints_set,
     Kind.NODE_EXPANDED: _node_expanded,
     Kind.NODES_ADDED: _nodes_added,
     Kind.STATUS_CHANGED: _status_changed,

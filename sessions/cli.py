@@ -68,17 +68,23 @@ def _drive(store: EventStore, session_id: str, db: str | None) -> int:
 
 
 def _config(args: argparse.Namespace) -> EngineConfig:
+    return _validated(
+        repair=not args.no_repair,
+        or_alternatives=not args.no_or,
+        max_steps=args.max_steps,
+        max_revisions=args.max_revisions,
+        expansion_retries=args.retries,
+        completion_check=args.completion_check,
+        lookahead=args.lookahead,
+        constraints=not args.no_constraints,
+        breakpoints=frozenset(Breakpoint(b) for b in args.breakpoint),
+        guard=not args.no_guard,
+    )
+
+
+def _validated(**settings: object) -> EngineConfig:
     try:
-        return EngineConfig(
-            repair=not args.no_repair,
-            or_alternatives=not args.no_or,
-            max_steps=args.max_steps,
-            max_revisions=args.max_revisions,
-            expansion_retries=args.retries,
-            completion_check=args.completion_check,
-            breakpoints=frozenset(Breakpoint(b) for b in args.breakpoint),
-            guard=not args.no_guard,
-        )
+        return EngineConfig.model_validate(settings)
     except ValidationError as error:
         raise _UsageError(f"invalid budget: {error.errors()[0]['loc'][0]}: {error.errors()[0]['msg']}") from None
 
@@ -145,7 +151,7 @@ def _cmd_show(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _suite_config(args: argparse.Namespace) -> EngineConfig:
-    return EngineConfig(repair=not args.no_repair, or_alternatives=not args.no_or)
+    return _validated(repair=not args.no_repair, or_alternatives=not args.no_or, lookahead=args.lookahead)
 
 
 def _cmd_suite(args: argparse.Namespace, store: EventStore) -> int:
@@ -202,6 +208,7 @@ def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
         "reject": ("reason",),
         "edit_action": ("action", "node"),
         "breakpoints": ("breakpoints",),
+        "constraints": ("constraints",),
     }.get(verb, ())
     for name in fields:
         value = getattr(args, name, None)
@@ -271,6 +278,8 @@ def _add_command_parsers(parent: argparse.ArgumentParser) -> None:
     edit_action.add_argument("--node")
     breakpoints = verbs.add_parser("breakpoints", help="set when the session pauses by itself (none clears them)")
     breakpoints.add_argument("breakpoints", nargs="*", choices=[b.value for b in Breakpoint], metavar="KIND")
+    constraints = verbs.add_parser("constraints", help="replace the task's constraints (none clears them)")
+    constraints.add_argument("constraints", nargs="*", metavar="REQUIREMENT", help='e.g. "backpack: price under $60"')
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,6 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--completion-check", choices=["root", "every_and"], default="root")
     run.add_argument("--no-repair", action="store_true", help="ablation: never repair failed nodes")
     run.add_argument("--no-or", action="store_true", help="ablation: no OR alternatives")
+    run.add_argument(
+        "--lookahead", type=int, default=EngineConfig().lookahead,
+        help="upcoming sub-goals a model may ground while reading a page (0: one expansion call per node)",
+    )
+    run.add_argument("--no-constraints", action="store_true", help="skip the task-constraint extraction call")
     run.add_argument("--no-guard", action="store_true", help="run risky actions without asking")
     run.add_argument("--breakpoint", action="append", default=[], choices=[b.value for b in Breakpoint])
     run.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")
@@ -311,12 +325,14 @@ def build_parser() -> argparse.ArgumentParser:
     suite.add_argument("--only", action="append", help="run only this task id (repeatable)")
     suite.add_argument("--no-repair", action="store_true")
     suite.add_argument("--no-or", action="store_true")
+    suite.add_argument("--lookahead", type=int, default=EngineConfig().lookahead)
     suite.add_argument("--reject-guarded", action="store_true", help="reject guarded actions instead of approving them")
     suite.add_argument("--out", default="var/suite.json", help="where to write the results JSON")
     demo = sub.add_parser("demo", parents=[common], help="run one demo task on the bundled shop, headless")
     demo.add_argument("task_id", nargs="?", default="wireless-photo-printers")
     demo.add_argument("--no-repair", action="store_true")
     demo.add_argument("--no-or", action="store_true")
+    demo.add_argument("--lookahead", type=int, default=EngineConfig().lookahead)
     show = sub.add_parser("show", parents=[common], help="print a session's tree")
     show.add_argument("session_id")
     show.add_argument("--at", type=int)

@@ -23,6 +23,11 @@ def load(name: str) -> Script:
     return Script.model_validate_json((SCRIPTS / name).read_text())
 
 
+MECHANICS = EngineConfig(constraints=False)
+"""Tests of the DFS mechanics count steps from the root's expansion; constraint extraction, a step
+before it, is tested on its own (test_constraints.py) and in the demo, Claude and browser runs."""
+
+
 def new_state(task: str, config: EngineConfig | None = None) -> tuple[SessionState, list[Event]]:
     state = SessionState()
     recorder = Recorder(state)
@@ -31,7 +36,7 @@ def new_state(task: str, config: EngineConfig | None = None) -> tuple[SessionSta
         task=task,
         model="script",
         start_url=DRY_START,
-        config=(config or EngineConfig()).model_dump(mode="json"),
+        config=(config or MECHANICS).model_dump(mode="json"),
     )
     return state, recorder.take()
 
@@ -62,6 +67,8 @@ def snapshot(state: SessionState) -> dict[str, Any]:
         "reason": state.reason,
         "notes": list(state.notes),
         "final_answer": state.final_answer,
+        "constraints": state.constraints,
+        "proposals": dict(state.proposals),
         "steps": state.steps,
         "seq": state.seq,
         "url": state.url,

@@ -78,7 +78,13 @@ class FakeAnthropic:
             self.requests.append(body)
             if self._failures:
                 status = self._failures.popleft()
-                kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
+                kind = {
+                    400: "invalid_request_error",
+                    401: "authentication_error",
+                    404: "not_found_error",
+                    429: "rate_limit_error",
+                    529: "overloaded_error",
+                }.get(status, "api_error")
                 return status, {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
             tool = body["tool_choice"]["name"]
             key = (tool, current_node(body))

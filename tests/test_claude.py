@@ -6,8 +6,12 @@ No network and no real key: the SDK is pointed at `tests.fake_anthropic.FakeAnth
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -31,6 +35,7 @@ KEY = "sk-ant-test-DO-NOT-LEAK-7f3a9c"
 TASK = "Find the cheapest espresso machine in the shop and tell me its name and price."
 
 SCRIPT: dict[tuple[str, str], Any] = {
+    ("extract_constraints", TASK): {"items": [{"item": "espresso machine", "constraints": ["cheapest"]}], "task": []},
     ("expand_node", TASK): {
         "type": "AND",
         "children": [
@@ -143,6 +148,35 @@ def test_each_operator_is_one_forced_tool_call_with_a_cached_prefix(
     assert KEY not in (reply.call.prompt or "") and _sent_key(server.headers[0]) == KEY
 
 
+def test_constraints_are_read_from_the_task_alone_then_cached_with_it(server: FakeAnthropic) -> None:
+    model = _model(server)
+    extracted = model.extract_constraints(_view("0")).output
+    assert extracted.lines() == ["espresso machine: cheapest"]
+    request = server.requests[0]
+    assert request["tool_choice"] == {"type": "tool", "name": "extract_constraints"}
+    assert "Current page" not in request["messages"][0]["content"][1]["text"]
+
+    server.replies[("expand_node", "open the cheapest result")] = ANSWERS["expand_node"]
+    model.expand(replace(_view(), constraints=tuple(extracted.lines())))
+    task_block, context = server.requests[1]["messages"][0]["content"]
+    assert "# Constraints\n- espresso machine: cheapest" in task_block["text"] and task_block["cache_control"]
+    assert "espresso machine: cheapest" not in context["text"]
+
+
+def test_lookahead_shows_the_upcoming_sub_goals_and_reads_the_planned_actions(server: FakeAnthropic) -> None:
+    planned = {"summary": "results", "ahead": [{"node": "0.3", "action": "note [Crema Compact Espresso: $129.00]"}]}
+    server.replies = {("observe_page", "open the cheapest result"): planned, ("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    model = _model(server)
+    reply = model.observe(replace(_view(), lookahead=3), "click [12]")
+    assert [p.node for p in reply.output.ahead] == ["0.3"]
+    model.expand(replace(_view(), lookahead=3))
+    model.observe(_view(), "click [12]")
+    with_lookahead, expansion, without = (_prompt(body) for body in server.requests)
+    assert "## Upcoming sub-goals" in with_lookahead and "\n0.3 [UNKNOWN UNVISITED] note the name and price" in with_lookahead
+    assert "## Planning ahead" in expansion
+    assert "## Upcoming sub-goals" not in without
+
+
 def test_root_view_shows_the_whole_first_level(server: FakeAnthropic) -> None:
     view = _view("0")
     server.replies = {("expand_node", TASK): ANSWERS["expand_node"]}
@@ -207,6 +241,23 @@ def test_rejected_key_is_reported_without_the_key(server: FakeAnthropic) -> None
     with pytest.raises(ModelUnavailable, match="ANTHROPIC_API_KEY") as caught:
         _model(server).expand(_view("0"))
     assert KEY not in str(caught.value) and KEY not in repr(caught.value.__cause__)
+
+
+def test_a_refused_request_fails_the_node_and_the_session_goes_on(server: FakeAnthropic) -> None:
+    server.fail(400, times=3)
+    state, log = new_state(TASK, EngineConfig(repair=False, constraints=False))
+    _run(state, _model(server, max_retries=2), log)
+    refused = [e for e in log if e.kind is Kind.MODEL_CALL and not e.data["ok"]]
+    assert len(refused) == 3 and len(server.requests) == 4, "no SDK retries for a 400; the engine's budget is 3"
+    assert refused[0].data["error"].startswith("Claude API returned HTTP 400: fake invalid_request_error")
+    assert (state.tree["0"].reason or "").startswith("expansion failed: Claude API returned HTTP 400")
+    assert state.status is RunStatus.FAILED and state.final_answer == "Crema Compact Espresso, $129.00"
+
+
+def test_an_unknown_model_id_pauses_with_advice(server: FakeAnthropic) -> None:
+    server.fail(404)
+    with pytest.raises(ModelUnavailable, match="has no model 'claude-nope': check the id"):
+        _model(server, model="claude-nope").expand(_view("0"))
 
 
 # -- malformed answers ------------------------------------------------------------------------------
@@ -315,7 +366,113 @@ def test_token_bench_sizes_prompts_and_counts_calls_per_action(server: FakeAnthr
     from bench.tokens import calls_per_action, prompt_tokens
 
     sizes = prompt_tokens(_view())
-    assert set(sizes) == {"expand", "repair", "observe", "complete", "final_answer"}
+    assert set(sizes) == {"constraints", "expand", "repair", "observe", "complete", "final_answer"}
     assert all(prefix > 0 and call > 0 for prefix, call in sizes.values())
     _, log = _claude_session(server)
     assert calls_per_action(log) == (len(server.requests), 2)  # the note is not a browser action
+
+
+# -- a demo-shop task end to end in Chromium, then replayed offline --------------------------------
+
+SHOP_TASK = 'Search the shop for "espresso", open the cheapest espresso machine in the results, and tell me its name and price.'
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    return body["messages"][0]["content"][-1]["text"]
+
+
+def _section(body: dict[str, Any], title: str) -> str:
+    text = _prompt(body)
+    return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0] if f"## {title}" in text else ""
+
+
+def _ground(goal: str, page: str) -> str | None:
+    """What a model reading the compact observation would answer for one of this task's sub-goals."""
+    from planner.offline import read_elements
+
+    elements = read_elements(page)
+    if goal == "search for espresso":
+        return f"type [{next(e.id for e in elements if e.role == 'searchbox')}] [espresso] [1]"
+    if goal == "sort by price, low to high":
+        return f"click [{next(e.id for e in elements if e.name == 'Price: low to high')}]"
+    lines = page.splitlines()
+    if goal == "open the first result":
+        cards = (re.search(r"\[(\d+)\] link", line) for line, after in itertools.pairwise(lines) if after.strip().startswith("by "))
+        return f"click [{next(card[1] for card in cards if card)}]"
+    if goal == "note the name and price":
+        heading = next((line for line in lines if line.startswith("heading ")), None)
+        price = next((line for line in lines if line.startswith("Price: ")), None)
+        if heading and price:
+            return f"note [{json.loads(heading.removeprefix('heading '))}: {price.removeprefix('Price: ')}]"
+    return None
+
+
+def _observe_shop(body: dict[str, Any]) -> dict[str, Any]:
+    page, ahead = _section(body, "Current page"), []
+    for node_id, goal in re.findall(r"^(\S+) \[UNKNOWN UNVISITED\] (.+)$", _section(body, "Upcoming sub-goals"), re.MULTILINE):
+        action = _ground(goal, page)
+        if action is None:
+            break
+        ahead.append({"node": node_id, "action": action})
+        if not action.startswith("note"):
+            break
+    return {"summary": "a shop page", "progress": "working through the plan", "ahead": ahead}
+
+
+def _expand_shop(body: dict[str, Any]) -> dict[str, Any]:
+    goals = ["search for espresso", "sort by price, low to high", "open the first result", "note the name and price"]
+    first = {"description": goals[0], "action": _ground(goals[0], _section(body, "Current page"))}
+    return {"type": "AND", "children": [first, *({"description": g} for g in goals[1:])]}
+
+
+def _complete_shop(body: dict[str, Any]) -> dict[str, Any]:
+    notes = [line[2:] for line in _section(body, "Notes so far").splitlines() if line.startswith("- ")]
+    return {"complete": bool(notes), "reason": "name and price noted", "answer": "; ".join(notes)}
+
+
+SHOP_SCRIPT: dict[tuple[str, str], Any] = {
+    ("extract_constraints", SHOP_TASK): {"items": [{"item": "espresso machine", "constraints": ["cheapest"]}], "task": ["name and price"]},
+    ("expand_node", SHOP_TASK): _expand_shop,
+    ("observe_page", "*"): _observe_shop,
+    ("check_completion", SHOP_TASK): _complete_shop,
+}
+
+
+def _run_to_end(store: Any, session_id: str) -> SessionState:
+    from sessions.runner import Runner
+
+    deadline = time.monotonic() + 60
+    state = Runner(store, session_id).run(should_stop=lambda: time.monotonic() > deadline)
+    assert state.finished, state.reason
+    return state
+
+
+@pytest.mark.browser
+def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from demo.shop import start_shop
+    from demo.tasks import check_answer, load_tasks
+    from sessions.runner import create_session
+    from sessions.sql import open_store
+
+    task = next(t for t in load_tasks() if t.task == SHOP_TASK)
+    db = tmp_path / "sessions.db"
+    store = open_store(str(db))
+    with FakeAnthropic(dict(SHOP_SCRIPT)) as fake, start_shop() as shop:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        recorded = create_session(store, SHOP_TASK, "claude", start_url=shop.url + "/")
+        state = _run_to_end(store, recorded)
+        assert state.status is RunStatus.SUCCEEDED and check_answer(task, state.final_answer or "").passed, state.final_answer
+        operators = [e.data["operator"] for e in store.load(recorded) if e.kind is Kind.MODEL_CALL]
+        assert operators == ["constraints", "expand", "observe", "observe", "observe", "complete"]
+        assert state.metrics.actions == 4 and state.constraints == ["espresso machine: cheapest", "name and price"]
+        assert KEY.encode() not in db.read_bytes()
+
+        served = len(fake.requests)
+        replayed = create_session(store, SHOP_TASK, f"replay:{recorded}", start_url=shop.url + "/")
+        again = _run_to_end(store, replayed)
+        assert len(fake.requests) == served, "a replay never calls the API"
+    store.close()
+    assert again.final_answer == state.final_answer and again.status is RunStatus.SUCCEEDED
+    assert [(n.id, n.action, n.status) for n in again.tree.walk()] == [(n.id, n.action, n.status) for n in state.tree.walk()]

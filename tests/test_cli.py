@@ -19,7 +19,7 @@ def test_run_prints_a_json_summary_last(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert summary["status"] == "succeeded"
     assert summary["final_answer"] == "Fudgy vegan brownies (4.8 stars)"
-    assert summary["steps"] == 11
+    assert summary["steps"] == 12  # constraint extraction, then the paper's 11 steps
     listed = last_json(cli("list", "--db", db))["sessions"]
     assert [s["session_id"] for s in listed] == [summary["session_id"]]
 
@@ -42,9 +42,9 @@ def test_export_is_the_documented_trace_and_time_travels(tmp_path: Path) -> None
     assert trace["session"]["status"] == "succeeded"
     assert {"id", "parent", "type", "status", "description", "action", "origin"} <= set(trace["nodes"][0])
     assert {"seq", "kind", "node_id", "detail"} == set(trace["events"][0])
-    early = last_json(cli("export", session_id, "--db", db, "--at", "5"))
+    early = last_json(cli("export", session_id, "--db", db, "--at", "8"))
     assert early["session"]["status"] == "running"
-    assert len(early["events"]) == 5
+    assert len(early["events"]) == 8
     assert [n["id"] for n in early["nodes"]] == ["0", "0.1", "0.2", "0.3"]
 
 

@@ -195,8 +195,10 @@ def test_status_line_says_what_the_agent_does() -> None:
     from planner.scripted import ScriptedModel
     from ui.status import status_line
 
-    state, _ = new_state(BROWNIE_TASK)
+    state, _ = new_state(BROWNIE_TASK, EngineConfig())
     engine = Engine(state, ScriptedModel(load("brownie.json")), DryEnvironment())
+    assert status_line(state) == "reading the task's constraints"
+    engine.step()
     assert status_line(state) == "expanding 0"
     engine.step()
     engine.step()

@@ -93,6 +93,17 @@ def control(page: Page, verb: str) -> None:
     page.locator(f".st-key-ctl_{verb} button").click()
 
 
+def step_once(page: Page, console: ConsoleProcess, session_id: str) -> None:
+    """Press Step on a paused session and wait until the step is done and the console says so."""
+    before = state_of(console, session_id).steps
+    control(page, "step")
+    wait_until(
+        lambda: (state := state_of(console, session_id)).steps > before and state.status is RunStatus.PAUSED,
+        what=f"step {before + 1}",
+    )
+    expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
+
+
 def click_node(page: Page, node_id: str) -> None:
     """Click a node's symbol in the tree (its label sits just below it) until the inspector shows it.
 
@@ -157,9 +168,8 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
 def test_prune_a_pending_step_and_it_is_skipped(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "cheapest-espresso", paused=True)
-    control(page, "step")
-    wait_until(lambda: len(state_of(console, session_id).tree) > 1, what="the root expansion")
-    expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
+    step_once(page, console, session_id)  # the task's constraints
+    step_once(page, console, session_id)  # the root's expansion
     click_node(page, "0.2")
     page.locator(".st-key-prune_reason input").fill("sorting is not needed")
     page.locator(".st-key-prune_submit button").click()
@@ -209,9 +219,9 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     assert correction is not None
     open_console(page, console)
     session_id = start_demo(page, console, task.id, paused=True)
-    control(page, "step")
-    wait_until(lambda: len(state_of(console, session_id).tree) == 4, what="the naive plan")
-    expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
+    step_once(page, console, session_id)
+    step_once(page, console, session_id)
+    assert len(state_of(console, session_id).tree) == 4, "the naive plan"
     click_node(page, "0")
     page.locator(".st-key-inject_goals textarea").fill("\n".join(correction.goals))
     page.locator(".st-key-inject_position input").fill("before 0.1")
@@ -226,7 +236,7 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     assert state.status is RunStatus.SUCCEEDED
     assert check_answer(task, state.final_answer or "").passed, state.final_answer
     assert [state.tree[c].origin for c in state.tree["0"].children][:3] == [Origin.OPERATOR] * 3
-    page.get_by_role("tab", name="Notes & answer").click()
+    page.get_by_role("tab", name="Task & answer").click()
     expect(page.get_by_text("Northwind Metro 18L: $54.99", exact=True)).to_be_visible(timeout=15_000)
     shot(page, "console-figure13-done.png")
 

@@ -103,12 +103,13 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not last_json(cli("list", "--db", db))["sessions"]:
             time.sleep(0.1)
-        assert last_json(cli("command", "fig13", "--db", db, "--wait", "step"))["result"] == "applied"
-        while time.monotonic() < deadline:
-            trace = last_json(cli("export", "fig13", "--db", db))
-            if trace["session"]["status"] == "paused" and trace["metrics"]["steps"] >= 1:
-                break
-            time.sleep(0.1)
+        for steps in (1, 2):  # the task's constraints, then the root's expansion
+            assert last_json(cli("command", "fig13", "--db", db, "--wait", "step"))["result"] == "applied"
+            while time.monotonic() < deadline:
+                trace = last_json(cli("export", "fig13", "--db", db))
+                if trace["session"]["status"] == "paused" and trace["metrics"]["steps"] >= steps:
+                    break
+                time.sleep(0.1)
         naive = [n["description"] for n in trace["nodes"] if n["parent"] == "0"]
         assert naive[0] == "search for backpacks from the top keyboard brand"
         inject = ["command", "fig13", "--db", db, "--wait", "inject", "--parent", correction.parent, "--position", str(correction.position)]

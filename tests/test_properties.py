@@ -18,6 +18,7 @@ from planner.commands import (
     Reopen,
     Resume,
     SetBreakpoints,
+    SetConstraints,
     Step,
     Stop,
     apply_command,
@@ -90,6 +91,9 @@ def check_invariants(state: SessionState) -> None:
             assert len(running) <= 1
         if node.type is NodeType.UNKNOWN:
             assert all(c.status in CLOSED for c in tree.children(node))
+    for node_id in state.proposals:
+        planned = tree[node_id]
+        assert planned.type is NodeType.UNKNOWN and planned.status not in CLOSED, f"a plan kept for {node_id}"
     position = next_position(tree)
     if position is not None:
         assert position.node.status not in CLOSED
@@ -99,7 +103,7 @@ def check_invariants(state: SessionState) -> None:
 def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no-untyped-def]
     ids = sorted(state.tree.nodes)
     node = data.draw(st.sampled_from(ids))
-    kind = data.draw(st.sampled_from(["pause", "resume", "step", "stop", "inject", "prune", "edit", "reopen", "force", "breakpoints"]))
+    kind = data.draw(st.sampled_from(["pause", "resume", "step", "stop", "inject", "prune", "edit", "reopen", "force", "breakpoints", "constraints"]))
     if kind == "inject":
         node_type = data.draw(st.sampled_from([None, "AND", "OR"]))
         return Inject(parent=node, goals=[data.draw(st.sampled_from([f"{TASK}/0", "operator goal", "unscripted"]))], node_type=node_type, position=data.draw(st.sampled_from([None, 0])))
@@ -113,13 +117,19 @@ def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no
         return Force(node=node, child=data.draw(st.sampled_from(ids)))
     if kind == "breakpoints":
         return SetBreakpoints(breakpoints=data.draw(st.lists(st.sampled_from(list(Breakpoint)), unique=True)))
+    if kind == "constraints":
+        return SetConstraints(constraints=data.draw(st.lists(st.sampled_from(["vegan", "under $10", ""]), max_size=2)))
     return {"pause": Pause, "resume": Resume, "step": Step, "stop": Stop}[kind]()
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=scripts(), data=st.data(), no_repair=st.booleans(), no_or=st.booleans())
-def test_random_plans_and_commands_keep_invariants(script: Script, data: st.DataObject, no_repair: bool, no_or: bool) -> None:
-    config = EngineConfig(repair=not no_repair, or_alternatives=not no_or, max_steps=150)
+@given(script=scripts(), data=st.data(), no_repair=st.booleans(), no_or=st.booleans(), lookahead=st.integers(0, 3))
+def test_random_plans_and_commands_keep_invariants(
+    script: Script, data: st.DataObject, no_repair: bool, no_or: bool, lookahead: int
+) -> None:
+    config = EngineConfig(
+        repair=not no_repair, or_alternatives=not no_or, max_steps=150, lookahead=lookahead, constraints=data.draw(st.booleans())
+    )
     state, log = new_state(TASK, config)
     engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
     sent = []

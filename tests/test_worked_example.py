@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conftest import BROWNIE_TASK, frames, load, run_script
 
+from planner.config import EngineConfig
 from planner.events import Kind
 from planner.scripted import Script
 from planner.state import RunStatus
@@ -50,7 +51,17 @@ def test_note_action_skips_summary_and_global_update(brownie: Script) -> None:
         if e.kind is Kind.ACTION_EXECUTED
     }
     assert operators_after["0.1"] == ["expand", "observe"]
-    assert operators_after["0.3"] == ["expand"]
+    assert operators_after["0.3"] == []  # planned ahead on the page 0.2.1 reached; a note is not observed
+    planned = next(e for e in log if e.kind is Kind.NODE_EXPANDED and e.node_id == "0.3")
+    assert planned.data["action"] == brownie.nodes["Note the recipe"].action
+    assert "planned ahead" in planned.data["note"]
+
+
+def test_without_lookahead_every_action_node_has_its_own_expansion(brownie: Script) -> None:
+    state, log, _ = run_script(brownie, BROWNIE_TASK, EngineConfig(constraints=False, lookahead=0))
+    expanded = {e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand"}
+    assert expanded == {n.id for n in state.tree.walk() if n.type is not NodeType.UNKNOWN}
+    assert state.status is RunStatus.SUCCEEDED
 
 
 def test_brownie_failure_variant_deletes_sibling_and_repairs_root() -> None:

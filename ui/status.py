@@ -31,6 +31,8 @@ STATUS_MARKS = {
 
 def _doing(state: SessionState) -> str:
     position = next_position(state.tree)
+    if state.awaits_constraints:
+        return "reading the task's constraints"
     if position is None:
         return "writing the final answer"
     node = position.node
@@ -47,7 +49,7 @@ def status_line(state: SessionState, runner_alive: bool = True) -> str:
     """One sentence: "executing click [41] at 0.3", "paused by operator", "waiting for approval: ..."."""
     status = state.status
     if status is RunStatus.SUCCEEDED:
-        return f"done in {state.steps} steps; the answer is under Notes & answer"
+        return f"done in {state.steps} steps; the answer is under Task & answer"
     if status is RunStatus.FAILED:
         return f"failed: {state.reason}" if state.reason else "failed"
     if status is RunStatus.AWAITING_APPROVAL and state.approval is not None:

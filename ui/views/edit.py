@@ -3,6 +3,7 @@ them at the next step boundary, and each form shows the engine's answer next to 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import streamlit as st
@@ -58,6 +59,7 @@ def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node |
         st.info("This session has ended. Fork it from the timeline to change the plan and run again.")
         return
     _breakpoints(ctx, session_id, state)
+    _constraints(ctx, session_id, state)
     if node is None:
         return
     st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})")
@@ -82,6 +84,22 @@ def _breakpoints(ctx: Console, session_id: str, state: SessionState) -> None:
         if st.form_submit_button("Set breakpoints", key="bp_submit"):
             _submit(ctx, session_id, "breakpoints", {"kind": "breakpoints", "breakpoints": [b.value for b in chosen]})
     _result("breakpoints")
+
+
+def _constraints(ctx: Console, session_id: str, state: SessionState) -> None:
+    current = state.constraints or []
+    version = hashlib.sha1("\n".join(current).encode()).hexdigest()[:8]
+    with st.form("constraints"):
+        text = st.text_area(
+            "Task constraints (one per line; every later prompt is held to them)",
+            value="\n".join(current),
+            key=f"constraints_text_{version}",
+            height=90,
+        )
+        if st.form_submit_button("Set constraints", key="constraints_submit"):
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            _submit(ctx, session_id, "constraints", {"kind": "constraints", "constraints": lines})
+    _result("constraints")
 
 
 def _inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> None:

@@ -40,6 +40,10 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
     if node.action:
         st.markdown("Action:")
         st.code(node.action, language=None)
+    planned = state.proposals.get(node.id)
+    if planned:
+        st.markdown("Planned ahead (runs without its own model call while this page stays current):")
+        st.code(planned, language=None)
     if node.url:
         st.caption("Planned on")
         st.text(node.url)
@@ -48,6 +52,8 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
 
 def _node_events(follower: Live, node_id: str) -> None:
     events = follower.by_node.get(node_id, [])
+    for event in (e for e in events if e.kind is Kind.NODE_EXPANDED and e.data.get("note")):
+        st.caption(f"Expansion: {event.data['note']}")
     executed = [e for e in events if e.kind is Kind.ACTION_EXECUTED]
     for event in executed[-1:]:
         data = event.data
@@ -85,6 +91,7 @@ def _model_call(event: Event) -> None:
 
 
 def render_run_panel(state: SessionState) -> None:
+    _constraints(state)
     if state.final_answer is not None or state.finished:
         st.markdown("**Final answer**")
         st.text(state.final_answer or "(none)")
@@ -97,3 +104,13 @@ def render_run_panel(state: SessionState) -> None:
     st.markdown("**Current page**")
     st.text(state.url or "")
     _screenshot(state.last_screenshot, "latest browser screenshot")
+
+
+def _constraints(state: SessionState) -> None:
+    st.markdown("**Constraints**")
+    if state.constraints is None:
+        st.caption("Not extracted yet: the run reads them from the task first.")
+    elif not state.constraints:
+        st.caption("None stated. Add them under Edit plan to hold the planner to them.")
+    for line in state.constraints or ():
+        st.markdown(f"- {md(line)}")

@@ -36,7 +36,7 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
     with left:
         render_tree(ctx, session_id, state)
     with right:
-        node_tab, run_tab = st.tabs(["Node", "Notes & answer"])
+        node_tab, run_tab = st.tabs(["Node", "Task & answer"])
         with node_tab:
             render_inspector(follower, node_id)
         with run_tab:
