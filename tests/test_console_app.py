@@ -206,3 +206,34 @@ def test_status_line_says_what_the_agent_does() -> None:
     assert status_line(state, runner_alive=False).startswith("interrupted")
     apply_command(state, Pause())
     assert status_line(state) == "paused by operator"
+
+
+def test_constraints_are_shown_and_set_from_the_edit_tab(db: str) -> None:
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    assert any("Not extracted yet" in c.value for c in at.caption)
+    [box] = [t for t in at.text_area if t.label.startswith("Task constraints")]
+    box.input("vegan\n\n  rating 4 or more ")
+    at.form_submit_button(key="constraints_submit").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).constraints == ["vegan", "rating 4 or more"])
+    at.run()
+    assert any(m.value == "- vegan" for m in at.markdown)
+    [box] = [t for t in at.text_area if t.label.startswith("Task constraints")]
+    assert box.value == "vegan\nrating 4 or more"
+
+
+def test_the_inspector_says_when_an_action_was_planned_ahead(db: str) -> None:
+    store = open_store(db)
+    config = EngineConfig(breakpoints=frozenset({Breakpoint.BEFORE_ACTION}))
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=config, paused=True)
+    at = app()
+    for node_id in ("0.1", "0.2.1", "0.3"):
+        at.button(key="ctl_resume").click()
+        at.run()
+        wait_for(lambda: f"before {node_id} " in (load_state(store, session_id).reason or ""))  # noqa: B023
+        at.run()
+    at.selectbox(key="selected").select("0.3")
+    at.run()
+    assert any(c.value == "Expansion: action planned ahead on this page; no model call" for c in at.caption)

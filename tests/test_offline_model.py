@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from planner.errors import ModelOutputError
@@ -156,3 +158,41 @@ def test_completion_counts_qualifying_notes() -> None:
     assert not verdict.complete and verdict.reason == "1 of 2 required facts noted"
     assert model.check_completion(view("x", notes=("A: $1", "B: $2"))).output.complete
     assert model.final_answer(one).output.answer == "A by B: $1"
+
+
+def _after(done: str, *upcoming: str, observation: str = LISTING, notes: tuple[str, ...] = ()) -> View:
+    """The view an observation call gets: `done` just ran, `upcoming` are its unexpanded later siblings."""
+    tree = Tree()
+    ids = [f"0.{i}" for i in range(1, len(upcoming) + 2)]
+    tree.nodes["0"] = Node(id="0", description="t", type=NodeType.AND, status=Status.VISITED, children=ids)
+    tree.nodes["0.1"] = Node(id="0.1", parent="0", description=done, type=NodeType.ACTION, status=Status.SUCCESS, action="x")
+    for node_id, description in zip(ids[1:], upcoming, strict=True):
+        tree.nodes[node_id] = Node(id=node_id, parent="0", description=description)
+    return View(task="t", tree=tree, node=tree["0.1"], notes=notes, observation=observation, url="http://shop/x", lookahead=3)
+
+
+def test_observing_a_page_plans_the_next_actions_up_to_the_first_page_change() -> None:
+    model = OfflineModel()
+    ahead = model.observe(_after("search", "note the name and price of the first result", "sort by price low to high", "open the first result"), "x").output.ahead
+    assert [(p.node, p.action) for p in ahead] == [("0.2", "note [Crema Compact Espresso: $129.00]"), ("0.3", "click [30]")]
+
+
+def test_planning_ahead_stops_at_what_the_page_cannot_ground_or_the_notes_do_not_know_yet() -> None:
+    model = OfflineModel({"t": Playbook(assumptions={"top keyboard": "Acme"})})
+    assert model.observe(_after("search", "compare everything"), "x").output.ahead == []
+    assert model.observe(_after("search", "search for the top keyboard brand backpacks"), "x").output.ahead == []
+    assert model.observe(_after("search", "sort by price low to high"), "x").output.ahead != []
+    assert model.observe(replace(_after("search", "sort by price low to high"), lookahead=0), "x").output.ahead == []
+
+
+def test_an_expansion_grounds_its_leading_children_on_the_page() -> None:
+    model = OfflineModel({"t": Playbook(nodes={"find it": {"type": "AND", "children": ["sort by price low to high", "open the first result"]}})})
+    children = model.expand(replace(view("find it"), lookahead=3)).output.children
+    assert [c.action for c in children] == ["click [30]", None]
+    assert all(c.action is None for c in model.expand(view("find it")).output.children)
+
+
+def test_constraints_come_from_the_tasks_playbook() -> None:
+    model = OfflineModel({"t": Playbook(constraints=["espresso machine: cheapest"])})
+    assert model.extract_constraints(view("t")).output.lines() == ["espresso machine: cheapest"]
+    assert OfflineModel().extract_constraints(view("t")).output.lines() == []
