@@ -6,8 +6,9 @@ Prints, on the bundled demo shop:
    split into the cached prefix (system + task) and the per-call part, with the observation
    rendered compactly and, for comparison, as raw HTML;
 3. model calls per browser action (model_call events / action_executed events that are not notes)
-   for demo-task runs, against the goal of at most 2.2. `--db DB --session ID` counts a recorded
-   session instead (for instance a real Claude run).
+   for demo-task runs, against the goal of at most 2.2, with lookahead (the default) and without
+   it (`lookahead=0`, one expansion call per node) for comparison. `--db DB --session ID` counts a
+   recorded session instead (for instance a real Claude run).
 
 No API call is made: prompts are rendered exactly as `ClaudeModel` would send them. The compact
 observation needs Chromium; without it section 1 and 2 fall back to raw HTML only and say so.
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from planner.actions import is_note
 from planner.claude import ClaudeModel
+from planner.config import EngineConfig
 from planner.events import Event, Kind
 from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, View
 from planner.prompts import OBSERVATION_BUDGET, PROMPTS
@@ -130,9 +132,9 @@ def _print_pages(base: str) -> None:
     print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.prompts.OBSERVATION_BUDGET)")
 
 
-def _print_calls(sessions: Sequence[tuple[str, list[Event]]]) -> None:
+def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> None:
     print()
-    print(f"3. Model calls per browser action (goal <= {GOAL_CALLS_PER_ACTION})")
+    print(f"3. Model calls per browser action, {title} (goal <= {GOAL_CALLS_PER_ACTION})")
     total_calls = total_actions = 0
     for name, events in sessions:
         calls, actions = calls_per_action(events)
@@ -145,7 +147,7 @@ def _print_calls(sessions: Sequence[tuple[str, list[Event]]]) -> None:
         print(f"   overall: {ratio:.2f} calls per action ({verdict} the goal of <= {GOAL_CALLS_PER_ACTION})")
 
 
-def _demo_runs(tasks: Sequence[str] | None) -> list[tuple[str, list[Event]]]:
+def _demo_runs(tasks: Sequence[str] | None, lookahead: int) -> list[tuple[str, list[Event]]]:
     """Run demo tasks with the offline model in the browser and return their logs."""
     from sessions.sql import open_store
     from sessions.suite import run_suite
@@ -153,7 +155,7 @@ def _demo_runs(tasks: Sequence[str] | None) -> list[tuple[str, list[Event]]]:
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
         try:
-            rows = run_suite(store, only=list(tasks) if tasks else None)
+            rows = run_suite(store, only=list(tasks) if tasks else None, config=EngineConfig(lookahead=lookahead))
             return [(row.task, store.load(row.session_id)) for row in rows]
         finally:
             store.close()
@@ -175,12 +177,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         store = open_store(args.db)
         try:
-            runs = [(args.session, store.load(args.session))]
+            _print_calls([(args.session, store.load(args.session))], "recorded session")
         finally:
             store.close()
-    else:
-        runs = _demo_runs(args.task)
-    _print_calls(runs)
+        return 0
+    default = EngineConfig().lookahead
+    _print_calls(_demo_runs(args.task, default), f"demo tasks, lookahead {default}")
+    _print_calls(_demo_runs(args.task, 0), "demo tasks, lookahead off")
     return 0
 
 

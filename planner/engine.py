@@ -169,6 +169,7 @@ class Engine:
             node=node,
             notes=tuple(state.notes),
             progress=state.progress,
+            feedback=state.feedback,
             observation=state.page_text,
             url=state.url,
             allow_or=self.config.or_alternatives,
@@ -360,6 +361,7 @@ class Engine:
             node.id,
             summary=observation.summary,
             progress=observation.progress,
+            feedback=observation.feedback,
             notes=observation.notes,
             ahead=ahead,
         )

@@ -370,6 +370,7 @@ class OfflineModel:
             Observation(
                 summary=f"{title[1] if title else view.url}",
                 progress=f"{done + 1} actions done; last: {action}",
+                feedback=following[0].description if following else "",
                 ahead=[Proposal(node=node.id, action=a) for node, a in zip(following, actions, strict=False)],
                 reasoning="the offline model keeps the plan as it is",
             )

@@ -117,14 +117,16 @@ class Proposal(BaseModel):
 class Observation(BaseModel):
     """Observation Summarizer and Global Tree Update in one answer.
 
-    Both read the page an action just reached, so one call serves both: what the page shows and the
-    progress made, facts worth keeping, and open nodes to prune (by id) or describe more sharply.
+    Both read the page an action just reached, so one call serves both: what the page shows, the
+    progress made and what to focus on next (`feedback`), facts worth keeping, and open nodes to
+    prune (by id) or describe more sharply.
     `ahead` folds in the next Node Expansion when it is a single action on this page: the model is
     reading that page anyway, so planning the next click costs nothing extra.
     """
 
     summary: str = ""
     progress: str = ""
+    feedback: str = ""
     notes: list[str] = Field(default_factory=list)
     prune: list[str] = Field(default_factory=list)
     rewrite: dict[str, str] = Field(default_factory=dict)
@@ -169,6 +171,7 @@ class View:
     node: Node
     notes: tuple[str, ...] = ()
     progress: str = ""
+    feedback: str = ""
     observation: str = ""
     url: str | None = None
     allow_or: bool = True

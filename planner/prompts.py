@@ -133,7 +133,9 @@ _OBSERVE = OperatorPrompt(
     "Summarize the page after an action, record facts, and prune or sharpen open nodes of the plan.",
     """An action was just executed. Look at the new page and report:
 - summary: what the current page shows, in one or two sentences;
-- progress: the task progress so far, updating the previous progress summary;
+- progress: the task progress so far, updating the previous progress summary, including which of
+  the task's constraints are already met;
+- feedback: in one or two sentences, what the agent should focus on next;
 - notes: facts from this page that the final answer will need (exact names, prices, ratings),
   only if they are not in the notes already. Copy values exactly; do not guess;
 - prune: ids of open nodes that are now unnecessary (already achieved, or impossible);
@@ -255,7 +257,7 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
         return f"## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
     sections = [
         f"## Notes so far\n{_bullets(view.notes, '(none)')}",
-        f"## Progress\n{view.progress or '(nothing yet)'}",
+        f"## Progress\n{view.progress or '(nothing yet)'}" + (f"\nNext: {view.feedback}" if view.feedback else ""),
         f"## Current node\n{node.id}: {node.description}",
         f"## Local tree\n{render_local_tree(view)}",
     ]

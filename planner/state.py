@@ -84,6 +84,7 @@ class SessionState:
     title: str | None = None
     notes: list[str] = field(default_factory=list)
     progress: str = ""
+    feedback: str = ""
     summary: str = ""
     page_text: str = ""
     constraints: list[str] | None = None
@@ -305,6 +306,7 @@ def _approval_granted(state: SessionState, event: Event) -> None:
 def _observed(state: SessionState, event: Event) -> None:
     state.progress = event.data.get("progress", state.progress)
     state.summary = event.data.get("summary", state.summary)
+    state.feedback = event.data.get("feedback", "")
     state.notes.extend(event.data.get("notes", ()))
     for proposal in event.data.get("ahead", ()):
         state.proposals[proposal["node"]] = proposal["action"]

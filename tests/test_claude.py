@@ -170,8 +170,9 @@ def test_lookahead_shows_the_upcoming_sub_goals_and_reads_the_planned_actions(se
     reply = model.observe(replace(_view(), lookahead=3), "click [12]")
     assert [p.node for p in reply.output.ahead] == ["0.3"]
     model.expand(replace(_view(), lookahead=3))
-    model.observe(_view(), "click [12]")
+    model.observe(replace(_view(), feedback="open the cheapest machine"), "click [12]")
     with_lookahead, expansion, without = (_prompt(body) for body in server.requests)
+    assert "## Progress\nsearched\nNext: open the cheapest machine" in without
     assert "## Upcoming sub-goals" in with_lookahead and "\n0.3 [UNKNOWN UNVISITED] note the name and price" in with_lookahead
     assert "## Planning ahead" in expansion
     assert "## Upcoming sub-goals" not in without

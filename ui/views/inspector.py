@@ -101,6 +101,8 @@ def render_run_panel(state: SessionState) -> None:
     if state.progress:
         st.markdown("**Progress**")
         st.text(state.progress)
+    if state.feedback:
+        st.caption(f"Next: {md(state.feedback)}")
     st.markdown("**Current page**")
     st.text(state.url or "")
     _screenshot(state.last_screenshot, "latest browser screenshot")
