@@ -6,6 +6,7 @@ so a resumed or forked session runs with exactly what it started with.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 from planner.dry import DryEnvironment, is_dry
 from planner.engine import Guard
 from planner.errors import ScriptError
-from planner.events import Event
+from planner.events import Event, Kind
 from planner.guard import GuardRules, make_guard
 from planner.offline import OfflineModel, Playbook
 from planner.protocols import Environment, Model
@@ -27,7 +28,8 @@ __all__ = ["Backend", "prepare_model", "build_backend", "default_model", "Unknow
 
 MODEL_HELP = (
     "demo (the offline demo model, default), script:PATH (a scripted model), claude or claude:MODEL_ID "
-    "(the Claude API; needs ANTHROPIC_API_KEY) or replay:SESSION_ID (replays a recorded session's answers)"
+    "(the Claude API; needs ANTHROPIC_API_KEY) or replay:SESSION_ID / replay:TRACE.json (replays the answers "
+    "a recorded session got, from the store or from a file written by `export`)"
 )
 
 
@@ -75,6 +77,8 @@ def _recorded_events(spec: str, store: EventStore | None) -> list[Event]:
     from sessions.sql import open_store
 
     session_id = spec.removeprefix("replay:")
+    if session_id.endswith(".json") or Path(session_id).is_file():
+        return _trace_events(Path(session_id))
     source = store or open_store()
     try:
         events = source.load(session_id)
@@ -86,6 +90,17 @@ def _recorded_events(spec: str, store: EventStore | None) -> list[Event]:
     if not events:
         raise UnknownModel(f"cannot replay {session_id!r}: no such session in the store")
     return events
+
+
+def _trace_events(path: Path) -> list[Event]:
+    """The events of a trace file, as `python -m sessions export` writes it."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["events"]
+        return [Event(row["seq"], Kind(row["kind"]), row["node_id"], row["detail"]) for row in rows]
+    except FileNotFoundError:
+        raise UnknownModel(f"cannot replay {str(path)!r}: no such file") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UnknownModel(f"cannot replay {str(path)!r}: not a trace written by `export` ({error})") from None
 
 
 def _demo_playbooks() -> dict[str, Playbook]:

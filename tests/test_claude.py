@@ -329,7 +329,8 @@ def test_replay_without_a_recording_names_the_operator_and_node() -> None:
 def test_model_specs_resolve_through_the_session_store(
     server: FakeAnthropic, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sessions.backends import build_backend, prepare_model
+    from sessions.backends import UnknownModel, build_backend, prepare_model
+    from sessions.export import trace
     from sessions.runner import create_session, load_state
     from sessions.sql import open_store
 
@@ -346,11 +347,19 @@ def test_model_specs_resolve_through_the_session_store(
         _run(state, backend.model, log)
         store.append(first, log, status=state.status.value, reason=state.reason, steps=state.steps)
 
-        second = create_session(store, TASK, f"replay:{first}", start_url="dry://start")
-        replayed = load_state(store, second)
-        _run(replayed, build_backend(replayed).model, [])
-        assert snapshot(replayed)["nodes"] == snapshot(state)["nodes"]
-        assert replayed.final_answer == state.final_answer
+        trace_file = tmp_path / "trace.json"
+        trace_file.write_text(json.dumps(trace(first, state, store.load(first))))
+        for source in (first, str(trace_file)):
+            second = create_session(store, TASK, f"replay:{source}", start_url="dry://start")
+            replayed = load_state(store, second)
+            _run(replayed, build_backend(replayed).model, [])
+            assert snapshot(replayed)["nodes"] == snapshot(state)["nodes"]
+            assert replayed.final_answer == state.final_answer
+        (tmp_path / "broken.json").write_text("{}")
+        with pytest.raises(UnknownModel, match="not a trace written by `export`"):
+            prepare_model(f"replay:{tmp_path / 'broken.json'}")
+        with pytest.raises(UnknownModel, match="no such file"):
+            prepare_model(f"replay:{tmp_path / 'missing.json'}")
     finally:
         store.close()
 
