@@ -6,7 +6,7 @@ from planner.frames import Frame, next_position
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType
 
-__all__ = ["status_line", "STATUS_ICONS", "STATUS_MARKS"]
+__all__ = ["status_line", "STATUS_ICONS"]
 
 STATUS_ICONS = {
     "running": ":material/play_circle:",
@@ -17,16 +17,6 @@ STATUS_ICONS = {
     "failed": ":material/cancel:",
 }
 """Streamlit Material icons, for Markdown."""
-
-STATUS_MARKS = {
-    "running": "▶",
-    "paused": "‖",
-    "awaiting_approval": "?",
-    "stopped": "■",
-    "succeeded": "✓",
-    "failed": "✗",
-}
-"""Plain characters every font has, for places Markdown does not reach (select boxes)."""
 
 
 def _doing(state: SessionState) -> str:

@@ -54,6 +54,8 @@ _REMOVED_OPACITY = 0.35
 
 _MARKER = {Origin.OPERATOR: "✎ ", Origin.REPAIR: "↻ ", Origin.PLANNER: ""}
 _LABEL_CHARS = 28
+_LABEL_WIDTH = 84
+"""Pixels a label may span before it wraps: two lines of about 14 characters."""
 _TIP_CHARS = 200
 _ID_CHARS = 12
 
@@ -491,7 +493,16 @@ def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict
         "draggable": False,
         "nodeScaleRatio": 0.001,  # constant symbol size at any zoom (ECharts reads 0 as "unset")
         "selectedMode": "single",
-        "label": {"show": True, "position": "bottom", "fontSize": 11, "lineHeight": 14},
+        # Labels wrap at a fixed width so neighbouring leaves' labels sit side by side instead of
+        # hiding each other or running off the chart's edge.
+        "label": {
+            "show": True,
+            "position": "bottom",
+            "fontSize": 11,
+            "lineHeight": 13,
+            "width": _LABEL_WIDTH,
+            "overflow": "break",
+        },
         "labelLayout": {"hideOverlap": True},
         "edgeSymbol": ["none", "none"],
         "lineStyle": {"color": _EDGE, "width": 1.2, "opacity": 0.9, "curveness": 0},

@@ -101,7 +101,7 @@ def render_run_panel(state: SessionState) -> None:
     if state.progress:
         st.markdown("**Progress**")
         st.text(state.progress)
-    if state.feedback:
+    if state.feedback and not state.finished:
         st.caption(f"Next: {md(state.feedback)}")
     st.markdown("**Current page**")
     st.text(state.url or "")

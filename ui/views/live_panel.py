@@ -15,6 +15,7 @@ from ui.views.export import render_exports
 from ui.views.header import render_controls, render_status
 from ui.views.inspector import render_inspector, render_run_panel
 from ui.views.live import live
+from ui.views.sidebar import render_sessions
 from ui.views.timeline import render_timeline
 from ui.views.tree import render_node_picker, render_tree
 
@@ -41,10 +42,12 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
             render_inspector(follower, node_id)
         with run_tab:
             render_run_panel(state)
-    edit_tab, timeline_tab, export_tab = st.tabs(["Edit plan", "Timeline", "Export"])
+    edit_tab, timeline_tab, export_tab, sessions_tab = st.tabs(["Edit plan", "Timeline", "Export", "All sessions"])
     with edit_tab:
         render_edit(ctx, session_id, state, state.tree.get(node_id) if node_id else None)
     with timeline_tab:
         render_timeline(ctx, session_id, state)
     with export_tab:
         render_exports(ctx, session_id)
+    with sessions_tab:
+        render_sessions(ctx)

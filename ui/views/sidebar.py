@@ -1,4 +1,9 @@
-"""Sessions: pick one, start a new one (demo task or your own), see them all at a glance."""
+"""Sessions: pick one, start a new one (demo task or your own), and the table of all of them.
+
+The sidebar is redrawn only when the operator interacts, so it shows nothing that goes stale while a
+run goes on: no statuses in the picker, and the sessions table (`render_sessions`) lives in the
+page's live panel.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +18,9 @@ from planner.errors import PlannerError
 from sessions.backends import MODEL_HELP, UnknownModel, default_model
 from sessions.runner import create_session
 from ui.context import Console
-from ui.status import STATUS_MARKS
 from ui.text import short
 
-__all__ = ["render_sidebar", "select_session", "BREAKPOINT_LABELS"]
+__all__ = ["render_sidebar", "render_sessions", "select_session", "BREAKPOINT_LABELS"]
 
 _CUSTOM = "Your own task…"
 BREAKPOINT_LABELS = {
@@ -57,6 +61,11 @@ def _new_session_form(ctx: Console) -> None:
         retries = cols[2].number_input("Retries", 0, 10, EngineConfig().expansion_retries, key="new_retries")
         repair = st.toggle("Repair failed nodes", value=True, key="new_repair")
         alternatives = st.toggle("OR alternatives", value=True, key="new_or")
+        lookahead = st.toggle(
+            "Plan ahead", value=True, key="new_lookahead",
+            help="Let the model give the next actions while it reads a page (fewer model calls).",
+        )
+        constraints = st.toggle("Extract the task's constraints first", value=True, key="new_constraints")
         points = st.multiselect(
             "Breakpoints", list(BREAKPOINT_LABELS), format_func=lambda b: BREAKPOINT_LABELS[b], key="new_breakpoints"
         )
@@ -75,6 +84,8 @@ def _new_session_form(ctx: Console) -> None:
             max_steps=int(max_steps),
             max_revisions=int(revisions),
             expansion_retries=int(retries),
+            lookahead=EngineConfig().lookahead if lookahead else 0,
+            constraints=constraints,
             breakpoints=frozenset(points),
         )
         session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config, paused=paused)
@@ -97,7 +108,7 @@ def render_sidebar(ctx: Console) -> str | None:
             st.session_state["_select_session"] = linked
         if "_select_session" in st.session_state:
             st.session_state["session_id"] = st.session_state.pop("_select_session")
-        labels = {info.id: f"{STATUS_MARKS.get(info.status, '·')} {short(info.task, 48)} · {info.id}" for info in sessions}
+        labels = {info.id: f"{short(info.task, 48)} · {info.id}" for info in sessions}
         if ids and st.session_state.get("session_id") not in ids:
             st.session_state["session_id"] = ids[0]
         if ids:
@@ -105,21 +116,23 @@ def render_sidebar(ctx: Console) -> str | None:
         else:
             st.info("No sessions yet: start one below.")
         _new_session_form(ctx)
-        if sessions:
-            now = time.time()
-            table = pd.DataFrame(
-                [
-                    {
-                        "status": info.status,
-                        "task": short(info.task, 40),
-                        "steps": info.steps,
-                        "model": info.model,
-                        "age": _age(now - info.created_at),
-                        "id": info.id,
-                    }
-                    for info in sessions
-                ]
-            )
-            st.markdown("**All sessions**")
-            st.dataframe(table, hide_index=True, width="stretch")
     return st.session_state.get("session_id")
+
+
+def render_sessions(ctx: Console) -> None:
+    """Every session with its live status, newest first; pick one in the sidebar to open it."""
+    now = time.time()
+    table = pd.DataFrame(
+        [
+            {
+                "status": info.status,
+                "task": short(info.task, 60),
+                "steps": info.steps,
+                "model": info.model,
+                "age": _age(now - info.created_at),
+                "id": info.id,
+            }
+            for info in ctx.store.sessions()
+        ]
+    )
+    st.dataframe(table, hide_index=True, width="stretch")
