@@ -108,6 +108,8 @@ def test_controls_send_commands_and_show_the_result(db: str) -> None:
     wait_for(lambda: load_state(store, session_id).finished)
     at.run()
     assert "succeeded" in markdown_text(at)
+    [sessions] = [d.value for d in at.dataframe if "age" in d.value.columns]
+    assert sessions["status"].tolist() == ["succeeded"], "the sessions table follows the run"
 
 
 def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
