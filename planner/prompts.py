@@ -242,8 +242,8 @@ def render_task(view: View) -> str:
 
 
 def _upcoming(view: View) -> str:
-    lines = [render_node(node) for node in upcoming(view.tree, view.node, view.lookahead)]
-    return "\n".join(lines) or "(none)"
+    """The sub-goals the observation may plan ahead; empty when lookahead is off or nothing is next."""
+    return "\n".join(render_node(node) for node in upcoming(view.tree, view.node, view.lookahead))
 
 
 def render_user(operator: str, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET) -> str:
@@ -270,7 +270,7 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
     if operator == "observe":
         sections.append(f"## Action just executed\n{detail}")
         sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")
-        if view.lookahead:
-            sections.append(f"## Upcoming sub-goals (plan their actions if they are single actions here)\n{_upcoming(view)}")
+        if following := _upcoming(view):
+            sections.append(f"## Upcoming sub-goals (plan their actions if they are single actions here)\n{following}")
     sections.append(f"## Current page\n{render_observation(view, budget)}")
     return "\n\n".join(sections)
