@@ -30,6 +30,7 @@ from playwright.sync_api import (
     Request,
     Response,
     Route,
+    ViewportSize,
     sync_playwright,
 )
 from playwright.sync_api import Page as PlaywrightPage
@@ -131,6 +132,7 @@ class BrowserEnvironment:
         start_url: str,
         screenshot_dir: Path | None = None,
         *,
+        storage_path: Path | None = None,
         allowed_domains: Sequence[str] | None = None,
         observation_budget: int = 6000,
         timeout_ms: int = 10000,
@@ -139,6 +141,7 @@ class BrowserEnvironment:
     ) -> None:
         self.start_url = start_url
         self.screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
+        self.storage_path = Path(storage_path) if storage_path is not None else None
         self.observation_budget = observation_budget
         self.timeout_ms = timeout_ms
         self.viewport = viewport
@@ -294,6 +297,7 @@ class BrowserEnvironment:
         page = self._observe_now()
         if self._crashed:
             return ActionResult(ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started))
+        self._save_storage()
         if error is None:
             self._last_good_url = page.url
         ok = error is None
@@ -542,9 +546,27 @@ class BrowserEnvironment:
                     pass
             self._open_page(self._context)
 
+    def _save_storage(self) -> None:
+        """Keep cookies and local storage on disk after every action, so a resumed run keeps its cart or login."""
+        if self.storage_path is None or self._context is None:
+            return
+        try:
+            self.storage_path.parent.mkdir(parents=True, exist_ok=True)
+            self._context.storage_state(path=self.storage_path)
+        except (Error, OSError):
+            pass  # the next action saves again; losing one snapshot only costs a resume its cookies
+
     def _new_context(self, browser: Browser) -> BrowserContext:
         width, height = self.viewport
-        context = browser.new_context(viewport={"width": width, "height": height})
+        viewport: ViewportSize = {"width": width, "height": height}
+        context = None
+        if self.storage_path is not None and self.storage_path.is_file():
+            try:
+                context = browser.new_context(viewport=viewport, storage_state=self.storage_path)
+            except Error:
+                context = None  # an unreadable state file: start without cookies rather than not at all
+        if context is None:
+            context = browser.new_context(viewport=viewport)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
         if self._hosts is not None:

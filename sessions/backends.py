@@ -33,6 +33,10 @@ MODEL_HELP = (
 )
 
 
+_BROWSER_STATE = "browser-state.json"
+"""Cookies and local storage of a session's browser, next to its screenshots; a resume starts from them."""
+
+
 class UnknownModel(ValueError):
     """A --model value that names no backend."""
 
@@ -138,5 +142,6 @@ def build_backend(state: SessionState, artifacts: Path | None = None, session_id
     from planner.browser import BrowserEnvironment
 
     shots = artifacts / session_id if artifacts is not None and session_id else None
-    env = BrowserEnvironment(start or "", screenshot_dir=shots)
+    storage = shots / _BROWSER_STATE if shots is not None else None
+    env = BrowserEnvironment(start or "", screenshot_dir=shots, storage_path=storage)
     return Backend(model, env, make_guard(GuardRules(), start or ""))

@@ -130,3 +130,25 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
     shots = [Path(e["detail"]["screenshot"]) for e in browser_actions]
     assert shots and all(shot.is_file() and shot.parent == tmp_path / "artifacts" / "fig13" for shot in shots)
     assert all(e["detail"]["html_chars"] > 8 * e["detail"]["obs_chars"] > 0 for e in browser_actions)
+
+
+def _cart_after_a_restart(shop: ShopServer, storage: Path | None) -> str:
+    """Add a backpack to the cart in one browser, then read the cart in a second one."""
+    from planner.browser import BrowserEnvironment
+    from planner.offline import read_elements
+
+    with BrowserEnvironment(shop.url + "/search?q=commuter", storage_path=storage) as first:
+        product = next(e for e in read_elements(first.observe().text) if e.name == "Acme Commuter 20L")
+        first.execute(f"click [{product.id}]")
+        add = next(e for e in read_elements(first.observe().text) if e.name == "Add to cart")
+        assert first.execute(f"click [{add.id}]").ok
+    with BrowserEnvironment(shop.url + "/cart", storage_path=storage) as second:
+        return second.observe().text
+
+
+def test_a_restarted_browser_keeps_the_sessions_cookies(shop: ShopServer, tmp_path: Path) -> None:
+    with ThreadPoolExecutor(1) as pool:
+        kept = pool.submit(_cart_after_a_restart, shop, tmp_path / "browser-state.json").result()
+        lost = pool.submit(_cart_after_a_restart, shop, None).result()
+    assert "Acme Commuter 20L" in kept
+    assert "Acme Commuter 20L" not in lost, "without a state file a new browser starts with an empty cart"
