@@ -132,3 +132,31 @@ def test_bad_input_gets_a_clear_error(tmp_path: Path) -> None:
     assert blank.returncode == 2 and "sub-goal cannot be blank" in blank.stderr
     fork = cli("fork", session_id, "--at", "999", "--db", db, check=False)
     assert fork.returncode == 2 and "cannot fork at 999" in fork.stderr
+
+
+def test_constraints_and_lookahead_are_set_from_the_command_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    runner = spawn("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--lookahead", "0", "--id", "c1")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not last_json(cli("list", "--db", db))["sessions"]:
+            time.sleep(0.1)
+        set_ = last_json(cli("command", "c1", "--db", db, "--wait", "constraints", "vegan", "rated 4 or more"))
+        assert set_["result"] == "applied"
+        assert last_json(cli("command", "c1", "--db", db, "--wait", "resume"))["result"] == "applied"
+        out, _ = runner.communicate(timeout=30)
+    finally:
+        runner.kill()
+    assert json.loads(out.strip().splitlines()[-1])["status"] == "succeeded"
+    trace = last_json(cli("export", "c1", "--db", db))
+    assert trace["session"]["config"]["lookahead"] == 0
+    calls = [e for e in trace["events"] if e["kind"] == "model_call"]
+    assert not any(c["detail"]["operator"] == "constraints" for c in calls), "the operator's constraints stand"
+    expanded = {c["node_id"] for c in calls if c["detail"]["operator"] == "expand"}
+    assert {"0.1", "0.3"} <= expanded, "without lookahead every action node has its own expansion"
+
+    no_constraints = last_json(cli("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--no-constraints"))
+    steps = [e["detail"]["work"] for e in last_json(cli("export", no_constraints["session_id"], "--db", db))["events"] if e["kind"] == "step"]
+    assert "constraints" not in steps
+    bad = cli("run", "--db", db, "--task", "x", "--model", BROWNIE, "--lookahead", "-1", check=False)
+    assert bad.returncode == 2 and "lookahead" in bad.stderr
