@@ -36,6 +36,7 @@ __all__ = [
     "EditAction",
     "SetBreakpoints",
     "SetConstraints",
+    "SetBudget",
     "Command",
     "parse_command",
     "apply_command",
@@ -154,10 +155,17 @@ class SetConstraints(_Command):
     constraints: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
 
 
+class SetBudget(_Command):
+    """Change the session's cost cap in USD (None removes it); the run pauses when the cap is spent."""
+
+    kind: Literal["budget"] = "budget"
+    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
+
+
 Command = Annotated[
     Union[
         Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction, SetBreakpoints,
-        SetConstraints,
+        SetConstraints, SetBudget,
     ],
     Field(discriminator="kind"),
 ]
@@ -237,6 +245,7 @@ def _pause(state: SessionState, command: Pause) -> list[_Effect]:
 
 def _resume(state: SessionState, command: Resume) -> list[_Effect]:
     _not_awaiting(state)
+    _within_budget(state)
     if state.status is RunStatus.RUNNING:
         raise CommandRejected("the session is already running")
     return [_status(RunStatus.RUNNING, "resumed by operator")]
@@ -244,7 +253,13 @@ def _resume(state: SessionState, command: Resume) -> list[_Effect]:
 
 def _step(state: SessionState, command: Step) -> list[_Effect]:
     _not_awaiting(state)
+    _within_budget(state)
     return [_status(RunStatus.RUNNING, "one step", single_step=True)]
+
+
+def _within_budget(state: SessionState) -> None:
+    if (spent := state.over_budget) is not None:
+        raise CommandRejected(spent)
 
 
 def _stop(state: SessionState, command: Stop) -> list[_Effect]:
@@ -429,6 +444,12 @@ def _set_breakpoints(state: SessionState, command: SetBreakpoints) -> list[_Effe
     return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"breakpoints": chosen})]
 
 
+def _set_budget(state: SessionState, command: SetBudget) -> list[_Effect]:
+    if command.max_cost_usd == state.config.get("max_cost_usd"):
+        raise CommandRejected("that is the budget already")
+    return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"max_cost_usd": command.max_cost_usd})]
+
+
 def _set_constraints(state: SessionState, command: SetConstraints) -> list[_Effect]:
     chosen = [line.strip() for line in command.constraints if line.strip()]
     if chosen == state.constraints:
@@ -451,4 +472,5 @@ _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # 
     EditAction: _edit_action,
     SetBreakpoints: _set_breakpoints,
     SetConstraints: _set_constraints,
+    SetBudget: _set_budget,
 }

@@ -23,7 +23,8 @@ class EngineConfig(BaseModel):
     `completion_check` is "root" by default: the paper found checking every AND node too strict.
     `lookahead` is how many upcoming sub-goals a model may ground as actions while it reads a page
     (0 turns it off and every node gets its own expansion call); `constraints` extracts the task's
-    requirements once before planning.
+    requirements once before planning. `max_cost_usd` pauses the run once the model calls' estimated
+    cost reaches it (None: no cap); an operator raises it to go on.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -36,5 +37,6 @@ class EngineConfig(BaseModel):
     completion_check: Literal["root", "every_and"] = "root"
     lookahead: int = Field(default=3, ge=0, le=10)
     constraints: bool = True
+    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
     breakpoints: frozenset[Breakpoint] = frozenset()
     guard: bool = True

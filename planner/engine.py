@@ -80,6 +80,9 @@ class Engine:
         if state.status is not RunStatus.RUNNING:
             return []
         position = next_position(state.tree)
+        if (spent := state.over_budget) is not None:
+            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=spent)
+            return self._rec.take()
         try:
             if position is None:
                 self._finish(None)

@@ -105,6 +105,14 @@ class SessionState:
         return self.status in TERMINAL
 
     @property
+    def over_budget(self) -> str | None:
+        """Why the run may not call the model again (its cost cap is spent), or None."""
+        cap = self.config.get("max_cost_usd")
+        if cap is None or self.metrics.cost_usd < cap:
+            return None
+        return f"cost budget spent: ${self.metrics.cost_usd:.4f} of ${cap:g}; raise it to go on"
+
+    @property
     def awaits_constraints(self) -> bool:
         """Constraint extraction has yet to run: it is the first thing a session does, unless switched off."""
         return self.constraints is None and bool(self.config.get("constraints", EngineConfig().constraints))

@@ -77,6 +77,7 @@ def _config(args: argparse.Namespace) -> EngineConfig:
         completion_check=args.completion_check,
         lookahead=args.lookahead,
         constraints=not args.no_constraints,
+        max_cost_usd=args.max_cost,
         breakpoints=frozenset(Breakpoint(b) for b in args.breakpoint),
         guard=not args.no_guard,
     )
@@ -209,6 +210,7 @@ def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
         "edit_action": ("action", "node"),
         "breakpoints": ("breakpoints",),
         "constraints": ("constraints",),
+        "budget": ("max_cost_usd",),
     }.get(verb, ())
     for name in fields:
         value = getattr(args, name, None)
@@ -278,6 +280,8 @@ def _add_command_parsers(parent: argparse.ArgumentParser) -> None:
     edit_action.add_argument("--node")
     breakpoints = verbs.add_parser("breakpoints", help="set when the session pauses by itself (none clears them)")
     breakpoints.add_argument("breakpoints", nargs="*", choices=[b.value for b in Breakpoint], metavar="KIND")
+    budget = verbs.add_parser("budget", help="set the cost cap in USD (without --max-cost: no cap)")
+    budget.add_argument("--max-cost", dest="max_cost_usd", type=float)
     constraints = verbs.add_parser("constraints", help="replace the task's constraints (none clears them)")
     constraints.add_argument("constraints", nargs="*", metavar="REQUIREMENT", help='e.g. "backpack: price under $60"')
 
@@ -303,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="upcoming sub-goals a model may ground while reading a page (0: one expansion call per node)",
     )
     run.add_argument("--no-constraints", action="store_true", help="skip the task-constraint extraction call")
+    run.add_argument("--max-cost", type=float, help="pause once the model calls' estimated cost reaches this many USD")
     run.add_argument("--no-guard", action="store_true", help="run risky actions without asking")
     run.add_argument("--breakpoint", action="append", default=[], choices=[b.value for b in Breakpoint])
     run.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")

@@ -239,3 +239,16 @@ def test_the_inspector_says_when_an_action_was_planned_ahead(db: str) -> None:
     at.selectbox(key="selected").select("0.3")
     at.run()
     assert any(c.value == "Expansion: action planned ahead on this page; no model call" for c in at.caption)
+
+
+def test_the_cost_cap_is_set_from_the_edit_tab_and_shown_in_the_status(db: str) -> None:
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    [cap] = [n for n in at.number_input if "spent so far" in n.label]
+    cap.set_value(2.5)
+    at.form_submit_button(key="budget_submit").click()
+    at.run()
+    wait_for(lambda: load_state(store, session_id).config.get("max_cost_usd") == 2.5)
+    at.run()
+    assert "cost cap $2.5" in markdown_text(at)

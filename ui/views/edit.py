@@ -60,6 +60,7 @@ def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node |
         return
     _breakpoints(ctx, session_id, state)
     _constraints(ctx, session_id, state)
+    _budget(ctx, session_id, state)
     if node is None:
         return
     st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})")
@@ -84,6 +85,18 @@ def _breakpoints(ctx: Console, session_id: str, state: SessionState) -> None:
         if st.form_submit_button("Set breakpoints", key="bp_submit"):
             _submit(ctx, session_id, "breakpoints", {"kind": "breakpoints", "breakpoints": [b.value for b in chosen]})
     _result("breakpoints")
+
+
+def _budget(ctx: Console, session_id: str, state: SessionState) -> None:
+    cap = state.config.get("max_cost_usd")
+    with st.form("budget"):
+        value = st.number_input(
+            f"Cost cap, USD (0: none) · spent so far ${state.metrics.cost_usd:.4f}",
+            min_value=0.0, max_value=10_000.0, value=float(cap or 0.0), step=0.5, key=f"budget_value_{cap}",
+        )
+        if st.form_submit_button("Set cost cap", key="budget_submit"):
+            _submit(ctx, session_id, "budget", {"kind": "budget", "max_cost_usd": value or None})
+    _result("budget")
 
 
 def _constraints(ctx: Console, session_id: str, state: SessionState) -> None:

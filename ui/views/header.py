@@ -59,11 +59,13 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
     alive = _runner_alive(ctx, session_id)
     icon = STATUS_ICONS.get(state.status.value, "")
     metrics = state.metrics
+    cap = state.config.get("max_cost_usd")
     st.markdown(
         f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md(status_line(state, alive))}  \n"
         f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "
         f"{metrics.model_calls} model calls · event {state.seq}"
         + (f" · {metrics.input_tokens + metrics.output_tokens:,} tokens · ${metrics.cost_usd:.4f}" if metrics.input_tokens else "")
+        + (f" of ${cap:g}" if cap and metrics.input_tokens else f" · cost cap ${cap:g}" if cap else "")
     )
     pending = ctx.store.pending(session_id)
     if pending:

@@ -66,6 +66,10 @@ def _new_session_form(ctx: Console) -> None:
             help="Let the model give the next actions while it reads a page (fewer model calls).",
         )
         constraints = st.toggle("Extract the task's constraints first", value=True, key="new_constraints")
+        cap = st.number_input(
+            "Cost cap, USD (0: none)", min_value=0.0, max_value=10_000.0, value=0.0, step=0.5, key="new_max_cost",
+            help="The run pauses once its model calls' estimated cost reaches this; raise it to go on.",
+        )
         points = st.multiselect(
             "Breakpoints", list(BREAKPOINT_LABELS), format_func=lambda b: BREAKPOINT_LABELS[b], key="new_breakpoints"
         )
@@ -86,6 +90,7 @@ def _new_session_form(ctx: Console) -> None:
             expansion_retries=int(retries),
             lookahead=EngineConfig().lookahead if lookahead else 0,
             constraints=constraints,
+            max_cost_usd=cap or None,
             breakpoints=frozenset(points),
         )
         session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config, paused=paused)

@@ -1,0 +1,75 @@
+"""The cost cap: a run pauses when its model calls' estimated cost reaches it, and goes on once raised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import BROWNIE_TASK, load, new_state
+
+from planner.commands import Resume, SetBudget, Step, apply_command
+from planner.config import EngineConfig
+from planner.dry import DryEnvironment
+from planner.engine import Engine
+from planner.events import Event, Kind
+from planner.operators import CallRecord, Reply
+from planner.scripted import ScriptedModel
+from planner.state import RunStatus, SessionState
+
+CENT = 0.01
+
+
+class Billed:
+    """A model that costs one cent a call: the brownie script behind it."""
+
+    name = "billed"
+
+    def __init__(self) -> None:
+        self._inner = ScriptedModel(load("brownie.json"))
+
+    def __getattr__(self, operator: str) -> Any:
+        answer = getattr(self._inner, operator)
+
+        def billed(*args: Any) -> Reply[Any]:
+            usage = {"input_tokens": 100, "output_tokens": 10, "cost_usd": CENT}
+            return Reply(answer(*args).output, CallRecord(usage=usage))
+
+        return billed
+
+
+def _drive(state: SessionState, log: list[Event], engine: Engine) -> None:
+    for _ in range(100):
+        events = engine.step()
+        if not events:
+            return
+        log.extend(events)
+
+
+def test_a_spent_budget_pauses_the_run_and_refuses_to_resume_until_raised() -> None:
+    state, log = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=0.025))
+    engine = Engine(state, Billed(), DryEnvironment())
+    _drive(state, log, engine)
+    assert state.status is RunStatus.PAUSED and state.metrics.model_calls == 3
+    assert state.reason == "cost budget spent: $0.0300 of $0.025; raise it to go on"
+
+    for command in (Resume(), Step()):
+        [refused] = apply_command(state, command)
+        assert refused.kind is Kind.COMMAND_REJECTED and refused.data["reason"] == state.reason
+
+    log += apply_command(state, SetBudget(max_cost_usd=1.0))
+    log += apply_command(state, Resume())
+    _drive(state, log, engine)
+    assert state.status is RunStatus.SUCCEEDED and state.metrics.cost_usd < 1.0
+
+
+def test_without_a_cap_the_cost_is_only_counted() -> None:
+    state, log = new_state(BROWNIE_TASK)
+    _drive(state, log, Engine(state, Billed(), DryEnvironment()))
+    assert state.status is RunStatus.SUCCEEDED and state.metrics.cost_usd > 0.05
+
+
+def test_setting_the_same_budget_is_rejected() -> None:
+    state, _ = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=2.0))
+    [rejected] = apply_command(state, SetBudget(max_cost_usd=2.0))
+    assert rejected.data["reason"] == "that is the budget already"
+    [applied, _] = apply_command(state, SetBudget(max_cost_usd=None))
+    assert applied.kind is Kind.CONFIG_CHANGED and state.over_budget is None
