@@ -25,10 +25,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from planner.actions import is_note
-from planner.claude import ClaudeModel
+from planner.claude import CACHE_MINIMUM, DEFAULT_MODEL, ClaudeModel, cache_minimum
 from planner.config import EngineConfig
 from planner.events import Event, Kind
-from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, View
+from planner.operators import View
 from planner.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.tree import Node, NodeType, Status, Tree
 
@@ -37,14 +37,6 @@ __all__ = ["calls_per_action", "prompt_tokens", "main"]
 GOAL_CALLS_PER_ACTION = 2.2
 PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")
 TASK = "Search the shop for \"espresso\", open the cheapest espresso machine in the results, and tell me its name and price."
-_OUTPUTS = {
-    "constraints": Constraints,
-    "expand": Expansion,
-    "repair": Repair,
-    "observe": Observation,
-    "complete": Completion,
-    "final_answer": FinalAnswer,
-}
 _DETAIL = {"repair": "no link named like 'Price: low to high'", "observe": "click [12]"}
 
 
@@ -73,7 +65,7 @@ def prompt_tokens(view: View) -> dict[str, tuple[int, int]]:
     model = ClaudeModel()
     sizes = {}
     for operator in PROMPTS:
-        request = model.request(operator, view, _OUTPUTS[operator], _DETAIL.get(operator, ""))
+        request = model.request(operator, view, _DETAIL.get(operator, ""))
         task_block, context = request["messages"][0]["content"]
         prefix = len(request["system"][0]["text"]) + len(json.dumps(request["tools"])) + len(task_block["text"])
         sizes[operator] = (_tokens(prefix), _tokens(len(context["text"])))
@@ -130,6 +122,11 @@ def _print_pages(base: str) -> None:
     for operator, (prefix, call) in prompt_tokens(_view(compact or raw_results, base + PAGES[1])).items():
         print(f"   {operator:14} {prefix:>13} {call:>9} {raw_sizes[operator][1]:>19}")
     print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.prompts.OBSERVATION_BUDGET)")
+    prefix = next(iter(raw_sizes.values()))[0]
+    print(f"   the cached prefix is shared by every operator: ~{prefix} tokens; the API caches prefixes of at least")
+    for model in (DEFAULT_MODEL, *sorted(set(CACHE_MINIMUM) - {DEFAULT_MODEL})):
+        minimum = cache_minimum(model)
+        print(f"     {minimum:>5} tokens on {model:20} -> {'cached' if prefix >= minimum else 'NOT cached (too short)'}")
 
 
 def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> None:

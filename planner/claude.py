@@ -3,10 +3,14 @@
 Why a forced tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the
 model answers in exactly the shape `planner.operators` validates, and we never parse free text.
 
-Why the prompt is split: the system text (operator instructions + action vocabulary) and the task
-text with its constraints never change within a session, so both carry `cache_control` and later
-calls read them from the prompt cache; only the tree context and the page observation are billed at
-the full rate.
+Why every request carries all six tools and the same system text: together with the task they
+form one prefix shared by every operator of a session, marked with `cache_control`. A prefix per
+operator would be shorter than the minimum the API caches (1,024-4,096 tokens, by model) and so
+never be cached; the shared one is, and every later call reads it. Only the volatile part (which
+operator, the tree context, the page observation) is billed at the full rate. `tool_choice`
+forces the one tool the operator answers with. For a model whose cache minimum is longer than
+that prefix (`CACHE_MINIMUM`), caching cannot work, so each call sends just its own operator's tool
+and instructions, uncached: the smallest request is then the cheapest.
 
 Failures map onto the engine's two error kinds: an answer that does not validate, or a request the
 API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
@@ -38,14 +42,33 @@ from planner.operators import (
     Reply,
     View,
 )
-from planner.prompts import PROMPTS, render_task, render_user
+from planner.prompts import PROMPTS, SYSTEM, render_task, render_user, system_text
 
-__all__ = ["ClaudeModel", "DEFAULT_MODEL", "PRICES", "estimate_cost"]
+__all__ = ["ClaudeModel", "DEFAULT_MODEL", "PRICES", "CACHE_MINIMUM", "estimate_cost", "cache_minimum"]
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """A current model the SDK knows and does not flag as deprecated."""
 
 _MAX_TOKENS = 2048
+
+_TOOLS = [
+    {"name": p.tool, "description": p.tool_description, "input_schema": p.output.model_json_schema()}
+    for p in PROMPTS.values()
+]
+"""Every operator's tool, in a fixed order, so the tool list is part of the shared cached prefix."""
+
+CACHE_MINIMUM: dict[str, int] = {
+    "claude-sonnet-4-6": 2048,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-haiku-4-5": 4096,
+    "claude-3-5-haiku": 2048,
+}
+"""Shortest prefix, in tokens, the API caches for a model (longest matching prefix of the id; other
+models: 1,024). Below it `cache_control` is silently ignored; `bench.tokens` checks our prefix."""
+
+_PREFIX_TOKENS = (len(SYSTEM) + len(json.dumps(_TOOLS))) // 4
+"""The shared prefix's size in tokens, estimated at four characters a token (the task adds a few more)."""
 
 _REQUEST_REFUSED = frozenset({400, 413, 422})
 """Statuses that reject the request itself: the same request fails again, so the node fails, the session does not pause."""
@@ -66,6 +89,12 @@ the invoice is authoritative. Looked up by longest matching prefix, so dated ids
 model missing here is recorded with cost 0.0 (unknown), never guessed."""
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+def cache_minimum(model: str) -> int:
+    """The shortest prefix in tokens that `model` caches (see `CACHE_MINIMUM`)."""
+    key = max((k for k in CACHE_MINIMUM if model.startswith(k)), key=len, default=None)
+    return CACHE_MINIMUM[key] if key is not None else 1024
 
 
 def estimate_cost(model: str, input_tokens: int, output_tokens: int, cache_write: int, cache_read: int) -> float:
@@ -93,6 +122,7 @@ class ClaudeModel:
         self.model = model
         self.name = f"claude:{model}"
         self.max_retries = max_retries
+        self.shared_prefix = _PREFIX_TOKENS >= cache_minimum(model)
         self._client = client or anthropic.Anthropic(base_url=base_url, timeout=timeout, max_retries=max_retries)
 
     # -- operators ----------------------------------------------------------------------------------
@@ -117,35 +147,30 @@ class ClaudeModel:
 
     # -- one call -----------------------------------------------------------------------------------
 
-    def request(self, operator: str, view: View, output: type[BaseModel], detail: str = "") -> dict[str, Any]:
+    def request(self, operator: str, view: View, detail: str = "") -> dict[str, Any]:
         """The Messages API arguments for one operator call (public so benchmarks can size prompts)."""
-        prompt = PROMPTS[operator]
-        cached = {"type": "ephemeral"}
+        tool = PROMPTS[operator].tool
+        system: dict[str, Any] = {"type": "text", "text": SYSTEM}
+        task: dict[str, Any] = {"type": "text", "text": render_task(view)}
+        tools = _TOOLS
+        if self.shared_prefix:
+            system["cache_control"] = task["cache_control"] = {"type": "ephemeral"}
+        else:
+            system["text"] = system_text(operator)
+            tools = [t for t in _TOOLS if t["name"] == tool]
         return {
             "model": self.model,
             "max_tokens": _MAX_TOKENS,
-            "system": [{"type": "text", "text": prompt.system, "cache_control": cached}],
+            "system": [system],
             "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": render_task(view), "cache_control": cached},
-                        {"type": "text", "text": render_user(operator, view, detail=detail)},
-                    ],
-                }
+                {"role": "user", "content": [task, {"type": "text", "text": render_user(operator, view, detail=detail)}]}
             ],
-            "tools": [
-                {
-                    "name": prompt.tool,
-                    "description": prompt.tool_description,
-                    "input_schema": output.model_json_schema(),
-                }
-            ],
-            "tool_choice": {"type": "tool", "name": prompt.tool},
+            "tools": tools,
+            "tool_choice": {"type": "tool", "name": tool},
         }
 
     def _call(self, operator: str, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
-        params = self.request(operator, view, output, detail)
+        params = self.request(operator, view, detail)
         user = params["messages"][0]["content"]
         call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
         started = time.perf_counter()

@@ -1,10 +1,13 @@
 """Prompt templates for the Claude backend: one per planner operator, plus the shared context renderer.
 
-Every prompt has two halves. The *stable* half — the system text (what an AND/OR planning tree is,
-the operator's job, the browser action vocabulary) and the task text with its constraints — is
-identical for every call of one operator in one session, so the Claude backend marks it for prompt
-caching. The *volatile* half is rendered from `planner.operators.View` on each call: notes,
-progress, the node, a compact local slice of the tree and the (truncated) page observation.
+Every prompt has two halves. The *stable* half is one prefix shared by every operator: all the
+operators' tools, one system text (what an AND/OR planning tree is, the browser action vocabulary
+and every operator's instructions) and the task text with its constraints. The Claude backend marks
+it for prompt caching; because it is shared, it is long enough to be cached at all (the API ignores
+cache markers on prefixes shorter than the model's minimum, 1-4k tokens) and every call of a session
+reads the same cache entry. The *volatile* half is rendered from `planner.operators.View` on each
+call: which operator is asked, notes, progress, the node, a compact local slice of the tree and the
+(truncated) page observation.
 
 The wording is our own; the content each operator sees follows the StructuredAgent appendix
 (tables 14-26): constraint extraction sees only the task, expansion sees the page and the action
@@ -17,14 +20,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from planner.actions import describe_actions
 from planner.frames import upcoming
-from planner.operators import View
+from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, View
 from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node
 
 __all__ = [
     "OPERATORS",
+    "SYSTEM",
+    "system_text",
     "render_task",
     "OBSERVATION_BUDGET",
     "OperatorPrompt",
@@ -57,22 +64,21 @@ Browser actions (element ids are the numbers in square brackets in the page obse
 {actions}
 
 The page observation is a compact text rendering of the page, not raw HTML. Rely only on what it
-shows and on the notes; never invent element ids, prices or names. Answer only by calling the
-provided tool."""
+shows and on the notes; never invent element ids, prices or names.
+
+Each request names one operator and forces its tool; answer only by calling that tool, following
+the operator's instructions below."""
 
 
 @dataclass(frozen=True, slots=True)
 class OperatorPrompt:
-    """One operator's tool and instructions; `system` is the cached stable prefix."""
+    """One operator: its tool, the pydantic model the tool's input must validate as, and its instructions."""
 
     operator: str
     tool: str
     tool_description: str
+    output: type[BaseModel]
     instructions: str
-
-    @property
-    def system(self) -> str:
-        return _BASICS.format(actions=describe_actions()) + "\n\nYour job now:\n" + self.instructions
 
 
 # Task-constraint extraction: list what the task explicitly requires, once, before any planning.
@@ -80,6 +86,7 @@ _CONSTRAINTS = OperatorPrompt(
     "constraints",
     "extract_constraints",
     "List the requirements the task states explicitly, per item and for the task as a whole.",
+    Constraints,
     """\
 Read the task and list its explicit requirements, before anything is planned.
 - items: for each distinct thing the user wants found (a product, a page, a fact), the
@@ -95,6 +102,7 @@ _EXPAND = OperatorPrompt(
     "expand",
     "expand_node",
     "Decompose the current node into sub-goals or alternatives, or ground it as one browser action.",
+    Expansion,
     """\
 Expand the current node.
 - If one browser action on the current page achieves it, answer type ACTION with that action.
@@ -117,6 +125,7 @@ _REPAIR = OperatorPrompt(
     "repair",
     "repair_node",
     "Repair a failed node by pruning some of its open children and appending new ones.",
+    Repair,
     """\
 The current node failed for the reason given. Propose a repair:
 - prune: ids of the node's children that can no longer help (only its own children);
@@ -131,6 +140,7 @@ _OBSERVE = OperatorPrompt(
     "observe",
     "observe_page",
     "Summarize the page after an action, record facts, and prune or sharpen open nodes of the plan.",
+    Observation,
     """An action was just executed. Look at the new page and report:
 - summary: what the current page shows, in one or two sentences;
 - progress: the task progress so far, updating the previous progress summary, including which of
@@ -153,6 +163,7 @@ _COMPLETE = OperatorPrompt(
     "complete",
     "check_completion",
     "Decide whether the current node's objective has been achieved.",
+    Completion,
     """\
 All of the current node's children have been handled. Using their statuses, the notes and the
 current page, decide whether the node's objective (for the root: the whole task) is achieved.
@@ -167,6 +178,7 @@ _FINAL = OperatorPrompt(
     "final_answer",
     "final_answer",
     "Write the final answer to the task.",
+    FinalAnswer,
     """\
 The run is over. Write the answer to the task using only the notes and the page. Be direct and
 specific (names, prices). If the notes do not contain the answer, say plainly what is missing.""",
@@ -176,6 +188,16 @@ PROMPTS: dict[str, OperatorPrompt] = {
     p.operator: p for p in (_CONSTRAINTS, _EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)
 }
 OPERATORS = tuple(PROMPTS)
+
+def system_text(*operators: str) -> str:
+    """The system text for these operators (all of them: the shared, cached system text)."""
+    chosen = [PROMPTS[o] for o in operators] if operators else list(PROMPTS.values())
+    parts = [_BASICS.format(actions=describe_actions()), "Operators:"]
+    return "\n\n".join(parts + [f"## {p.tool}\n{p.instructions}" for p in chosen])
+
+
+SYSTEM = system_text()
+"""The one system text of every call; with the tools and the task it forms the cached prefix."""
 
 
 def render_node(node: Node, *, mark: str = "") -> str:
@@ -253,9 +275,11 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
     observe.
     """
     node = view.node
+    ask = f"Operator: {PROMPTS[operator].tool}"
     if operator == "constraints":
-        return f"## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
+        return f"{ask}\n\n## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
     sections = [
+        ask,
         f"## Notes so far\n{_bullets(view.notes, '(none)')}",
         f"## Progress\n{view.progress or '(nothing yet)'}" + (f"\nNext: {view.feedback}" if view.feedback else ""),
         f"## Current node\n{node.id}: {node.description}",

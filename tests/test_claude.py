@@ -26,6 +26,7 @@ from planner.engine import Engine
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, View
+from planner.prompts import PROMPTS, SYSTEM
 from planner.protocols import Model
 from planner.replay import ReplayModel, recorded_calls
 from planner.state import RunStatus, SessionState
@@ -124,28 +125,41 @@ def test_each_operator_is_one_forced_tool_call_with_a_cached_prefix(
     server: FakeAnthropic, operator: str, tool: str, output: type, invoke: Any, shows: str
 ) -> None:
     server.replies = {(tool, "open the cheapest result"): ANSWERS[tool]}
-    reply = invoke(_model(server, model="claude-haiku-4-5"), _view())
+    reply = invoke(_model(server), _view())
 
     assert len(server.requests) == 1
     body = server.requests[0]
-    assert body["model"] == "claude-haiku-4-5"
+    assert body["model"] == "claude-sonnet-4-6"
     assert body["tool_choice"] == {"type": "tool", "name": tool}
-    assert [t["name"] for t in body["tools"]] == [tool]
-    assert body["tools"][0]["input_schema"] == output.model_json_schema()
+    assert [t["name"] for t in body["tools"]] == [p.tool for p in PROMPTS.values()], "every tool: one shared prefix"
+    assert next(t for t in body["tools"] if t["name"] == tool)["input_schema"] == output.model_json_schema()
     [system] = body["system"]
-    assert system["cache_control"] == {"type": "ephemeral"} and "click [id]" in system["text"]
+    assert system["cache_control"] == {"type": "ephemeral"} and system["text"] == SYSTEM and "click [id]" in SYSTEM
     [message] = body["messages"]
     task_block, context = message["content"]
     assert task_block["cache_control"] == {"type": "ephemeral"} and TASK in task_block["text"]
     assert "cache_control" not in context
     text = context["text"]
-    assert shows in text
+    assert text.startswith(f"Operator: {tool}\n") and shows in text
     assert "## Current node\n0.2: open the cheapest result" in text
     assert "0 [AND VISITED]" in text and "<== current" in text and "0.3 [UNKNOWN UNVISITED]" in text
     assert "more characters not shown" in text and len(text) < 16_000
     assert isinstance(reply.output, output) and reply.output.model_dump(mode="json", exclude_defaults=True)
     assert reply.call.raw == json.dumps(ANSWERS[tool])
     assert KEY not in (reply.call.prompt or "") and _sent_key(server.headers[0]) == KEY
+
+
+def test_a_model_that_cannot_cache_the_shared_prefix_gets_the_smallest_request(server: FakeAnthropic) -> None:
+    from planner.claude import cache_minimum
+
+    model = _model(server, model="claude-haiku-4-5")
+    assert cache_minimum("claude-haiku-4-5") > cache_minimum("claude-sonnet-4-6") and not model.shared_prefix
+    server.replies = {("observe_page", "open the cheapest result"): ANSWERS["observe_page"]}
+    model.observe(_view(), "click [12]")
+    body = server.requests[0]
+    assert [t["name"] for t in body["tools"]] == ["observe_page"]
+    assert "## observe_page" in body["system"][0]["text"] and "## expand_node" not in body["system"][0]["text"]
+    assert "cache_control" not in json.dumps(body)
 
 
 def test_constraints_are_read_from_the_task_alone_then_cached_with_it(server: FakeAnthropic) -> None:
@@ -308,6 +322,8 @@ def test_a_full_session_runs_on_claude_and_records_usage_without_the_key(server:
     metrics = state.metrics
     assert metrics.model_calls == len(server.requests) and metrics.model_errors == 0
     assert metrics.cache_read_tokens > 0 and metrics.cache_write_tokens > 0 and metrics.cost_usd > 0
+    writes = [e.data["operator"] for e in log if e.kind is Kind.MODEL_CALL and e.data["usage"]["cache_write_tokens"]]
+    assert writes == ["expand"], "the first call writes the shared prefix; every other operator reads it"
     dumped = json.dumps([e.data for e in log])
     assert KEY not in dumped
     assert all(_sent_key(h) == KEY for h in server.headers)
