@@ -29,7 +29,7 @@ from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
-from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Reply, View
+from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Repair, Reply, View
 from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
@@ -273,21 +273,14 @@ class Engine:
             note = f"the action planned ahead ({planned}) no longer fits the page: {problem}"
 
         def check(expansion: Expansion) -> None:
-            actions = [expansion.action or ""] if expansion.type == "ACTION" else []
-            if self.config.lookahead:
-                actions += [child.action for child in expansion.children if child.action]
-            for action in actions:
-                problem = self.env.check(action)
-                if problem:
-                    raise _Invalid(problem)
+            own = [expansion.action or ""] if expansion.type == "ACTION" else []
+            self._check_actions([*own, *self._planned(expansion.children)])
 
         expansion, reason = self._ask("expand", node, lambda: self.model.expand(self._view(node)), check)
         if expansion is None:
             self._fail(node, f"expansion failed: {reason}")
             return
         children = expansion.children
-        if not self.config.lookahead:
-            children = [child.model_copy(update={"action": None}) for child in children]
         if expansion.type == "OR" and not self.config.or_alternatives:
             best = max(children, key=lambda child: child.score or 0.0)
             children = [best.model_copy(update={"score": None})]
@@ -303,12 +296,22 @@ class Engine:
             note=note,
         )
 
+    def _planned(self, children: list[ChildSpec]) -> list[str]:
+        """The actions a model planned ahead for new children; ignored when lookahead is off."""
+        return [child.action for child in children if child.action] if self.config.lookahead else []
+
+    def _check_actions(self, actions: list[str]) -> None:
+        for action in actions:
+            problem = self.env.check(action)
+            if problem:
+                raise _Invalid(problem)
+
     def _specs(self, parent: Node, children: list[ChildSpec]) -> list[dict[str, object]]:
         base = len(parent.children)
         specs: list[dict[str, object]] = []
         for i, child in enumerate(children, start=1):
             spec: dict[str, object] = {"id": f"{parent.id}.{base + i}", "description": child.description, "score": child.score}
-            if child.action:
+            if child.action and self.config.lookahead:
                 spec["action"] = child.action
             specs.append(spec)
         return specs
@@ -454,13 +457,14 @@ class Engine:
             return False
         tree = self.state.tree
 
-        def check(repair: object) -> None:
-            for child_id in repair.prune:  # type: ignore[attr-defined]
+        def check(repair: Repair) -> None:
+            for child_id in repair.prune:
                 child = tree.get(child_id)
                 if child is None or child.parent != node.id:
                     raise _Invalid(f"repair may only prune children of {node.id}; {child_id} is not one")
-            if node.type is NodeType.OR and any(c.score is None for c in repair.add):  # type: ignore[attr-defined]
+            if node.type is NodeType.OR and any(c.score is None for c in repair.add):
                 raise _Invalid("new OR alternatives need scores")
+            self._check_actions(self._planned(repair.add))
 
         repair, reason = self._ask("repair", node, lambda: self.model.repair(self._view(node), node.reason or ""), check)
         if repair is None or not repair.add:
