@@ -55,6 +55,7 @@ def trace(session_id: str, state: SessionState, events: list[Event]) -> dict[str
             "status": state.status.value,
             "reason": state.reason,
             "final_answer": state.final_answer,
+            "constraints": state.constraints,
             "model": state.model,
             "start_url": state.start_url,
             "config": state.config,

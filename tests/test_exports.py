@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import re
 import shutil
@@ -173,6 +175,9 @@ def test_report_covers_outcome_plan_interventions_and_failures(repaired: tuple[S
         assert f"| {seq} | 0.2." in failures
     assert "scripted to fail" in failures and "| 0 | Find a vegan" in failures  # the root failed before its repair
     assert "- Vegan cocoa brownies, 4.6 stars" in report.split("## Notes")[1]
+    assert "## Constraints\n\n_None recorded._" in report
+    constrained = replace(state, constraints=["recipe: vegan", "rating: 4 stars or more <b>"])
+    assert "## Constraints\n\n- recipe: vegan\n- rating: 4 stars or more \\<b\\>" in markdown_report("run-42", constrained, events)
     assert "Status changes:" in report and f"- {pauses[0] - 1}: paused (paused by operator)" in report
     assert f"{len(events)} events" in report
 

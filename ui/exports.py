@@ -122,6 +122,7 @@ def markdown_report(session_id: str, state: SessionState, events: list[Event]) -
     did and what failed."""
     sections = [
         _summary(session_id, state, events),
+        _constraints(state),
         _final_answer(state),
         _metrics(state),
         _plan(state),
@@ -157,6 +158,12 @@ def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
         lines.append(f"- **Forked from:** {md_line(state.forked_from[0])} at event {state.forked_from[1]}")
     lines.append(f"- **Steps:** {state.steps} · **Events:** {len(events)}")
     return "\n".join(lines)
+
+
+def _constraints(state: SessionState) -> str:
+    if not state.constraints:
+        return "## Constraints\n\n_None recorded._"
+    return "## Constraints\n\n" + "\n".join(f"- {md_line(line)}" for line in state.constraints)
 
 
 def _final_answer(state: SessionState) -> str:
