@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 import re
 import shutil
+from dataclasses import replace
 
 import pytest
 from conftest import BROWNIE_TASK, load, new_state, run_script
