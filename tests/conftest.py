@@ -47,12 +47,17 @@ def run_script(
     """Run a scripted session on the dry environment to the end; returns state, all events, engine."""
     state, log = new_state(task, config)
     engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
+    drive(engine, log, max_steps)
+    return state, log, engine
+
+
+def drive(engine: Engine, log: list[Event], max_steps: int = 500) -> None:
+    """Step until the engine has nothing to do (finished, paused, waiting), collecting the events."""
     for _ in range(max_steps):
         events = engine.step()
         if not events:
-            break
+            return
         log.extend(events)
-    return state, log, engine
 
 
 def frames(log: list[Event]) -> list[tuple[str, str | None, str]]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import BROWNIE_TASK, load, new_state
+from conftest import BROWNIE_TASK, drive, load, new_state
 
 from planner.commands import Resume, SetBudget, Step, apply_command
 from planner.config import EngineConfig
 from planner.dry import DryEnvironment
 from planner.engine import Engine
-from planner.events import Event, Kind
+from planner.events import Kind
 from planner.operators import CallRecord, Reply
 from planner.scripted import ScriptedModel
-from planner.state import RunStatus, SessionState
+from planner.state import RunStatus
 
 CENT = 0.01
 
@@ -36,18 +36,10 @@ class Billed:
         return billed
 
 
-def _drive(state: SessionState, log: list[Event], engine: Engine) -> None:
-    for _ in range(100):
-        events = engine.step()
-        if not events:
-            return
-        log.extend(events)
-
-
 def test_a_spent_budget_pauses_the_run_and_refuses_to_resume_until_raised() -> None:
     state, log = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=0.025))
     engine = Engine(state, Billed(), DryEnvironment())
-    _drive(state, log, engine)
+    drive(engine, log)
     assert state.status is RunStatus.PAUSED and state.metrics.model_calls == 3
     assert state.reason == "cost budget spent: $0.0300 of $0.025; raise it to go on"
 
@@ -57,13 +49,13 @@ def test_a_spent_budget_pauses_the_run_and_refuses_to_resume_until_raised() -> N
 
     log += apply_command(state, SetBudget(max_cost_usd=1.0))
     log += apply_command(state, Resume())
-    _drive(state, log, engine)
+    drive(engine, log)
     assert state.status is RunStatus.SUCCEEDED and state.metrics.cost_usd < 1.0
 
 
 def test_without_a_cap_the_cost_is_only_counted() -> None:
     state, log = new_state(BROWNIE_TASK)
-    _drive(state, log, Engine(state, Billed(), DryEnvironment()))
+    drive(Engine(state, Billed(), DryEnvironment()), log)
     assert state.status is RunStatus.SUCCEEDED and state.metrics.cost_usd > 0.05
 
 

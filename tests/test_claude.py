@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import new_state, snapshot
+from conftest import drive, new_state, snapshot
 from fake_anthropic import FakeAnthropic
 
 from planner.claude import ClaudeModel, estimate_cost
@@ -93,11 +93,7 @@ def _sent_key(headers: dict[str, str]) -> str:
 
 def _run(state: SessionState, model: Model, log: list[Event], env: DryEnvironment | None = None) -> Engine:
     engine = Engine(state, model, env or DryEnvironment())
-    for _ in range(200):
-        events = engine.step()
-        if not events:
-            break
-        log.extend(events)
+    drive(engine, log)
     return engine
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import BROWNIE_TASK, frames, load, new_state
+from conftest import BROWNIE_TASK, drive, frames, load, new_state
 from pydantic import ValidationError
 
 from planner.commands import SetConstraints, apply_command, parse_command
@@ -38,12 +38,7 @@ class Watching(ScriptedModel):
 
 
 def _run(model: ScriptedModel, state: SessionState, log: list[Event]) -> None:
-    engine = Engine(state, model, DryEnvironment(model.script.fail_actions))
-    for _ in range(100):
-        events = engine.step()
-        if not events:
-            break
-        log.extend(events)
+    drive(Engine(state, model, DryEnvironment(model.script.fail_actions)), log)
 
 
 def test_constraints_are_extracted_first_and_shown_to_every_later_call() -> None:

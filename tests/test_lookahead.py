@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import new_state
+from conftest import drive, new_state
 
 from planner.commands import Edit, apply_command
 from planner.config import EngineConfig
@@ -53,12 +53,7 @@ def _run(model: ScriptedModel, env: DryEnvironment | None = None, config: Engine
          state: SessionState | None = None, log: list[Event] | None = None) -> tuple[SessionState, list[Event]]:
     if state is None or log is None:
         state, log = new_state(TASK, config)
-    engine = Engine(state, model, env or DryEnvironment())
-    for _ in range(100):
-        events = engine.step()
-        if not events:
-            break
-        log.extend(events)
+    drive(Engine(state, model, env or DryEnvironment()), log)
     return state, log
 
 
