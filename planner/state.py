@@ -23,6 +23,9 @@ from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
 __all__ = ["RunStatus", "TERMINAL", "Approval", "Metrics", "SessionState", "apply", "replay", "Recorder"]
 
 
+_EXTRACTS_CONSTRAINTS: bool = EngineConfig.model_fields["constraints"].default
+
+
 class RunStatus(StrEnum):
     RUNNING = "running"
     PAUSED = "paused"
@@ -115,7 +118,7 @@ class SessionState:
     @property
     def awaits_constraints(self) -> bool:
         """Constraint extraction has yet to run: it is the first thing a session does, unless switched off."""
-        return self.constraints is None and bool(self.config.get("constraints", EngineConfig().constraints))
+        return self.constraints is None and bool(self.config.get("constraints", _EXTRACTS_CONSTRAINTS))
 
 
 def _session_created(state: SessionState, event: Event) -> None:
