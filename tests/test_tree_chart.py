@@ -195,6 +195,17 @@ def test_operator_and_repair_marks_and_alternative_scores(failed_run: SessionSta
     assert items["0.2.3"]["itemStyle"]["borderColor"] != items["0.2.2"]["itemStyle"]["borderColor"]
 
 
+def test_a_node_with_a_planned_action_is_marked_with_the_action_in_its_tooltip() -> None:
+    state = live()
+    unexpanded = next(n for n in state.tree.walk() if n.type is NodeType.UNKNOWN and n.status is Status.UNVISITED)
+    state.proposals[unexpanded.id] = "click [7] <b>"
+    items = items_by_id(build_chart(state, collapse_closed=False))
+    assert items[unexpanded.id]["label"]["formatter"].split("\n")[0].endswith(" · ⇢")
+    assert "planned ahead: <code>click [7] &lt;b&gt;</code>" in items[unexpanded.id]["tooltip"]["formatter"]
+    others = [item for node_id, item in items.items() if node_id != unexpanded.id]
+    assert not any("⇢" in item["label"]["formatter"] for item in others)
+
+
 def test_hide_removed_drops_pruned_and_deleted_subtrees(failed_run: SessionState) -> None:
     chart = build_chart(failed_run, hide_removed=True, collapse_closed=False)
     assert chart.node_ids == ["0", "0.1", "0.4", "0.5"]

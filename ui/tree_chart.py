@@ -53,6 +53,7 @@ _REMOVED_BORDER = "#707070"
 _REMOVED_OPACITY = 0.35
 
 _MARKER = {Origin.OPERATOR: "✎ ", Origin.REPAIR: "↻ ", Origin.PLANNER: ""}
+_PLANNED = "⇢"
 _LABEL_CHARS = 28
 _LABEL_WIDTH = 84
 """Pixels a label may span before it wraps: two lines of about 14 characters."""
@@ -156,6 +157,7 @@ def build_chart(
             is_selected=node.id == selected,
             on_path=node.id in on_path,
             or_child=node.parent is not None and nodes[node.parent].type is NodeType.OR,
+            planned=state.proposals.get(node.id),
         )
         for i, node in enumerate(drawn)
     ]
@@ -201,7 +203,8 @@ def legend_markdown() -> str:
             "",
             "**Markers:** large node with a thick dark outline = where the agent is · thick dark edges = "
             "the active path · amber outline = your selection · purple outline and ✎ = added or edited by "
-            "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold)",
+            "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold) · "
+            f"{_PLANNED} = its action is already planned on the current page (it runs without an expansion call)",
         ]
     )
 
@@ -401,6 +404,7 @@ def _item(
     is_selected: bool,
     on_path: bool,
     or_child: bool,
+    planned: str | None = None,
 ) -> dict[str, Any]:
     removed = node.status in REMOVED
     operator = node.origin is Origin.OPERATOR
@@ -423,6 +427,8 @@ def _item(
         head.append(score)
     if folded:
         head.append(f"+{folded}")
+    if planned:
+        head.append(_PLANNED)
     label: dict[str, Any] = {"formatter": " · ".join(head) + "\n" + _label_text(node.description, _LABEL_CHARS)}
     if is_current:
         label["fontWeight"] = "bold"
@@ -440,7 +446,11 @@ def _item(
         # made invisible rather than risk an outline on the wrong node.
         "select": {"itemStyle": {"borderColor": style["borderColor"], "borderWidth": style["borderWidth"]}},
         "label": label,
-        "tooltip": {"formatter": _tooltip(node, folded=folded, is_current=is_current, on_path=on_path, score=score)},
+        "tooltip": {
+            "formatter": _tooltip(
+                node, folded=folded, is_current=is_current, on_path=on_path, score=score, planned=planned
+            )
+        },
     }
 
 
@@ -448,7 +458,9 @@ def _short_id(node_id: str) -> str:
     return node_id if len(node_id) <= _ID_CHARS else "…" + node_id[-(_ID_CHARS - 1) :]
 
 
-def _tooltip(node: Node, *, folded: int, is_current: bool, on_path: bool, score: str | None) -> str:
+def _tooltip(
+    node: Node, *, folded: int, is_current: bool, on_path: bool, score: str | None, planned: str | None
+) -> str:
     facts = [_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
     if is_current:
         facts.append("current")
@@ -459,6 +471,8 @@ def _tooltip(node: Node, *, folded: int, is_current: bool, on_path: bool, score:
     lines = [f"<b>{_tip_text(node.id, 80)}</b> · " + " · ".join(facts), _tip_text(node.description)]
     if node.action:
         lines.append(f"action: <code>{_tip_text(node.action)}</code>")
+    if planned:
+        lines.append(f"planned ahead: <code>{_tip_text(planned)}</code> (no expansion call while this page lasts)")
     if score is not None:
         lines.append(f"score: {score}")
     if node.reason:
@@ -524,4 +538,3 @@ def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict
         },
         "series": [series],
     }
-
