@@ -36,7 +36,9 @@ __all__ = ["calls_per_action", "prompt_tokens", "main"]
 
 GOAL_CALLS_PER_ACTION = 2.2
 PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")
-TASK = "Search the shop for \"espresso\", open the cheapest espresso machine in the results, and tell me its name and price."
+TASK = (
+    'Search the shop for "espresso", open the cheapest espresso machine in the results, and tell me its name and price.'
+)
 _DETAIL = {"repair": "no link named like 'Price: low to high'", "observe": "click [12]"}
 
 
@@ -50,14 +52,27 @@ def _view(observation: str, url: str) -> View:
     tree = Tree()
     nodes = [
         Node(id="0", description=TASK, type=NodeType.AND, status=Status.VISITED, children=["0.1", "0.2", "0.3"]),
-        Node(id="0.1", parent="0", description="search for espresso", type=NodeType.ACTION,
-             status=Status.SUCCESS, action="type [3] [espresso] [1]"),
+        Node(
+            id="0.1",
+            parent="0",
+            description="search for espresso",
+            type=NodeType.ACTION,
+            status=Status.SUCCESS,
+            action="type [3] [espresso] [1]",
+        ),
         Node(id="0.2", parent="0", description="open the cheapest espresso machine", status=Status.VISITED),
         Node(id="0.3", parent="0", description="note the name and price"),
     ]
     tree.nodes = {node.id: node for node in nodes}
-    return View(task=TASK, tree=tree, node=tree["0.2"], notes=(), progress="searched for espresso",
-                observation=observation, url=url)
+    return View(
+        task=TASK,
+        tree=tree,
+        node=tree["0.2"],
+        notes=(),
+        progress="searched for espresso",
+        observation=observation,
+        url=url,
+    )
 
 
 def prompt_tokens(view: View) -> dict[str, tuple[int, int]]:
@@ -126,7 +141,9 @@ def _print_pages(base: str) -> None:
     print(f"   the cached prefix is shared by every operator: ~{prefix} tokens; the API caches prefixes of at least")
     for model in (DEFAULT_MODEL, *sorted(set(CACHE_MINIMUM) - {DEFAULT_MODEL})):
         minimum = cache_minimum(model)
-        print(f"     {minimum:>5} tokens on {model:20} -> {'cached' if prefix >= minimum else 'NOT cached (too short)'}")
+        print(
+            f"     {minimum:>5} tokens on {model:20} -> {'cached' if prefix >= minimum else 'NOT cached (too short)'}"
+        )
 
 
 def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> None:

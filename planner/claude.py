@@ -163,7 +163,10 @@ class ClaudeModel:
             "max_tokens": _MAX_TOKENS,
             "system": [system],
             "messages": [
-                {"role": "user", "content": [task, {"type": "text", "text": render_user(operator, view, detail=detail)}]}
+                {
+                    "role": "user",
+                    "content": [task, {"type": "text", "text": render_user(operator, view, detail=detail)}],
+                }
             ],
             "tools": tools,
             "tool_choice": {"type": "tool", "name": tool},

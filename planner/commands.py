@@ -164,8 +164,21 @@ class SetBudget(_Command):
 
 Command = Annotated[
     Union[
-        Pause, Resume, Step, Stop, Inject, Prune, Edit, Reopen, Force, Approve, Reject, EditAction, SetBreakpoints,
-        SetConstraints, SetBudget,
+        Pause,
+        Resume,
+        Step,
+        Stop,
+        Inject,
+        Prune,
+        Edit,
+        Reopen,
+        Force,
+        Approve,
+        Reject,
+        EditAction,
+        SetBreakpoints,
+        SetConstraints,
+        SetBudget,
     ],
     Field(discriminator="kind"),
 ]
@@ -189,7 +202,13 @@ def apply_command(state: SessionState, command: Command) -> list[Event]:
     try:
         effects = _validate(state, command)
     except CommandRejected as rejection:
-        recorder.record(Kind.COMMAND_REJECTED, _target(command), command_id=command.command_id, command=summary, reason=str(rejection))
+        recorder.record(
+            Kind.COMMAND_REJECTED,
+            _target(command),
+            command_id=command.command_id,
+            command=summary,
+            reason=str(rejection),
+        )
     else:
         for effect in effects:
             effect(recorder)
@@ -302,7 +321,9 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
         raise CommandRejected(f"{parent.id} is already an {parent.type.value} node")
     kind = command.node_type or parent.type.value
     if command.position is not None and command.position > len(parent.children):
-        raise CommandRejected(f"position {command.position} is past the end; {parent.id} has {len(parent.children)} children")
+        raise CommandRejected(
+            f"position {command.position} is past the end; {parent.id} has {len(parent.children)} children"
+        )
     scores: list[float | None] = [None] * len(command.goals)
     if kind == "OR":
         if command.scores is not None and len(command.scores) != len(command.goals):
@@ -364,7 +385,9 @@ def _reopen(state: SessionState, command: Reopen) -> list[_Effect]:
         _or_already_done(state, parent)
         effects = _open_path(state, parent, include_self=True)
     if node.type is NodeType.ACTION:
-        effects.append(lambda rec: rec.record(Kind.NODE_RESET, node.id, by=Origin.OPERATOR.value, reason="reopened by operator"))
+        effects.append(
+            lambda rec: rec.record(Kind.NODE_RESET, node.id, by=Origin.OPERATOR.value, reason="reopened by operator")
+        )
     else:
         effects += _reexpand(state, node, "reopened by operator")
     return effects

@@ -246,7 +246,11 @@ class Engine:
         constraints, reason = self._ask("constraints", root, lambda: self.model.extract_constraints(self._view(root)))
         if constraints is None:
             self._rec.record(
-                Kind.CONSTRAINTS_SET, ROOT_ID, constraints=[], by=Origin.PLANNER.value, error=f"extraction failed: {reason}"
+                Kind.CONSTRAINTS_SET,
+                ROOT_ID,
+                constraints=[],
+                by=Origin.PLANNER.value,
+                error=f"extraction failed: {reason}",
             )
         else:
             self._rec.record(Kind.CONSTRAINTS_SET, ROOT_ID, constraints=constraints.lines(), by=Origin.PLANNER.value)
@@ -310,7 +314,11 @@ class Engine:
         base = len(parent.children)
         specs: list[dict[str, object]] = []
         for i, child in enumerate(children, start=1):
-            spec: dict[str, object] = {"id": f"{parent.id}.{base + i}", "description": child.description, "score": child.score}
+            spec: dict[str, object] = {
+                "id": f"{parent.id}.{base + i}",
+                "description": child.description,
+                "score": child.score,
+            }
             if child.action and self.config.lookahead:
                 spec["action"] = child.action
             specs.append(spec)
@@ -352,14 +360,18 @@ class Engine:
             for proposal in observation.ahead:
                 if proposal.node not in next_ids:
                     allowed = ", ".join(next_ids) or "none"
-                    raise _Invalid(f"ahead names {proposal.node}, which is not an upcoming sub-goal (upcoming: {allowed})")
+                    raise _Invalid(
+                        f"ahead names {proposal.node}, which is not an upcoming sub-goal (upcoming: {allowed})"
+                    )
                 problem = self.env.check(proposal.action)
                 if problem:
                     raise _Invalid(f"ahead action for {proposal.node}: {problem}")
 
         observation, reason = self._ask("observe", node, lambda: self.model.observe(self._view(node), action), check)
         if observation is None:
-            self._rec.record(Kind.UPDATE_REFUSED, node.id, reason=f"observation summary and tree update skipped: {reason}")
+            self._rec.record(
+                Kind.UPDATE_REFUSED, node.id, reason=f"observation summary and tree update skipped: {reason}"
+            )
             return
         ahead = [p.model_dump() for p in observation.ahead] if lookahead else []
         self._rec.record(
@@ -378,7 +390,11 @@ class Engine:
                 self._rec.record(Kind.UPDATE_REFUSED, target_id, reason=f"prune refused: {refusal}")
                 continue
             self._rec.record(
-                Kind.STATUS_CHANGED, target_id, status=Status.PRUNED.value, reason="pruned by global update", subtree=True
+                Kind.STATUS_CHANGED,
+                target_id,
+                status=Status.PRUNED.value,
+                reason="pruned by global update",
+                subtree=True,
             )
         for target_id, description in observation.rewrite.items():
             target = tree[target_id]
@@ -422,7 +438,11 @@ class Engine:
             elif verdict.complete:
                 answer = verdict.answer if node.id == ROOT_ID and verdict.answer and verdict.answer.strip() else None
                 self._rec.record(
-                    Kind.STATUS_CHANGED, node.id, status=Status.SUCCESS.value, reason=verdict.reason or "complete", answer=answer
+                    Kind.STATUS_CHANGED,
+                    node.id,
+                    status=Status.SUCCESS.value,
+                    reason=verdict.reason or "complete",
+                    answer=answer,
                 )
             else:
                 self._fail(node, f"incomplete: {verdict.reason}" if verdict.reason else "incomplete")
@@ -447,7 +467,9 @@ class Engine:
         url = untried.url or node.url
         if url:
             result = self.env.goto(url)
-            self._record_page(Kind.ROLLBACK, node.id, result.page, ok=result.ok, error=result.error, to=untried.id, target=url)
+            self._record_page(
+                Kind.ROLLBACK, node.id, result.page, ok=result.ok, error=result.error, to=untried.id, target=url
+            )
         self._set(node, Status.VISITED, f"trying the next alternative, {untried.id}")
         return True
 
@@ -466,7 +488,9 @@ class Engine:
                 raise _Invalid("new OR alternatives need scores")
             self._check_actions(self._planned(repair.add))
 
-        repair, reason = self._ask("repair", node, lambda: self.model.repair(self._view(node), node.reason or ""), check)
+        repair, reason = self._ask(
+            "repair", node, lambda: self.model.repair(self._view(node), node.reason or ""), check
+        )
         if repair is None or not repair.add:
             why = reason if repair is None else (repair.reasoning or "nothing to add")
             self._rec.record(Kind.REVISION_USED, node.id, ok=False, reason=why)

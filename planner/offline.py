@@ -49,7 +49,7 @@ VERBS = (
     "filter by max price N / filter by min price N / filter by minimum rating R",
     "type X into FIELD / select OPTION in FIELD / click X",
     "go back / next page",
-    'note the name and price / note the name, price and rating / note the brand of the first result / '
+    "note the name and price / note the name, price and rating / note the brand of the first result / "
     'note the cart total / note the order total / note "literal text"',
     "check each result for ATTR: VALUE and ATTR: VALUE",
 )
@@ -84,9 +84,7 @@ class PageElement:
 
 def read_elements(observation: str) -> list[PageElement]:
     """Interactive elements in a compact observation (`[12] link "Next page"`), in page order."""
-    return [
-        PageElement(int(match[1]), match[2], json.loads(match[3])) for match in _ELEMENT.finditer(observation)
-    ]
+    return [PageElement(int(match[1]), match[2], json.loads(match[3])) for match in _ELEMENT.finditer(observation)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +175,9 @@ class OfflineModel:
         expansion = reply.output
         if expansion.type == "AND" and view.lookahead:
             actions = self._plan_ahead(view, [child.description for child in expansion.children])
-            grounded = [child.model_copy(update={"action": a}) for child, a in zip(expansion.children, actions, strict=False)]
+            grounded = [
+                child.model_copy(update={"action": a}) for child, a in zip(expansion.children, actions, strict=False)
+            ]
             reply = Reply(expansion.model_copy(update={"children": grounded + expansion.children[len(actions) :]}))
         return reply
 
@@ -248,7 +248,9 @@ class OfflineModel:
             return _action(f"select [{_field(view, m[2]).id}] [{m[1]}]")
         if m := re.fullmatch(r"open the (?:first|top) result(?: matching (.+))?", lower):
             return _action(f"click [{self._first_card(view, m[1]).id}]")
-        if m := re.fullmatch(r"(?:open|click|press) (?:the )?(.+?)(?: category| button| link)?", goal, flags=re.IGNORECASE):
+        if m := re.fullmatch(
+            r"(?:open|click|press) (?:the )?(.+?)(?: category| button| link)?", goal, flags=re.IGNORECASE
+        ):
             return _action(f"click [{_find(view, m[1]).id}]")
         if m := re.fullmatch(r"check each result for (.+)", goal, flags=re.IGNORECASE):
             return self._check_each(view, m[1])
@@ -288,7 +290,9 @@ class OfflineModel:
         if m := re.fullmatch(r"note the brand of the (.+)", lower):
             card = self._first_card(view, None)
             return f"Brand of the {m[1]}: {card.brand}"
-        if m := re.fullmatch(r"note the name(?:,| and) price(?: and rating)?(?: of the first result(?: matching (.+))?)?", lower):
+        if m := re.fullmatch(
+            r"note the name(?:,| and) price(?: and rating)?(?: of the first result(?: matching (.+))?)?", lower
+        ):
             wants_rating = "rating" in lower
             if "result" in lower:
                 card = self._first_card(view, m[1])
@@ -337,7 +341,11 @@ class OfflineModel:
             return Reply(Repair(add=[ChildSpec(description=c) if isinstance(c, str) else c for c in scripted.add]))
         children = view.tree.children(view.node)
         failed = next(
-            (c for c in reversed(children) if c.status is Status.PRUNED and c.reason and not c.reason.startswith("operator")),
+            (
+                c
+                for c in reversed(children)
+                if c.status is Status.PRUNED and c.reason and not c.reason.startswith("operator")
+            ),
             None,
         )
         if failed is None or not (m := re.fullmatch(r"open (?:the )?(.+?)(?: category)?", failed.description, re.I)):

@@ -49,7 +49,13 @@ SCRIPT: dict[tuple[str, str], Any] = {
     ("expand_node", "search for espresso"): {"type": "ACTION", "action": "type [3] [espresso] [1]"},
     ("expand_node", "open the cheapest result"): {"type": "ACTION", "action": "click [12]"},
     ("expand_node", "note the name and price"): {"type": "ACTION", "action": "note [Crema Compact Espresso: $129.00]"},
-    ("observe_page", "*"): {"summary": "a results page", "progress": "searching", "notes": [], "prune": [], "rewrite": {}},
+    ("observe_page", "*"): {
+        "summary": "a results page",
+        "progress": "searching",
+        "notes": [],
+        "prune": [],
+        "rewrite": {},
+    },
     ("check_completion", TASK): {"complete": True, "reason": "name and price noted"},
     ("final_answer", TASK): {"answer": "Crema Compact Espresso, $129.00"},
 }
@@ -75,15 +81,29 @@ def _view(node_id: str = "0.2", notes: tuple[str, ...] = ("Crema Compact Espress
     tree = Tree()
     nodes = [
         Node(id="0", description=TASK, type=NodeType.AND, status=Status.VISITED, children=["0.1", "0.2", "0.3"]),
-        Node(id="0.1", parent="0", description="search for espresso", type=NodeType.ACTION,
-             status=Status.SUCCESS, action="type [3] [espresso] [1]"),
+        Node(
+            id="0.1",
+            parent="0",
+            description="search for espresso",
+            type=NodeType.ACTION,
+            status=Status.SUCCESS,
+            action="type [3] [espresso] [1]",
+        ),
         Node(id="0.2", parent="0", description="open the cheapest result", status=Status.VISITED, children=["0.2.1"]),
         Node(id="0.2.1", parent="0.2", description="sort by price", status=Status.PRUNED, reason="no sort link"),
         Node(id="0.3", parent="0", description="note the name and price"),
     ]
     tree.nodes = {n.id: n for n in nodes}
     page = '[12] link "Crema Compact Espresso"\nby Crema\nPrice: $129.00\n' + "x" * 20_000
-    return View(task=TASK, tree=tree, node=tree[node_id], notes=notes, progress="searched", observation=page, url="http://shop/s")
+    return View(
+        task=TASK,
+        tree=tree,
+        node=tree[node_id],
+        notes=notes,
+        progress="searched",
+        observation=page,
+        url="http://shop/s",
+    )
 
 
 def _sent_key(headers: dict[str, str]) -> str:
@@ -100,7 +120,7 @@ def _run(state: SessionState, model: Model, log: list[Event], env: DryEnvironmen
 # -- request shape ----------------------------------------------------------------------------------
 
 OPERATORS = [
-    ("expand", "expand_node", Expansion, lambda m, v: m.expand(v), "[12] link \"Crema Compact Espresso\""),
+    ("expand", "expand_node", Expansion, lambda m, v: m.expand(v), '[12] link "Crema Compact Espresso"'),
     ("repair", "repair_node", Repair, lambda m, v: m.repair(v, "the sort link is missing"), "the sort link is missing"),
     ("observe", "observe_page", Observation, lambda m, v: m.observe(v, "click [12]"), "click [12]"),
     ("complete", "check_completion", Completion, lambda m, v: m.check_completion(v), "0.2.1 [UNKNOWN PRUNED]"),
@@ -110,7 +130,13 @@ OPERATORS = [
 ANSWERS = {
     "expand_node": {"type": "ACTION", "action": "click [12]"},
     "repair_node": {"prune": ["0.2.1"], "add": [{"description": "search sorted by price"}]},
-    "observe_page": {"summary": "results", "progress": "found it", "notes": ["a fact"], "prune": ["0.3"], "rewrite": {}},
+    "observe_page": {
+        "summary": "results",
+        "progress": "found it",
+        "notes": ["a fact"],
+        "prune": ["0.3"],
+        "rewrite": {},
+    },
     "check_completion": {"complete": False, "reason": "price missing"},
     "final_answer": {"answer": "Crema Compact Espresso, $129.00"},
 }
@@ -175,7 +201,10 @@ def test_constraints_are_read_from_the_task_alone_then_cached_with_it(server: Fa
 
 def test_lookahead_shows_the_upcoming_sub_goals_and_reads_the_planned_actions(server: FakeAnthropic) -> None:
     planned = {"summary": "results", "ahead": [{"node": "0.3", "action": "note [Crema Compact Espresso: $129.00]"}]}
-    server.replies = {("observe_page", "open the cheapest result"): planned, ("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    server.replies = {
+        ("observe_page", "open the cheapest result"): planned,
+        ("expand_node", "open the cheapest result"): ANSWERS["expand_node"],
+    }
     model = _model(server)
     reply = model.observe(replace(_view(), lookahead=3), "click [12]")
     assert [p.node for p in reply.output.ahead] == ["0.3"]
@@ -183,7 +212,10 @@ def test_lookahead_shows_the_upcoming_sub_goals_and_reads_the_planned_actions(se
     model.observe(replace(_view(), feedback="open the cheapest machine"), "click [12]")
     with_lookahead, expansion, without = (_prompt(body) for body in server.requests)
     assert "## Progress\nsearched\nNext: open the cheapest machine" in without
-    assert "## Upcoming sub-goals" in with_lookahead and "\n0.3 [UNKNOWN UNVISITED] note the name and price" in with_lookahead
+    assert (
+        "## Upcoming sub-goals" in with_lookahead
+        and "\n0.3 [UNKNOWN UNVISITED] note the name and price" in with_lookahead
+    )
     assert "## Planning ahead" in expansion
     assert "## Upcoming sub-goals" not in without
 
@@ -396,7 +428,9 @@ def test_token_bench_sizes_prompts_and_counts_calls_per_action(server: FakeAnthr
 
 # -- a demo-shop task end to end in Chromium, then replayed offline --------------------------------
 
-SHOP_TASK = 'Search the shop for "espresso", open the cheapest espresso machine in the results, and tell me its name and price.'
+SHOP_TASK = (
+    'Search the shop for "espresso", open the cheapest espresso machine in the results, and tell me its name and price.'
+)
 
 
 def _prompt(body: dict[str, Any]) -> str:
@@ -419,7 +453,11 @@ def _ground(goal: str, page: str) -> str | None:
         return f"click [{next(e.id for e in elements if e.name == 'Price: low to high')}]"
     lines = page.splitlines()
     if goal == "open the first result":
-        cards = (re.search(r"\[(\d+)\] link", line) for line, after in itertools.pairwise(lines) if after.strip().startswith("by "))
+        cards = (
+            re.search(r"\[(\d+)\] link", line)
+            for line, after in itertools.pairwise(lines)
+            if after.strip().startswith("by ")
+        )
         return f"click [{next(card[1] for card in cards if card)}]"
     if goal == "note the name and price":
         heading = next((line for line in lines if line.startswith("heading ")), None)
@@ -431,7 +469,9 @@ def _ground(goal: str, page: str) -> str | None:
 
 def _observe_shop(body: dict[str, Any]) -> dict[str, Any]:
     page, ahead = _section(body, "Current page"), []
-    for node_id, goal in re.findall(r"^(\S+) \[UNKNOWN UNVISITED\] (.+)$", _section(body, "Upcoming sub-goals"), re.MULTILINE):
+    for node_id, goal in re.findall(
+        r"^(\S+) \[UNKNOWN UNVISITED\] (.+)$", _section(body, "Upcoming sub-goals"), re.MULTILINE
+    ):
         action = _ground(goal, page)
         if action is None:
             break
@@ -453,7 +493,10 @@ def _complete_shop(body: dict[str, Any]) -> dict[str, Any]:
 
 
 SHOP_SCRIPT: dict[tuple[str, str], Any] = {
-    ("extract_constraints", SHOP_TASK): {"items": [{"item": "espresso machine", "constraints": ["cheapest"]}], "task": ["name and price"]},
+    ("extract_constraints", SHOP_TASK): {
+        "items": [{"item": "espresso machine", "constraints": ["cheapest"]}],
+        "task": ["name and price"],
+    },
     ("expand_node", SHOP_TASK): _expand_shop,
     ("observe_page", "*"): _observe_shop,
     ("check_completion", SHOP_TASK): _complete_shop,
@@ -485,7 +528,9 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         recorded = create_session(store, SHOP_TASK, "claude", start_url=shop.url + "/")
         state = _run_to_end(store, recorded)
-        assert state.status is RunStatus.SUCCEEDED and check_answer(task, state.final_answer or "").passed, state.final_answer
+        assert state.status is RunStatus.SUCCEEDED and check_answer(task, state.final_answer or "").passed, (
+            state.final_answer
+        )
         operators = [e.data["operator"] for e in store.load(recorded) if e.kind is Kind.MODEL_CALL]
         assert operators == ["constraints", "expand", "observe", "observe", "observe", "complete"]
         assert state.metrics.actions == 4 and state.constraints == ["espresso machine: cheapest", "name and price"]
@@ -497,4 +542,6 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
         assert len(fake.requests) == served, "a replay never calls the API"
     store.close()
     assert again.final_answer == state.final_answer and again.status is RunStatus.SUCCEEDED
-    assert [(n.id, n.action, n.status) for n in again.tree.walk()] == [(n.id, n.action, n.status) for n in state.tree.walk()]
+    assert [(n.id, n.action, n.status) for n in again.tree.walk()] == [
+        (n.id, n.action, n.status) for n in state.tree.walk()
+    ]

@@ -49,8 +49,13 @@ class Picky(DryEnvironment):
         return f"no element for {action}" if action in self.missing else super().check(action)
 
 
-def _run(model: ScriptedModel, env: DryEnvironment | None = None, config: EngineConfig | None = None,
-         state: SessionState | None = None, log: list[Event] | None = None) -> tuple[SessionState, list[Event]]:
+def _run(
+    model: ScriptedModel,
+    env: DryEnvironment | None = None,
+    config: EngineConfig | None = None,
+    state: SessionState | None = None,
+    log: list[Event] | None = None,
+) -> tuple[SessionState, list[Event]]:
     if state is None or log is None:
         state, log = new_state(TASK, config)
     drive(Engine(state, model, env or DryEnvironment()), log)
@@ -58,7 +63,9 @@ def _run(model: ScriptedModel, env: DryEnvironment | None = None, config: Engine
 
 
 def _expansions(log: list[Event]) -> list[str]:
-    return [e.node_id or "" for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand" and e.data["ok"]]
+    return [
+        e.node_id or "" for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand" and e.data["ok"]
+    ]
 
 
 def test_a_planned_action_replaces_the_expansion_call() -> None:
@@ -85,14 +92,19 @@ def test_a_planned_action_that_no_longer_fits_is_expanded_with_the_reason() -> N
     _run(model, env, state=state, log=log)
     assert "0.2" in _expansions(log)
     expanded = next(e for e in log if e.kind is Kind.NODE_EXPANDED and e.node_id == "0.2")
-    assert expanded.data["note"] == "the action planned ahead (click [7]) no longer fits the page: no element for click [7]"
+    assert (
+        expanded.data["note"]
+        == "the action planned ahead (click [7]) no longer fits the page: no element for click [7]"
+    )
     assert state.tree["0.2"].action == "click [2]"
 
 
 def test_planning_a_node_that_is_not_upcoming_is_retried_then_skipped() -> None:
     state, log = _run(Planner({"click [1]": [Proposal(node="0", action="click [3]")]}))
     refused = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "observe" and not e.data["ok"]]
-    assert [e.data["error"] for e in refused] == ["ahead names 0, which is not an upcoming sub-goal (upcoming: 0.2, 0.3)"] * 3
+    assert [e.data["error"] for e in refused] == [
+        "ahead names 0, which is not an upcoming sub-goal (upcoming: 0.2, 0.3)"
+    ] * 3
     skipped = next(e for e in log if e.kind is Kind.UPDATE_REFUSED)
     assert skipped.node_id == "0.1" and "not an upcoming sub-goal" in skipped.data["reason"]
     assert "0.2" in _expansions(log) and state.status is RunStatus.SUCCEEDED
@@ -115,7 +127,9 @@ def test_an_expansion_grounds_its_first_children_and_lookahead_zero_ignores_that
         def expand(self, view: View):  # type: ignore[no-untyped-def]
             reply = super().expand(view)
             if view.node.description == TASK:
-                children = [c.model_copy(update={"action": f"click [{i}]"}) for i, c in enumerate(reply.output.children, 1)]
+                children = [
+                    c.model_copy(update={"action": f"click [{i}]"}) for i, c in enumerate(reply.output.children, 1)
+                ]
                 reply = Reply(reply.output.model_copy(update={"children": children}))
             return reply
 

@@ -11,7 +11,7 @@ from planner.offline import OfflineModel, Playbook, read_elements
 from planner.operators import View
 from planner.tree import Node, NodeType, Status, Tree
 
-LISTING = '''URL: http://shop/search?q=espresso
+LISTING = """URL: http://shop/search?q=espresso
 Title: Results for "espresso" | Demo Shop
 [7] searchbox "Search products" value="espresso"
 [8] button "Search"
@@ -29,9 +29,9 @@ Rating: 4.0 out of 5 (341 reviews)
 by Baristo
 Price: $349.00
 Rating: 4.6 out of 5 (1,502 reviews)
-'''
+"""
 
-PRODUCT = '''URL: http://shop/product/inkwell-home-200
+PRODUCT = """URL: http://shop/product/inkwell-home-200
 Title: Inkwell Home 200 | Demo Shop
 [25] link "Back to results"
 heading "Inkwell Home 200"
@@ -43,7 +43,7 @@ table
 | Brand | Inkwell |
 | Wireless | Yes |
 | Photo printing | 4x6 |
-'''
+"""
 
 
 def view(description: str, observation: str = LISTING, notes: tuple[str, ...] = (), task: str = "t") -> View:
@@ -90,10 +90,13 @@ def test_plain_verbs_are_grounded_in_the_page(goal: str, expected: str) -> None:
 
 def test_product_page_notes_check_the_specs_table() -> None:
     model = OfflineModel()
-    assert action(model, "note the name, price and rating", observation=PRODUCT) == "note [Inkwell Home 200: $89.00, rated 4.2]"
-    assert action(model, "note Inkwell Home 200 if it has Wireless: Yes and Photo printing: 4x6", observation=PRODUCT) == (
-        "note [Inkwell Home 200 by Inkwell: $89.00 (Wireless: Yes and Photo printing: 4x6)]"
+    assert (
+        action(model, "note the name, price and rating", observation=PRODUCT)
+        == "note [Inkwell Home 200: $89.00, rated 4.2]"
     )
+    assert action(
+        model, "note Inkwell Home 200 if it has Wireless: Yes and Photo printing: 4x6", observation=PRODUCT
+    ) == ("note [Inkwell Home 200 by Inkwell: $89.00 (Wireless: Yes and Photo printing: 4x6)]")
     assert action(model, "note Inkwell Home 200 if it has Wireless: No and Color: Red", observation=PRODUCT) == (
         "note [Inkwell Home 200 does not qualify (Wireless: Yes, Color: not listed)]"
     )
@@ -127,7 +130,10 @@ def test_a_brand_is_taken_from_the_notes_before_any_assumption() -> None:
     model = OfflineModel({"t": Playbook(assumptions={"top keyboard": "Acme"})})
     assert action(model, "search for backpacks from the top keyboard brand") == "type [7] [Acme backpacks] [1]"
     noted = ("Brand of the top keyboard: Northwind",)
-    assert action(model, "search for backpacks from the top keyboard brand", notes=noted) == "type [7] [Northwind backpacks] [1]"
+    assert (
+        action(model, "search for backpacks from the top keyboard brand", notes=noted)
+        == "type [7] [Northwind backpacks] [1]"
+    )
     with pytest.raises(ModelOutputError, match="the top mouse brand is not known yet"):
         model.expand(view("search for the top mouse brand"))
 
@@ -135,7 +141,9 @@ def test_a_brand_is_taken_from_the_notes_before_any_assumption() -> None:
 def test_playbook_nodes_come_first() -> None:
     from planner.scripted import NodeScript
 
-    model = OfflineModel({"t": Playbook(nodes={"t": NodeScript(type="AND", children=["search for x", "note the cart total"])})})
+    model = OfflineModel(
+        {"t": Playbook(nodes={"t": NodeScript(type="AND", children=["search for x", "note the cart total"])})}
+    )
     tree_view = view("ignored")
     root_view = View(task="t", tree=tree_view.tree, node=tree_view.tree["0"], observation=LISTING)
     assert [c.description for c in model.expand(root_view).output.children] == ["search for x", "note the cart total"]
@@ -143,10 +151,18 @@ def test_playbook_nodes_come_first() -> None:
 
 def test_repair_replaces_a_failed_open_with_a_search_and_keeps_the_deleted_steps() -> None:
     tree = Tree()
-    tree.nodes["0"] = Node(id="0", description="t", type=NodeType.AND, status=Status.FAIL, children=["0.1", "0.2", "0.3"])
-    tree.nodes["0.1"] = Node(id="0.1", parent="0", description="open the Webcams category", status=Status.PRUNED, reason="expansion failed")
-    tree.nodes["0.2"] = Node(id="0.2", parent="0", description="sort by rating", status=Status.DELETED, reason="earlier step 0.1 failed")
-    tree.nodes["0.3"] = Node(id="0.3", parent="0", description="note the name", status=Status.DELETED, reason="earlier step 0.1 failed")
+    tree.nodes["0"] = Node(
+        id="0", description="t", type=NodeType.AND, status=Status.FAIL, children=["0.1", "0.2", "0.3"]
+    )
+    tree.nodes["0.1"] = Node(
+        id="0.1", parent="0", description="open the Webcams category", status=Status.PRUNED, reason="expansion failed"
+    )
+    tree.nodes["0.2"] = Node(
+        id="0.2", parent="0", description="sort by rating", status=Status.DELETED, reason="earlier step 0.1 failed"
+    )
+    tree.nodes["0.3"] = Node(
+        id="0.3", parent="0", description="note the name", status=Status.DELETED, reason="earlier step 0.1 failed"
+    )
     repair = OfflineModel().repair(View(task="t", tree=tree, node=tree["0"]), "0.1 failed").output
     assert [c.description for c in repair.add] == ["search for Webcams", "sort by rating", "note the name"]
 
@@ -165,16 +181,31 @@ def _after(done: str, *upcoming: str, observation: str = LISTING, notes: tuple[s
     tree = Tree()
     ids = [f"0.{i}" for i in range(1, len(upcoming) + 2)]
     tree.nodes["0"] = Node(id="0", description="t", type=NodeType.AND, status=Status.VISITED, children=ids)
-    tree.nodes["0.1"] = Node(id="0.1", parent="0", description=done, type=NodeType.ACTION, status=Status.SUCCESS, action="x")
+    tree.nodes["0.1"] = Node(
+        id="0.1", parent="0", description=done, type=NodeType.ACTION, status=Status.SUCCESS, action="x"
+    )
     for node_id, description in zip(ids[1:], upcoming, strict=True):
         tree.nodes[node_id] = Node(id=node_id, parent="0", description=description)
-    return View(task="t", tree=tree, node=tree["0.1"], notes=notes, observation=observation, url="http://shop/x", lookahead=3)
+    return View(
+        task="t", tree=tree, node=tree["0.1"], notes=notes, observation=observation, url="http://shop/x", lookahead=3
+    )
 
 
 def test_observing_a_page_plans_the_next_actions_up_to_the_first_page_change() -> None:
     model = OfflineModel()
-    ahead = model.observe(_after("search", "note the name and price of the first result", "sort by price low to high", "open the first result"), "x").output.ahead
-    assert [(p.node, p.action) for p in ahead] == [("0.2", "note [Crema Compact Espresso: $129.00]"), ("0.3", "click [30]")]
+    ahead = model.observe(
+        _after(
+            "search",
+            "note the name and price of the first result",
+            "sort by price low to high",
+            "open the first result",
+        ),
+        "x",
+    ).output.ahead
+    assert [(p.node, p.action) for p in ahead] == [
+        ("0.2", "note [Crema Compact Espresso: $129.00]"),
+        ("0.3", "click [30]"),
+    ]
 
 
 def test_planning_ahead_stops_at_what_the_page_cannot_ground_or_the_notes_do_not_know_yet() -> None:
@@ -186,7 +217,13 @@ def test_planning_ahead_stops_at_what_the_page_cannot_ground_or_the_notes_do_not
 
 
 def test_an_expansion_grounds_its_leading_children_on_the_page() -> None:
-    model = OfflineModel({"t": Playbook(nodes={"find it": {"type": "AND", "children": ["sort by price low to high", "open the first result"]}})})
+    model = OfflineModel(
+        {
+            "t": Playbook(
+                nodes={"find it": {"type": "AND", "children": ["sort by price low to high", "open the first result"]}}
+            )
+        }
+    )
     children = model.expand(replace(view("find it"), lookahead=3)).output.children
     assert [c.action for c in children] == ["click [30]", None]
     assert all(c.action is None for c in model.expand(view("find it")).output.children)
