@@ -29,7 +29,7 @@ from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
-from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Repair, Reply, View
+from planner.operators import CallRecord, Candidate, ChildSpec, Expansion, Observation, Repair, Reply, View
 from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
@@ -177,6 +177,7 @@ class Engine:
             url=state.url,
             allow_or=self.config.or_alternatives,
             constraints=tuple(state.constraints or ()),
+            candidates=tuple(Candidate.model_construct(**c) for c in state.candidates.values()),
             lookahead=self.config.lookahead,
         )
 
@@ -382,6 +383,7 @@ class Engine:
             feedback=observation.feedback,
             notes=observation.notes,
             ahead=ahead,
+            candidates=[candidate.model_dump() for candidate in observation.candidates],
         )
         for target_id in observation.prune:
             target = tree[target_id]

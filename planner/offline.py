@@ -25,6 +25,7 @@ from planner.actions import is_note
 from planner.errors import ModelOutputError
 from planner.frames import upcoming
 from planner.operators import (
+    Candidate,
     ChildSpec,
     Completion,
     Constraints,
@@ -320,18 +321,24 @@ class OfflineModel:
         return json.loads(heading[1]), price[1], rating[1] if rating else ""
 
     def _note_if(self, view: View, product: str, conditions: str) -> str:
+        candidate = self._assess(view, conditions)
+        if candidate.unmet:
+            return f"{candidate.name} {_NOT_QUALIFIED} ({', '.join(candidate.unmet)})"
+        return f"{candidate.name} by {candidate.fields['Brand']}: {candidate.fields['Price']} ({conditions})"
+
+    def _assess(self, view: View, conditions: str) -> Candidate:
+        """The product on this page against "ATTR: VALUE and ..." conditions, read from its specs table."""
         specs = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", view.observation, flags=re.MULTILINE))
         name, price, _ = self._product(view)
-        missing = []
+        fields = {"Brand": specs.get("Brand", ""), "Price": price}
+        unmet = []
         for condition in re.split(r"\s+and\s+", conditions):
-            attribute, _, value = condition.partition(":")
-            actual = specs.get(attribute.strip())
+            attribute, _, value = (part.strip() for part in condition.partition(":"))
+            actual = specs.get(attribute)
+            fields[attribute] = actual or "not listed"
             if actual is None or _norm(value) not in _norm(actual):
-                missing.append(f"{attribute.strip()}: {actual or 'not listed'}")
-        brand = specs.get("Brand", "")
-        if missing:
-            return f"{name} {_NOT_QUALIFIED} ({', '.join(missing)})"
-        return f"{name} by {brand}: {price} ({conditions})"
+                unmet.append(f"{attribute}: {actual or 'not listed'}")
+        return Candidate(name=name, verdict="rejected" if unmet else "qualifies", fields=fields, unmet=unmet)
 
     # -- the other operators ----------------------------------------------------------------------
 
@@ -348,7 +355,7 @@ class OfflineModel:
             ),
             None,
         )
-        if failed is None or not (m := re.fullmatch(r"open (?:the )?(.+?)(?: category)?", failed.description, re.I)):
+        if failed is None or not (m := re.fullmatch(r"open (?:the )?(.+?)(?: category)?", failed.description, re.IGNORECASE)):
             return Reply(Repair(reasoning="no untried way to reach this sub-goal"))
         later = [c.description for c in children if c.status is Status.DELETED and _after(children, c, failed)]
         tried = {_norm(c.description) for c in children}
@@ -380,9 +387,23 @@ class OfflineModel:
                 progress=f"{done + 1} actions done; last: {action}",
                 feedback=following[0].description if following else "",
                 ahead=[Proposal(node=node.id, action=a) for node, a in zip(following, actions, strict=False)],
+                candidates=self._candidates(view),
                 reasoning="the offline model keeps the plan as it is",
             )
         )
+
+    def _candidates(self, view: View) -> list[Candidate]:
+        """The product on this page, when the next step is to check it against conditions."""
+        following = upcoming(view.tree, view.node, 1)
+        check = (
+            re.fullmatch(r"note (.+?) if it has (.+)", following[0].description, re.IGNORECASE) if following else None
+        )
+        if check is None:
+            return []
+        try:
+            return [self._assess(view, check[2])]
+        except ModelOutputError:
+            return []
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         return Reply(FinalAnswer(answer=_answer(view.notes)))

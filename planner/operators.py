@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, model_validator
 from planner.tree import Node, Tree
 
 __all__ = [
+    "Candidate",
     "ChildSpec",
     "Proposal",
     "Expansion",
@@ -107,6 +108,19 @@ class Constraints(BaseModel):
         return lines + [c for c in self.task if c.strip()]
 
 
+class Candidate(BaseModel):
+    """An item the task may be answered with, and how it stands against the task's constraints.
+
+    Candidates are kept for the whole run by name (a later report on the same name updates it), so an
+    operator sees every item that was considered and why it was dropped, not only those noted.
+    """
+
+    name: str = Field(min_length=1, max_length=300)
+    verdict: Literal["qualifies", "uncertain", "rejected"] = "uncertain"
+    fields: dict[str, str] = Field(default_factory=dict)
+    unmet: list[str] = Field(default_factory=list)
+
+
 class Proposal(BaseModel):
     """A browser action for an upcoming sub-goal, read off the page just observed."""
 
@@ -121,7 +135,8 @@ class Observation(BaseModel):
     progress made and what to focus on next (`feedback`), facts worth keeping, and open nodes to
     prune (by id) or describe more sharply.
     `ahead` folds in the next Node Expansion when it is a single action on this page: the model is
-    reading that page anyway, so planning the next click costs nothing extra.
+    reading that page anyway, so planning the next click costs nothing extra. `candidates` keeps the
+    table of items the task may be answered with (the paper's candidate-item tracking).
     """
 
     summary: str = ""
@@ -131,6 +146,7 @@ class Observation(BaseModel):
     prune: list[str] = Field(default_factory=list)
     rewrite: dict[str, str] = Field(default_factory=dict)
     ahead: list[Proposal] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
     reasoning: str = ""
 
 
@@ -176,4 +192,5 @@ class View:
     url: str | None = None
     allow_or: bool = True
     constraints: tuple[str, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
     lookahead: int = 0

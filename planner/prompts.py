@@ -33,6 +33,7 @@ __all__ = [
     "SYSTEM",
     "system_text",
     "render_task",
+    "render_candidates",
     "OBSERVATION_BUDGET",
     "OperatorPrompt",
     "PROMPTS",
@@ -151,6 +152,10 @@ _OBSERVE = OperatorPrompt(
 - prune: ids of open nodes that are now unnecessary (already achieved, or impossible);
 - rewrite: {node id: better description} for open nodes whose wording can now be made more
   concrete with what the page shows;
+- candidates: when the task looks for items (products, pages, people), each item this page shows
+  that could answer it: its name, the attribute values the page states that the constraints
+  mention (fields), the constraints it fails (unmet) and a verdict: qualifies, uncertain (a value
+  is not shown) or rejected. Report an item again, by the same name, only when something changed;
 - ahead: when an "Upcoming sub-goals" section is present, the next of them that are each one
   browser action on this page, as {node: id, action}, in order, stopping after the first action
   that changes the page. Give none when the next sub-goal needs several steps or you are unsure.
@@ -255,6 +260,19 @@ def _bullets(items: tuple[str, ...] | list[str], empty: str) -> str:
     return "\n".join(f"- {item}" for item in items) or empty
 
 
+def render_candidates(view: View) -> str:
+    """One line per candidate item: verdict, name, the values seen and what it fails."""
+    lines = []
+    for candidate in view.candidates:
+        line = f"- [{candidate.verdict}] {candidate.name}"
+        if candidate.fields:
+            line += " — " + "; ".join(f"{key}: {value}" for key, value in candidate.fields.items())
+        if candidate.unmet:
+            line += " — fails: " + ", ".join(candidate.unmet)
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def render_task(view: View) -> str:
     """The task and its constraints: fixed once constraints are extracted, so it belongs to the cached prefix."""
     text = f"# Task\n{view.task}"
@@ -291,6 +309,8 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
         sections.append(f"## Planning ahead\nYou may give actions for up to {view.lookahead} leading AND children.")
     if operator == "repair":
         sections.append(f"## Why it failed\n{detail or '(no reason recorded)'}")
+    if view.candidates and operator in ("observe", "complete", "final_answer"):
+        sections.append(f"## Candidate items so far\n{render_candidates(view)}")
     if operator == "observe":
         sections.append(f"## Action just executed\n{detail}")
         sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")

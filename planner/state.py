@@ -69,8 +69,9 @@ class Metrics:
 class SessionState:
     """Everything known about one session after some prefix of its events.
 
-    `constraints` is None until extracted (or set by an operator). `proposals` maps unexpanded node
-    ids to actions a model planned ahead on the current page; any page change clears them.
+    `constraints` is None until extracted (or set by an operator). `candidates` holds the items the
+    task may be answered with, by name, as the observations reported them. `proposals` maps unexpanded
+    node ids to actions a model planned ahead on the current page; any page change clears them.
     """
 
     task: str = ""
@@ -91,6 +92,7 @@ class SessionState:
     summary: str = ""
     page_text: str = ""
     constraints: list[str] | None = None
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
     proposals: dict[str, str] = field(default_factory=dict)
     final_answer: str | None = None
     single_step: bool = False
@@ -321,6 +323,10 @@ def _observed(state: SessionState, event: Event) -> None:
     state.notes.extend(event.data.get("notes", ()))
     for proposal in event.data.get("ahead", ()):
         state.proposals[proposal["node"]] = proposal["action"]
+    for candidate in event.data.get("candidates", ()):
+        known = state.candidates.get(candidate["name"], {})
+        fields = {**known.get("fields", {}), **candidate["fields"]}
+        state.candidates[candidate["name"]] = {**candidate, "fields": fields, "seen_at": event.node_id}
 
 
 def _note_added(state: SessionState, event: Event) -> None:

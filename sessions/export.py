@@ -56,6 +56,7 @@ def trace(session_id: str, state: SessionState, events: list[Event]) -> dict[str
             "reason": state.reason,
             "final_answer": state.final_answer,
             "constraints": state.constraints,
+            "candidates": list(state.candidates.values()),
             "model": state.model,
             "start_url": state.start_url,
             "config": state.config,

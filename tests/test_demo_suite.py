@@ -68,6 +68,17 @@ def test_broken_price_filter_leads_to_the_or_fallback_with_rollback(results, sui
     assert next_action.data["url"].endswith("/category/headphones?sort=price_asc")
 
 
+def test_the_multi_item_task_keeps_a_candidate_table_that_matches_its_answer(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    from planner.state import replay
+
+    row = results["wireless-photo-printers"]
+    candidates = replay(suite_store.load(row.session_id)).candidates
+    qualifying = [c["name"] for c in candidates.values() if c["verdict"] == "qualifies"]
+    rejected = [c for c in candidates.values() if c["verdict"] == "rejected"]
+    assert len(qualifying) >= 3 and all(name in (row.answer or "") for name in qualifying)
+    assert rejected and all(c["unmet"] and c["name"] not in (row.answer or "") for c in rejected)
+
+
 def test_the_repair_task_recovers_only_with_repair(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
     row = results["top-rated-webcam"]
     assert row.success and row.repairs == 1

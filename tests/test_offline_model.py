@@ -233,3 +233,19 @@ def test_constraints_come_from_the_tasks_playbook() -> None:
     model = OfflineModel({"t": Playbook(constraints=["espresso machine: cheapest"])})
     assert model.extract_constraints(view("t")).output.lines() == ["espresso machine: cheapest"]
     assert OfflineModel().extract_constraints(view("t")).output.lines() == []
+
+
+def test_a_product_about_to_be_checked_is_reported_as_a_candidate() -> None:
+    model = OfflineModel()
+    good = _after(
+        "open Inkwell Home 200",
+        "note Inkwell Home 200 if it has Wireless: Yes and Photo printing: 4x6",
+        observation=PRODUCT,
+    )
+    [candidate] = model.observe(good, "click [3]").output.candidates
+    assert candidate.name == "Inkwell Home 200" and candidate.verdict == "qualifies" and candidate.unmet == []
+    assert candidate.fields == {"Brand": "Inkwell", "Price": "$89.00", "Wireless": "Yes", "Photo printing": "4x6"}
+    bad = _after("open Inkwell Home 200", "note Inkwell Home 200 if it has Color: Red", observation=PRODUCT)
+    [rejected] = model.observe(bad, "click [3]").output.candidates
+    assert rejected.verdict == "rejected" and rejected.unmet == ["Color: not listed"]
+    assert model.observe(_after("open it", "go back", observation=PRODUCT), "click [3]").output.candidates == []

@@ -124,6 +124,7 @@ def markdown_report(session_id: str, state: SessionState, events: list[Event]) -
         _summary(session_id, state, events),
         _constraints(state),
         _final_answer(state),
+        _candidates(state),
         _metrics(state),
         _plan(state),
         _notes(state),
@@ -164,6 +165,21 @@ def _constraints(state: SessionState) -> str:
     if not state.constraints:
         return "## Constraints\n\n_None recorded._"
     return "## Constraints\n\n" + "\n".join(f"- {md_line(line)}" for line in state.constraints)
+
+
+def _candidates(state: SessionState) -> str:
+    if not state.candidates:
+        return "## Candidates\n\n_None reported._"
+    rows = [
+        [
+            md_line(c["verdict"]),
+            md_line(c["name"]),
+            md_line(", ".join(c["unmet"]) or "–"),
+            md_line("; ".join(f"{k}: {v}" for k, v in c["fields"].items()) or "–"),
+        ]
+        for c in state.candidates.values()
+    ]
+    return "## Candidates\n\n" + _table(["Verdict", "Item", "Fails", "Seen"], rows)
 
 
 def _final_answer(state: SessionState) -> str:
@@ -238,7 +254,9 @@ def _failures(state: SessionState, events: list[Event]) -> str:
             reason = event.data.get("reason") or ""
         else:
             continue
-        rows.append([str(event.seq), md_line(event.node_id or "–"), md_line(what, 80), md_line(reason, _CELL_CHARS) or "–"])
+        rows.append(
+            [str(event.seq), md_line(event.node_id or "–"), md_line(what, 80), md_line(reason, _CELL_CHARS) or "–"]
+        )
     if not rows:
         return "## Failures\n\n_None._"
     return "## Failures\n\n" + _table(["Event", "Node", "What", "Reason"], rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from planner.events import Event, Kind
@@ -92,6 +93,7 @@ def _model_call(event: Event) -> None:
 
 def render_run_panel(state: SessionState) -> None:
     _constraints(state)
+    _candidates(state)
     if state.final_answer is not None or state.finished:
         st.markdown("**Final answer**")
         st.text(state.final_answer or "(none)")
@@ -106,6 +108,26 @@ def render_run_panel(state: SessionState) -> None:
     st.markdown("**Current page**")
     st.text(state.url or "")
     _screenshot(state.last_screenshot, "latest browser screenshot")
+
+
+def _candidates(state: SessionState) -> None:
+    if not state.candidates:
+        return
+    qualifying = sum(1 for c in state.candidates.values() if c["verdict"] == "qualifies")
+    st.markdown(f"**Candidates ({qualifying} of {len(state.candidates)} qualify)**")
+    table = pd.DataFrame(
+        [
+            {
+                "verdict": c["verdict"],
+                "item": c["name"],
+                "fails": ", ".join(c["unmet"]),
+                "seen": "; ".join(f"{key}: {value}" for key, value in c["fields"].items()),
+                "at": c.get("seen_at") or "",
+            }
+            for c in state.candidates.values()
+        ]
+    )
+    st.dataframe(table, hide_index=True, width="stretch")
 
 
 def _constraints(state: SessionState) -> None:
