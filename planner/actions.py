@@ -7,7 +7,8 @@ grammar the model is told and the grammar the parser accepts cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from collections.abc import Callable, Iterable
+from typing import Annotated, Literal, TypeVar, Union
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +26,7 @@ __all__ = [
     "parse_action",
     "is_note",
     "note_text",
+    "leading_actions",
     "describe_actions",
 ]
 
@@ -157,6 +159,27 @@ def parse_action(text: str) -> Click | Type | Select | Scroll | GoBack | Goto | 
 def is_note(action: str) -> bool:
     """Note actions leave the page as it was, so the engine skips summary and tree update."""
     return action.strip().split(" ", 1)[0].lower() == "note"
+
+
+GoalT = TypeVar("GoalT")
+
+
+def leading_actions(goals: Iterable[GoalT], ground: Callable[[GoalT], str | None]) -> list[tuple[GoalT, str]]:
+    """The goals that can be planned ahead on the current page, each with its action, in order.
+
+    Grounding stops at the first goal `ground` cannot turn into one action, and after the first
+    action that changes the page: ids in later actions would belong to a page not seen yet. Notes
+    leave the page as it was, so planning goes on past them.
+    """
+    planned: list[tuple[GoalT, str]] = []
+    for goal in goals:
+        action = ground(goal)
+        if action is None:
+            break
+        planned.append((goal, action))
+        if not is_note(action):
+            break
+    return planned
 
 
 def note_text(action: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.actions import is_note
+from planner.actions import leading_actions
 from planner.errors import ModelOutputError
 from planner.frames import upcoming
 from planner.operators import (
@@ -175,7 +175,7 @@ class OfflineModel:
         reply = self._expand(view, view.node.description)
         expansion = reply.output
         if expansion.type == "AND" and view.lookahead:
-            actions = self._plan_ahead(view, [child.description for child in expansion.children])
+            actions = [a for _, a in self._plan_ahead(view, [child.description for child in expansion.children])]
             grounded = [
                 child.model_copy(update={"action": a}) for child, a in zip(expansion.children, actions, strict=False)
             ]
@@ -189,27 +189,21 @@ class OfflineModel:
             return Reply(Expansion(type=entry.type, children=children, action=entry.action, reasoning="playbook"))
         return self._ground(view, self._resolve(view, description.strip()))
 
-    def _plan_ahead(self, view: View, descriptions: list[str]) -> list[str]:
-        """Actions for the leading sub-goals that are single actions on this page.
+    def _plan_ahead(self, view: View, descriptions: list[str]) -> list[tuple[str, str]]:
+        """(description, action) for the leading sub-goals that are single actions on this page,
+        stopping before any goal that depends on notes not taken yet (see `leading_actions`)."""
 
-        Stops at the first page-changing action (later ids would belong to the next page), and
-        before any goal that depends on notes not taken yet.
-        """
-        actions: list[str] = []
-        for description in descriptions[: view.lookahead]:
+        def ground(description: str) -> str | None:
             goal = description.strip()
             try:
                 if self._resolve(view, goal) != goal:
-                    break
+                    return None
                 expansion = self._expand(view, description).output
             except ModelOutputError:
-                break
-            if expansion.type != "ACTION" or expansion.action is None:
-                break
-            actions.append(expansion.action)
-            if not is_note(expansion.action):
-                break
-        return actions
+                return None
+            return expansion.action if expansion.type == "ACTION" else None
+
+        return leading_actions(descriptions[: view.lookahead], ground)
 
     def _resolve(self, view: View, goal: str) -> str:
         """Fill in "the X brand" from the notes, or from the playbook's assumption when never noted."""
@@ -355,7 +349,9 @@ class OfflineModel:
             ),
             None,
         )
-        if failed is None or not (m := re.fullmatch(r"open (?:the )?(.+?)(?: category)?", failed.description, re.IGNORECASE)):
+        if failed is None or not (
+            m := re.fullmatch(r"open (?:the )?(.+?)(?: category)?", failed.description, re.IGNORECASE)
+        ):
             return Reply(Repair(reasoning="no untried way to reach this sub-goal"))
         later = [c.description for c in children if c.status is Status.DELETED and _after(children, c, failed)]
         tried = {_norm(c.description) for c in children}
@@ -380,7 +376,7 @@ class OfflineModel:
         title = re.search(r"^Title: (.*)$", view.observation, flags=re.MULTILINE)
         done = sum(1 for n in view.tree.walk() if n.status is Status.SUCCESS and n.action)
         following = upcoming(view.tree, view.node, view.lookahead)
-        actions = self._plan_ahead(view, [node.description for node in following])
+        actions = [a for _, a in self._plan_ahead(view, [node.description for node in following])]
         return Reply(
             Observation(
                 summary=f"{title[1] if title else view.url}",

@@ -18,6 +18,7 @@ completion check sees the children's statuses and the final answer sees the note
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -194,6 +195,7 @@ PROMPTS: dict[str, OperatorPrompt] = {
 }
 OPERATORS = tuple(PROMPTS)
 
+@functools.cache
 def system_text(*operators: str) -> str:
     """The system text for these operators (all of them: the shared, cached system text)."""
     chosen = [PROMPTS[o] for o in operators] if operators else list(PROMPTS.values())

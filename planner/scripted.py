@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from planner.actions import is_note
+from planner.actions import leading_actions
 from planner.errors import ModelOutputError, ScriptError
 from planner.frames import upcoming
 from planner.operators import (
@@ -102,9 +102,7 @@ class ScriptedModel:
         if entry is None:
             raise ModelOutputError(f"the script has no expansion for {view.node.description!r}")
         try:
-            expansion = Expansion(
-                type=entry.type, children=[_child(c) for c in entry.children], action=entry.action
-            )
+            expansion = Expansion(type=entry.type, children=[_child(c) for c in entry.children], action=entry.action)
         except ValidationError as error:
             raise ModelOutputError(f"scripted expansion is invalid: {error.errors()[0]['msg']}") from None
         return Reply(expansion)
@@ -139,15 +137,12 @@ class ScriptedModel:
         return Reply(observation.model_copy(update={"prune": prune, "rewrite": rewrite, "ahead": ahead}))
 
     def _ahead(self, view: View) -> list[Proposal]:
-        proposals = []
-        for node in upcoming(view.tree, view.node, view.lookahead):
+        def scripted_action(node: Node) -> str | None:
             entry = self.script.nodes.get(node.description)
-            if entry is None or entry.type != "ACTION" or not entry.action:
-                break
-            proposals.append(Proposal(node=node.id, action=entry.action))
-            if not is_note(entry.action):
-                break
-        return proposals
+            return entry.action if entry is not None and entry.type == "ACTION" else None
+
+        planned = leading_actions(upcoming(view.tree, view.node, view.lookahead), scripted_action)
+        return [Proposal(node=node.id, action=action) for node, action in planned]
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         return Reply(FinalAnswer(answer=self._answer(view)))

@@ -148,3 +148,14 @@ def test_planned_actions_are_rebuilt_from_the_log() -> None:
     while "0.2" not in state.proposals:
         log.extend(engine.step())
     assert replay(log).proposals == state.proposals == {"0.2": "click [2]"}
+
+
+def test_planning_ahead_goes_past_notes_and_stops_after_a_page_change_or_a_gap() -> None:
+    from planner.actions import leading_actions
+
+    ground = {"note it": "note [x]", "open it": "click [1]", "open more": "click [2]"}.get
+    assert leading_actions(["note it", "open it", "open more"], ground) == [
+        ("note it", "note [x]"),
+        ("open it", "click [1]"),
+    ]
+    assert leading_actions(["think hard", "note it"], ground) == []
