@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 
-.PHONY: run test bench browser
+.PHONY: run test bench browser postgres
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -18,7 +18,13 @@ browser: $(STAMP)
 run: browser
 	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
 
-test: browser
+# The tests need PostgreSQL's server binaries (one throwaway server per run); install them as root when missing.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } || echo "note: PostgreSQL tests are skipped without its binaries (apt-get install postgresql)"
+
+test: browser postgres
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q
 
 bench: browser

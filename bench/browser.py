@@ -51,7 +51,7 @@ def _element(text: str, role: str, name: str | None = None) -> int:
 def _markup_chars(url: str) -> int:
     """The page's HTML without its inline <style> blocks."""
     try:
-        with urllib.request.urlopen(url) as response:  # noqa: S310 - our own shop on loopback
+        with urllib.request.urlopen(url) as response:
             html = response.read().decode("utf-8")
     except urllib.error.HTTPError as error:  # the broken widget's error page is a page too
         html = error.read().decode("utf-8")
@@ -60,7 +60,9 @@ def _markup_chars(url: str) -> int:
 
 def main() -> None:
     with start_shop() as shop, tempfile.TemporaryDirectory() as shots:
-        env = BrowserEnvironment(shop.url + "/", screenshot_dir=Path(shots), storage_path=Path(shots) / "browser-state.json")
+        env = BrowserEnvironment(
+            shop.url + "/", screenshot_dir=Path(shots), storage_path=Path(shots) / "browser-state.json"
+        )
         total_obs = total_html = total_markup = 0
         print(f"{'page':40} {'observation':>12} {'raw HTML':>10} {'ratio':>7} {'no CSS':>8} {'ratio':>7}")
         for path in PAGES:

@@ -78,7 +78,13 @@ def event_latency(page: Page, url: str, store: SqlStore, rounds: int = 20) -> li
             )
         except Exception:
             import re
-            print("DEBUG", target.seq, re.findall(r"[^\n]*event \d+[^\n]*", page.inner_text("body"))[:3], store.session(session_id))
+
+            print(
+                "DEBUG",
+                target.seq,
+                re.findall(r"[^\n]*event \d+[^\n]*", page.inner_text("body"))[:3],
+                store.session(session_id),
+            )
             page.screenshot(path="/tmp/con/latfail.png")
             raise
         latencies.append(time.time() - target.at)

@@ -46,7 +46,9 @@ def balanced_script(branching: int, depth: int) -> tuple[Script, str, int]:
 def _fresh(task: str, config: EngineConfig) -> tuple[SessionState, list]:
     state = SessionState()
     recorder = Recorder(state)
-    recorder.record(Kind.SESSION_CREATED, task=task, start_url=DRY_START, model="script", config=config.model_dump(mode="json"))
+    recorder.record(
+        Kind.SESSION_CREATED, task=task, start_url=DRY_START, model="script", config=config.model_dump(mode="json")
+    )
     return state, recorder.take()
 
 
@@ -100,10 +102,16 @@ def main() -> None:
     ratio = (large_time / large_steps) / (small_time / small_steps)
     p50, p95 = append_latency(log)
     rebuild_ms, rebuilt = rebuild_time(log)
-    print(f"engine, {small_nodes:>6} nodes: {small_steps:>6} steps in {small_time:.3f} s = {small_rate:,.0f} steps/s (goal >= {GOALS['steps_per_s']:,})")
-    print(f"engine, {large_nodes:>6} nodes: {large_steps:>6} steps in {large_time:.3f} s = {large_rate:,.0f} steps/s (goal >= {GOALS['steps_per_s']:,})")
+    print(
+        f"engine, {small_nodes:>6} nodes: {small_steps:>6} steps in {small_time:.3f} s = {small_rate:,.0f} steps/s (goal >= {GOALS['steps_per_s']:,})"
+    )
+    print(
+        f"engine, {large_nodes:>6} nodes: {large_steps:>6} steps in {large_time:.3f} s = {large_rate:,.0f} steps/s (goal >= {GOALS['steps_per_s']:,})"
+    )
     print(f"per-step cost ratio 10k/1k: {ratio:.2f} (goal <= {GOALS['ratio']})")
-    print(f"event append (SQLite WAL, one event per transaction): p50 {p50:.3f} ms, p95 {p95:.3f} ms (goal p50 <= {GOALS['append_p50_ms']} ms)")
+    print(
+        f"event append (SQLite WAL, one event per transaction): p50 {p50:.3f} ms, p95 {p95:.3f} ms (goal p50 <= {GOALS['append_p50_ms']} ms)"
+    )
     print(f"rebuild {rebuilt:,} events from the store: {rebuild_ms:.1f} ms (goal <= {GOALS['rebuild_ms']} ms)")
 
 

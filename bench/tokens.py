@@ -32,7 +32,7 @@ from planner.operators import View
 from planner.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.tree import Node, NodeType, Status, Tree
 
-__all__ = ["calls_per_action", "prompt_tokens", "main"]
+__all__ = ["calls_per_action", "main", "prompt_tokens"]
 
 GOAL_CALLS_PER_ACTION = 2.2
 PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")

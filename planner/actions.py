@@ -8,26 +8,26 @@ grammar the model is told and the grammar the parser accepts cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Annotated, Literal, TypeVar, Union
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "VOCABULARY",
+    "Action",
     "ActionSyntaxError",
     "Click",
-    "Type",
-    "Select",
-    "Scroll",
     "GoBack",
     "Goto",
     "Note",
-    "Action",
-    "VOCABULARY",
-    "parse_action",
-    "is_note",
-    "note_text",
-    "leading_actions",
+    "Scroll",
+    "Select",
+    "Type",
     "describe_actions",
+    "is_note",
+    "leading_actions",
+    "note_text",
+    "parse_action",
 ]
 
 
@@ -72,7 +72,7 @@ class Note(BaseModel):
     text: str = Field(min_length=1)
 
 
-Action = Annotated[Union[Click, Type, Select, Scroll, GoBack, Goto, Note], Field(discriminator="kind")]
+Action = Annotated[Click | Type | Select | Scroll | GoBack | Goto | Note, Field(discriminator="kind")]
 
 VOCABULARY: dict[str, tuple[str, str]] = {
     "click": ("click [id]", "click the element with this id"),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Kind", "Event", "upgrade", "SCHEMA_VERSIONS"]
+__all__ = ["SCHEMA_VERSIONS", "Event", "Kind", "upgrade"]
 
 
 class Kind(StrEnum):

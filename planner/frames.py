@@ -14,7 +14,7 @@ from enum import StrEnum
 from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node, NodeType, Status, Tree
 
-__all__ = ["Frame", "Position", "next_position", "active_path", "or_choice", "upcoming"]
+__all__ = ["Frame", "Position", "active_path", "next_position", "or_choice", "upcoming"]
 
 
 class Frame(StrEnum):

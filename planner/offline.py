@@ -41,7 +41,7 @@ from planner.scripted import NodeScript, RepairScript
 from planner.status import REMOVED
 from planner.tree import Node, Status
 
-__all__ = ["Playbook", "OfflineModel", "PageElement", "read_elements", "VERBS"]
+__all__ = ["VERBS", "OfflineModel", "PageElement", "Playbook", "read_elements"]
 
 VERBS = (
     "search for X",
@@ -50,8 +50,10 @@ VERBS = (
     "filter by max price N / filter by min price N / filter by minimum rating R",
     "type X into FIELD / select OPTION in FIELD / click X",
     "go back / next page",
-    "note the name and price / note the name, price and rating / note the brand of the first result / "
-    'note the cart total / note the order total / note "literal text"',
+    (
+        "note the name and price / note the name, price and rating / note the brand of the first result / "
+        'note the cart total / note the order total / note "literal text"'
+    ),
     "check each result for ATTR: VALUE and ATTR: VALUE",
 )
 
@@ -220,7 +222,7 @@ class OfflineModel:
             raise ModelOutputError(f"the {key} brand is not known yet; note it first")
         return goal.replace(match[0], assumed)
 
-    def _ground(self, view: View, goal: str) -> Reply[Expansion]:  # noqa: C901 - one branch per verb
+    def _ground(self, view: View, goal: str) -> Reply[Expansion]:
         lower = goal.lower()
         if m := re.fullmatch(r"search (?:for )?(.+?)(?: from (.+))?", goal, flags=re.IGNORECASE):
             query = f"{m[2]} {m[1]}" if m[2] else m[1]

@@ -30,18 +30,18 @@ from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node
 
 __all__ = [
-    "OPERATORS",
-    "SYSTEM",
-    "system_text",
-    "render_task",
-    "render_candidates",
     "OBSERVATION_BUDGET",
-    "OperatorPrompt",
+    "OPERATORS",
     "PROMPTS",
-    "render_node",
+    "SYSTEM",
+    "OperatorPrompt",
+    "render_candidates",
     "render_local_tree",
+    "render_node",
     "render_observation",
+    "render_task",
     "render_user",
+    "system_text",
 ]
 
 OBSERVATION_BUDGET = 12_000
@@ -194,6 +194,7 @@ PROMPTS: dict[str, OperatorPrompt] = {
     p.operator: p for p in (_CONSTRAINTS, _EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)
 }
 OPERATORS = tuple(PROMPTS)
+
 
 @functools.cache
 def system_text(*operators: str) -> str:

@@ -57,7 +57,9 @@ def recorded_calls(events: Iterable[Event]) -> list[RecordedCall]:
             node = state.tree.get(event.node_id or "")
             if node is not None:
                 calls.append(
-                    RecordedCall(event.data["operator"], node.description, event.data["output"], node.id, node.revisions)
+                    RecordedCall(
+                        event.data["operator"], node.description, event.data["output"], node.id, node.revisions
+                    )
                 )
         apply(state, event)
     return calls
@@ -96,7 +98,9 @@ class ReplayModel:
             for i, call in enumerate(self._calls)
             if i not in self._used and call.operator == operator and call.description == node.description
         ]
-        exact = [i for i in candidates if (self._calls[i].node_id, self._calls[i].revisions) == (node.id, node.revisions)]
+        exact = [
+            i for i in candidates if (self._calls[i].node_id, self._calls[i].revisions) == (node.id, node.revisions)
+        ]
         chosen = (exact or candidates or [None])[0]
         if chosen is None:
             raise ModelOutputError(f"no recorded answer for {operator} on {node.description!r}")
@@ -104,4 +108,6 @@ class ReplayModel:
         try:
             return Reply(output.model_validate(self._calls[chosen].output))
         except ValidationError as error:
-            raise ModelOutputError(f"recorded {operator} answer is no longer valid: {error.errors()[0]['msg']}") from None
+            raise ModelOutputError(
+                f"recorded {operator} answer is no longer valid: {error.errors()[0]['msg']}"
+            ) from None

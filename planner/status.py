@@ -9,7 +9,7 @@ from __future__ import annotations
 from planner.errors import InvalidTransition
 from planner.tree import Node, NodeType, Status
 
-__all__ = ["CLOSED", "REMOVED", "OPEN", "check_transition", "legal_for_type"]
+__all__ = ["CLOSED", "OPEN", "REMOVED", "check_transition", "legal_for_type"]
 
 CLOSED = frozenset({Status.SUCCESS, Status.PRUNED, Status.DELETED})
 """No longer processed by the traversal."""

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["NodeType", "Status", "Origin", "Node", "Tree", "ROOT_ID"]
+__all__ = ["ROOT_ID", "Node", "NodeType", "Origin", "Status", "Tree"]
 
 ROOT_ID = "0"
 

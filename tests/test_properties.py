@@ -50,7 +50,13 @@ def scripts(draw: st.DrawFn) -> Script:
             fail.append(action)
 
     def build(description: str, depth: int) -> None:
-        options = ["AND", "OR"] if depth == 0 else ["ACTION", "ACTION", "AND", "OR", "MISSING"] if depth < 3 else ["ACTION", "MISSING"]
+        options = (
+            ["AND", "OR"]
+            if depth == 0
+            else ["ACTION", "ACTION", "AND", "OR", "MISSING"]
+            if depth < 3
+            else ["ACTION", "MISSING"]
+        )
         choice = draw(st.sampled_from(options))
         if choice == "MISSING":
             return
@@ -61,7 +67,10 @@ def scripts(draw: st.DrawFn) -> Script:
         children = [f"{description}/{i}" for i in range(width)]
         if choice == "OR":
             scores = draw(st.lists(st.floats(0.05, 1.0), min_size=width, max_size=width))
-            nodes[description] = {"type": "OR", "children": [{"description": c, "score": s} for c, s in zip(children, scores)]}
+            nodes[description] = {
+                "type": "OR",
+                "children": [{"description": c, "score": s} for c, s in zip(children, scores)],
+            }
         else:
             nodes[description] = {"type": "AND", "children": children}
         for child in children:
@@ -103,14 +112,39 @@ def check_invariants(state: SessionState) -> None:
 def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no-untyped-def]
     ids = sorted(state.tree.nodes)
     node = data.draw(st.sampled_from(ids))
-    kind = data.draw(st.sampled_from(["pause", "resume", "step", "stop", "inject", "prune", "edit", "reopen", "force", "breakpoints", "constraints"]))
+    kind = data.draw(
+        st.sampled_from(
+            [
+                "pause",
+                "resume",
+                "step",
+                "stop",
+                "inject",
+                "prune",
+                "edit",
+                "reopen",
+                "force",
+                "breakpoints",
+                "constraints",
+            ]
+        )
+    )
     if kind == "inject":
         node_type = data.draw(st.sampled_from([None, "AND", "OR"]))
-        return Inject(parent=node, goals=[data.draw(st.sampled_from([f"{TASK}/0", "operator goal", "unscripted"]))], node_type=node_type, position=data.draw(st.sampled_from([None, 0])))
+        return Inject(
+            parent=node,
+            goals=[data.draw(st.sampled_from([f"{TASK}/0", "operator goal", "unscripted"]))],
+            node_type=node_type,
+            position=data.draw(st.sampled_from([None, 0])),
+        )
     if kind == "prune":
         return Prune(node=node, reason="operator test")
     if kind == "edit":
-        return Edit(node=node, description=data.draw(st.sampled_from([f"{TASK}/1", "renamed"])), reexpand=data.draw(st.booleans()))
+        return Edit(
+            node=node,
+            description=data.draw(st.sampled_from([f"{TASK}/1", "renamed"])),
+            reexpand=data.draw(st.booleans()),
+        )
     if kind == "reopen":
         return Reopen(node=node)
     if kind == "force":
@@ -128,7 +162,11 @@ def test_random_plans_and_commands_keep_invariants(
     script: Script, data: st.DataObject, no_repair: bool, no_or: bool, lookahead: int
 ) -> None:
     config = EngineConfig(
-        repair=not no_repair, or_alternatives=not no_or, max_steps=150, lookahead=lookahead, constraints=data.draw(st.booleans())
+        repair=not no_repair,
+        or_alternatives=not no_or,
+        max_steps=150,
+        lookahead=lookahead,
+        constraints=data.draw(st.booleans()),
     )
     state, log = new_state(TASK, config)
     engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
@@ -164,6 +202,6 @@ def test_replay_refuses_a_gap() -> None:
 
     from planner.errors import EventOrderError
 
-    state, log = new_state(TASK)
+    state, _log = new_state(TASK)
     with pytest.raises(EventOrderError):
         replay([Event(3, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand"})], state)

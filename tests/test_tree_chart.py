@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -152,7 +153,7 @@ def test_layout_is_a_tidy_top_down_tree() -> None:
             assert pos[node.id][0] == pytest.approx((first[0] + last[0]) / 2)
             assert all(pos[child][1] > pos[node.id][1] for child in node.children)
     leaves = [pos[node.id][0] for node in state.tree.walk() if not node.children]
-    gaps = {round(b - a, 6) for a, b in zip(leaves, leaves[1:])}
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(leaves)}
     assert len(gaps) == 1 and gaps.pop() > 0
 
 

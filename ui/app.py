@@ -22,7 +22,9 @@ def main() -> None:
     ctx = console()
     session_id = render_sidebar(ctx)
     if session_id is None:
-        st.markdown("## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**.")
+        st.markdown(
+            "## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**."
+        )
         return
     state = live(ctx, session_id).refresh()
     st.markdown(f"### {md(state.task)}")

@@ -27,7 +27,7 @@ from ui.text import md_line
 if TYPE_CHECKING:
     import graphviz
 
-__all__ = ["ExportUnavailable", "tree_dot", "tree_svg", "markdown_report", "trace_json"]
+__all__ = ["ExportUnavailable", "markdown_report", "trace_json", "tree_dot", "tree_svg"]
 
 _SVG_HELP = "SVG export needs Graphviz's dot program: apt-get install graphviz (or brew install graphviz)"
 

@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ConsoleProcess", "start_console", "free_port"]
+__all__ = ["ConsoleProcess", "free_port", "start_console"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,10 +43,22 @@ def start_console(db: Path, timeout: float = 60.0) -> ConsoleProcess:
     port = free_port()
     env = {**os.environ, "ANDOR_DB": str(db), "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)}
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
     ]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(os.environ.get("ANDOR_CONSOLE_LOG", os.devnull), "ab"))
+    with open(os.environ.get("ANDOR_CONSOLE_LOG", os.devnull), "ab") as log:  # the child keeps its own copy
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

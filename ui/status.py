@@ -6,7 +6,7 @@ from planner.frames import Frame, next_position
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType
 
-__all__ = ["status_line", "STATUS_ICONS"]
+__all__ = ["STATUS_ICONS", "status_line"]
 
 STATUS_ICONS = {
     "running": ":material/play_circle:",

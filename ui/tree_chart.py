@@ -193,20 +193,21 @@ def clicked_node(event: Mapping[str, Any] | None, node_ids: Sequence[str]) -> st
 
 def legend_markdown() -> str:
     """A short key to the chart, so shapes and markers never have to be guessed."""
-    return "\n".join(
-        [
-            "**Shapes:** ■ AND (every sub-goal) · ◆ OR (one alternative, score shown) · "
-            "● ACT (a browser action) · ▲ ? (not expanded yet)",
-            "",
-            "**Colours:** grey = unvisited · blue = in progress · green = succeeded · red = failed · "
-            "faint with a dashed outline = pruned or deleted",
-            "",
-            "**Markers:** large node with a thick dark outline = where the agent is · thick dark edges = "
-            "the active path · amber outline = your selection · purple outline and ✎ = added or edited by "
-            "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold) · "
-            f"{_PLANNED} = its action is already planned on the current page (it runs without an expansion call)",
-        ]
+    shapes = (
+        "**Shapes:** ■ AND (every sub-goal) · ◆ OR (one alternative, score shown) · "
+        "● ACT (a browser action) · ▲ ? (not expanded yet)"
     )
+    colours = (
+        "**Colours:** grey = unvisited · blue = in progress · green = succeeded · red = failed · "
+        "faint with a dashed outline = pruned or deleted"
+    )
+    markers = (
+        "**Markers:** large node with a thick dark outline = where the agent is · thick dark edges = "
+        "the active path · amber outline = your selection · purple outline and ✎ = added or edited by "
+        "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold) · "
+        f"{_PLANNED} = its action is already planned on the current page (it runs without an expansion call)"
+    )
+    return f"{shapes}\n\n{colours}\n\n{markers}"
 
 
 # -- which nodes are drawn -------------------------------------------------------------------------

@@ -63,7 +63,7 @@ _STATIC = Path(__file__).with_name("static")
 
 def _minify_css(css: str) -> str:
     """Comments and layout whitespace out; enough for this hand-written sheet, not a general minifier."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
     out = ""
     for line in (line.strip() for line in css.splitlines()):
         if line:
@@ -73,7 +73,7 @@ def _minify_css(css: str) -> str:
 
 
 def _minify_svg(svg: str) -> str:
-    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.DOTALL)
     return "".join(line.strip() for line in svg.splitlines())
 
 
@@ -251,9 +251,7 @@ def _breadcrumb_ld(trail: Sequence[tuple[str, str | None]]) -> dict[str, object]
     return {"@context": "https://schema.org", "@type": "BreadcrumbList", "itemListElement": elements}
 
 
-def _layout(
-    header: SiteHeader, title: str, main: str, meta: _Meta | None = None, *, active: str | None = None
-) -> str:
+def _layout(header: SiteHeader, title: str, main: str, meta: _Meta | None = None, *, active: str | None = None) -> str:
     """The page frame. `active` is the slug of the category being browsed, highlighted in the menu."""
     meta = meta or _Meta()
     current = ' class="active"'
@@ -594,7 +592,7 @@ def product_page(header: SiteHeader, product: Product, category: Category, back_
 
 
 def _total(lines: Iterable[CartLine]) -> Decimal:
-    return sum((line.subtotal for line in lines), Decimal("0"))
+    return sum((line.subtotal for line in lines), Decimal(0))
 
 
 _CART_COLUMNS = "".join(f'<th scope="col">{c}</th>' for c in ("Product", "Price", "Quantity", "Subtotal", "Action"))

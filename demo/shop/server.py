@@ -22,14 +22,14 @@ from demo.shop import pages
 from demo.shop.catalog import Catalog, Filters, Sort, apply_filters, paginate, search, sort_products
 from demo.shop.store import MAX_QUANTITY, Store
 
-__all__ = ["BROKEN_PRICE_FILTER_CATEGORY", "CART_COOKIE", "ShopHTTPServer", "ShopHandler", "Response"]
+__all__ = ["BROKEN_PRICE_FILTER_CATEGORY", "CART_COOKIE", "Response", "ShopHTTPServer", "ShopHandler"]
 
 BROKEN_PRICE_FILTER_CATEGORY = "headphones"
 """The category whose price filter always fails with a 500, so an agent has to find another way."""
 
 CART_COOKIE = "demo_cart"
 MAX_BODY_BYTES = 16 * 1024
-MAX_PRICE = Decimal("100000")
+MAX_PRICE = Decimal(100000)
 
 _HEADERS = {
     "Cache-Control": "no-store",
@@ -99,13 +99,13 @@ class ShopHandler(BaseHTTPRequestHandler):
     server: ShopHTTPServer
     server_version = "DemoShop/1.0"
 
-    def do_GET(self) -> None:  # noqa: N802 - name fixed by BaseHTTPRequestHandler
+    def do_GET(self) -> None:
         self._dispatch(_GET_ROUTES, _POST_ROUTES, "POST")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._dispatch(_POST_ROUTES, _GET_ROUTES, "GET")
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
+    def log_message(self, format: str, *args: object) -> None:
         if self.server.log_requests:
             super().log_message(format, *args)
 
@@ -117,7 +117,7 @@ class ShopHandler(BaseHTTPRequestHandler):
             response = self._route(path, routes, other, other_method)
         except BadRequest as exc:
             response = self._error(HTTPStatus.BAD_REQUEST, "Bad request", str(exc))
-        except Exception:  # a bug must still answer with a page, not a dropped connection
+        except Exception:  # noqa: BLE001 - a bug must still answer with a page, not a dropped connection
             traceback.print_exc(file=sys.stderr)
             response = self._error(
                 HTTPStatus.INTERNAL_SERVER_ERROR, "Something went wrong", "An unexpected error occurred."

@@ -13,7 +13,7 @@ from itertools import count
 
 from demo.shop.catalog import Catalog, Product
 
-__all__ = ["CartLine", "Order", "Store", "MAX_QUANTITY"]
+__all__ = ["MAX_QUANTITY", "CartLine", "Order", "Store"]
 
 MAX_QUANTITY = 10
 """Largest quantity of one product a cart line may hold."""
@@ -38,7 +38,7 @@ class Order:
 
     @property
     def total(self) -> Decimal:
-        return sum((line.subtotal for line in self.lines), Decimal("0"))
+        return sum((line.subtotal for line in self.lines), Decimal(0))
 
 
 class Store:

@@ -25,15 +25,25 @@ def render_exports(ctx: Console, session_id: str) -> None:
 
     cols = st.columns(4)
     cols[0].download_button(
-        "Trace JSON", lambda: trace_json(session_id, current(), ctx.store.load(session_id)), f"{session_id}.json",
-        "application/json", on_click="ignore",
+        "Trace JSON",
+        lambda: trace_json(session_id, current(), ctx.store.load(session_id)),
+        f"{session_id}.json",
+        "application/json",
+        on_click="ignore",
     )
-    cols[1].download_button("Tree (DOT)", lambda: tree_dot(current()), f"{session_id}.dot", "text/vnd.graphviz", on_click="ignore")
+    cols[1].download_button(
+        "Tree (DOT)", lambda: tree_dot(current()), f"{session_id}.dot", "text/vnd.graphviz", on_click="ignore"
+    )
     if shutil.which("dot"):
-        cols[2].download_button("Tree (SVG)", lambda: tree_svg(current()), f"{session_id}.svg", "image/svg+xml", on_click="ignore")
+        cols[2].download_button(
+            "Tree (SVG)", lambda: tree_svg(current()), f"{session_id}.svg", "image/svg+xml", on_click="ignore"
+        )
     else:
         cols[2].caption("SVG export needs Graphviz's dot program: apt-get install graphviz")
     cols[3].download_button(
-        "Report (Markdown)", lambda: markdown_report(session_id, current(), ctx.store.load(session_id)),
-        f"{session_id}.md", "text/markdown", on_click="ignore",
+        "Report (Markdown)",
+        lambda: markdown_report(session_id, current(), ctx.store.load(session_id)),
+        f"{session_id}.md",
+        "text/markdown",
+        on_click="ignore",
     )

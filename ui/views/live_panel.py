@@ -19,7 +19,7 @@ from ui.views.sidebar import render_sessions
 from ui.views.timeline import render_timeline
 from ui.views.tree import render_node_picker, render_tree
 
-__all__ = ["render_live_panel", "REFRESH_SECONDS"]
+__all__ = ["REFRESH_SECONDS", "render_live_panel"]
 
 REFRESH_SECONDS = 0.75
 
