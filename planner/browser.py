@@ -20,17 +20,21 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Literal, Self
 
 from playwright.sync_api import (
+    APIResponse,
     Browser,
     BrowserContext,
     Error,
+    Frame,
     Locator,
     Playwright,
     Request,
     Response,
     Route,
     ViewportSize,
+    WebSocketRoute,
     sync_playwright,
 )
 from playwright.sync_api import Page as PlaywrightPage
@@ -38,7 +42,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Note, Scroll, Select, Type, parse_action
 from planner.chromium import BrowserUnavailable, launch
-from planner.guard import allowed_hosts, host_allowed, resolve_url, url_host
+from planner.guard import allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
 from planner.observation import Element, render_observation
 from planner.protocols import ActionResult, ElementInfo, Page
 
@@ -57,7 +61,34 @@ _BrowserAction = Click | Type | Select | Scroll | GoBack | Goto
 _SCREENSHOT_NAME = re.compile(r"^(\d+)\.png$")
 
 _OPTIONS_JS = "e => e.tagName === 'SELECT' ? Array.from(e.options, o => o.label || o.text) : null"
-_INPUT_TYPE_JS = "e => ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName) ? String(e.type || '') : ''"
+_TARGET_JS = """e => {
+  const noEnter = ['checkbox', 'radio', 'submit', 'image', 'button', 'reset', 'file', 'hidden', 'range', 'color'];
+  const field = ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName);
+  const pressable = c => c.tagName === 'BUTTON' || (c.tagName === 'INPUT' && ['submit', 'button', 'reset', 'image'].includes(c.type));
+  const isSubmit = c => (c.tagName === 'BUTTON' || c.tagName === 'INPUT') && ['submit', 'image'].includes(c.type);
+  const texts = c => [
+    ['INPUT', 'SELECT', 'TEXTAREA'].includes(c.tagName) ? '' : c.innerText,
+    pressable(c) ? c.value : '',
+    c.getAttribute('aria-label'), c.getAttribute('title'), c.getAttribute('alt'),
+  ].filter(t => typeof t === 'string' && t.trim());
+  const form = field ? e.form : null;
+  const link = e.closest('a[href], area[href]');
+  const entersSubmit = e.tagName === 'INPUT' && !noEnter.includes(e.type);
+  const url = link ? link.href
+    : !form ? ''
+    : isSubmit(e) && e.hasAttribute('formaction') ? e.formAction
+    : isSubmit(e) || entersSubmit ? form.action : '';
+  return {
+    inputType: field ? String(e.type || '') : '',
+    texts: texts(e),
+    formSubmits: form && entersSubmit ? Array.from(form.elements).filter(isSubmit).flatMap(texts) : [],
+    url: url || '',
+  };
+}"""
+"""What the guard needs beyond role and name: every other name the element carries, the names of
+the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_MAX_REDIRECTS = 20
 _PASSWORDS_JS = "() => Array.from(document.querySelectorAll('input[type=password]'), e => e.value).filter(Boolean)"
 _SCROLL_JS = (
     "dy => { const y = window.scrollY; window.scrollBy({top: dy, behavior: 'instant'}); return window.scrollY !== y; }"
@@ -122,9 +153,11 @@ def _last_screenshot_number(directory: Path | None) -> int:
 class BrowserEnvironment:
     """Implements `planner.protocols.Environment` with one Chromium page.
 
-    `allowed_domains`, when given, is a hard limit: top-level navigations to other hosts are blocked
-    in the browser (an empty list allows only the start URL's host). The action guard is the softer
-    layer that asks a person first; this is the fence behind it. None means no fence.
+    `allowed_domains`, when given, is a hard limit, the fence behind the action guard (which asks a
+    person first): every request to another host (navigations, popups, frames, form posts, fetches,
+    web sockets, subresources, redirect hops) is refused, and so is a goto to a non-web URL, except
+    while an action an operator approved runs (`execute(..., approved=True)`). An empty list allows
+    only the start URL's host; None means no fence.
     """
 
     def __init__(
@@ -160,12 +193,13 @@ class BrowserEnvironment:
         self._nav_requested = False
         self._nav_pending: set[Request] = set()
         self._blocked_host: str | None = None
+        self._approved = False
         self._popups: list[PlaywrightPage] = []
         self._counter = _last_screenshot_number(self.screenshot_dir)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def __enter__(self) -> BrowserEnvironment:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -198,8 +232,11 @@ class BrowserEnvironment:
 
     # -- Environment protocol ---------------------------------------------------------------------
 
-    def execute(self, action: str) -> ActionResult:
-        """Run one action string; every failure, syntax errors included, is returned as data."""
+    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+        """Run one action string; every failure, syntax errors included, is returned as data.
+
+        `approved`: an operator approved this action, so the fence lets it leave the allowed domains.
+        """
         started = time.perf_counter()
         self._check_thread()
         try:
@@ -209,7 +246,7 @@ class BrowserEnvironment:
         if isinstance(parsed, Note):
             page = self._last_page or self.observe()
             return ActionResult(ok=True, page=page, duration_ms=_since(started))
-        return self._run(parsed, started)
+        return self._run(parsed, started, approved)
 
     def goto(self, url: str) -> ActionResult:
         """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
@@ -244,33 +281,43 @@ class BrowserEnvironment:
         return self._element_problem(parsed)
 
     def target(self, action: str) -> ElementInfo | None:
-        """Role, name and input type of the element `action` would touch, for the guard."""
+        """What `action` would touch, for the guard: the element's role, names, input type, form
+        and link target, or for a goto the exact URL `execute` will open."""
         try:
             parsed = parse_action(action)
         except ActionSyntaxError:
             return None
-        if not isinstance(parsed, (Click, Type, Select)):
+        if not isinstance(parsed, (Click, Type, Select, Goto)):
             return None
         self._check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable:
             return None  # execute() will report it
+        if isinstance(parsed, Goto):
+            return ElementInfo(url=self._goto_url(parsed.url) or "")
         element = self._elements.get(parsed.element)
         if element is None:
             return None
-        input_type = ""
+        details: dict[str, object] = {}
         try:
             locator = self._require_page().locator(f"aria-ref={element.ref}")
             if locator.count():
-                input_type = str(locator.evaluate(_INPUT_TYPE_JS, timeout=self.timeout_ms))
+                details = locator.evaluate(_TARGET_JS, timeout=self.timeout_ms)
         except Error:
-            pass
-        return ElementInfo(role=element.role, name=element.name, input_type=input_type)
+            pass  # the element went away; execute() will report it
+        return ElementInfo(
+            role=element.role,
+            name=element.name,
+            input_type=str(details.get("inputType", "")),
+            texts=tuple(str(text) for text in details.get("texts", ())),  # type: ignore[attr-defined]
+            form_submits=tuple(str(text) for text in details.get("formSubmits", ())),  # type: ignore[attr-defined]
+            url=str(details.get("url", "")),
+        )
 
     # -- the action pipeline ----------------------------------------------------------------------
 
-    def _run(self, action: _BrowserAction, started: float) -> ActionResult:
+    def _run(self, action: _BrowserAction, started: float, approved: bool = False) -> ActionResult:
         try:
             self._ensure_page()
         except BrowserUnavailable as error:
@@ -278,6 +325,7 @@ class BrowserEnvironment:
         self._nav_status, self._nav_requested, self._blocked_host = None, False, None
         self._popups.clear()
         error: str | None = None
+        self._approved = approved
         try:
             self._perform(action)
             self._follow_popup()
@@ -291,6 +339,8 @@ class BrowserEnvironment:
         except Error as failure:
             self._crashed = self._crashed or _is_crash(failure)
             error = self._navigation_problem() or f"{_describe(action)} failed: {_first_line(failure)}"
+        finally:
+            self._approved = False  # the fence closes again as soon as the approved action is done
         if self._crashed:
             return ActionResult(ok=False, error="page crashed", duration_ms=_since(started))
         screenshot = self._screenshot()
@@ -351,9 +401,7 @@ class BrowserEnvironment:
         locator = self._locate(action)
         labels = locator.evaluate(_OPTIONS_JS, timeout=self.timeout_ms)
         if labels is None:
-            raise _ActionFailed(
-                f"element {action.element} is not a native drop-down; click it, then click the option"
-            )
+            raise _ActionFailed(f"element {action.element} is not a native drop-down; click it, then click the option")
         wanted = action.option.strip()
         index = next((i for i, label in enumerate(labels) if label.strip() == wanted), None)
         if index is None:
@@ -373,14 +421,26 @@ class BrowserEnvironment:
             page.mouse.wheel(0, delta)
             page.wait_for_timeout(_SETTLE_MS)
 
+    def _goto_url(self, url: str) -> str | None:
+        """The absolute URL a goto opens: resolved against the current web page (the last good one
+        while an error page shows), the same way `target` reports it to the guard."""
+        current = self._page.url if self._page is not None and not self._page.is_closed() else ""
+        return resolve_url(url, current if is_web_url(current) else self._last_good_url)
+
     def _navigate(self, url: str) -> None:
-        page = self._require_page()
-        base = page.url if page.url.startswith(("http:", "https:")) else self._last_good_url
-        resolved = resolve_url(url, base)
-        host = url_host(resolved)
-        if self._hosts is not None and host and not host_allowed(host, self._hosts):
-            raise _ActionFailed(f"{host} is outside the allowed domains")
-        response = page.goto(resolved, wait_until="load", timeout=self.timeout_ms)
+        """Open exactly the URL the guard was shown: Playwright gets it absolute and canonical, so
+        neither its own URL completion nor a second parser can send it elsewhere."""
+        resolved = self._goto_url(url)
+        if resolved is None:
+            raise _ActionFailed(f"cannot open {url!r}: it is not a valid URL")
+        if self._hosts is not None and not self._approved:
+            if not is_web_url(resolved):
+                scheme = resolved.split(":", 1)[0] + ":"
+                raise _ActionFailed(f"blocked: {scheme} URLs are not web pages; an operator must approve opening one")
+            host = url_host(resolved)
+            if not host_allowed(host, self._hosts):
+                raise _ActionFailed(self._outside(host))
+        response = self._require_page().goto(resolved, wait_until="load", timeout=self.timeout_ms)
         if response is not None:
             self._nav_status = (response.url, response.status)
 
@@ -427,13 +487,13 @@ class BrowserEnvironment:
             for opened in self._require_page().context.pages:
                 if opened is not self._page:
                     opened.close()
-        if url and url != "about:blank":
+        if self._blocked_host is None and is_web_url(url):  # not about:blank, nor the fence's error page
             self._navigate(url)
 
     def _navigation_problem(self) -> str | None:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
         if self._blocked_host is not None:
-            return f"navigation to {self._blocked_host} blocked: outside the allowed domains"
+            return self._outside(self._blocked_host)
         if self._nav_status is None or self._nav_status[1] < 400:
             return None
         url, status = self._nav_status
@@ -562,16 +622,24 @@ class BrowserEnvironment:
         context = None
         if self.storage_path is not None and self.storage_path.is_file():
             try:
-                context = browser.new_context(viewport=viewport, storage_state=self.storage_path)
+                context = browser.new_context(
+                    viewport=viewport, storage_state=self.storage_path, service_workers=self._service_workers
+                )
             except Error:
                 context = None  # an unreadable state file: start without cookies rather than not at all
         if context is None:
-            context = browser.new_context(viewport=viewport)
+            context = browser.new_context(viewport=viewport, service_workers=self._service_workers)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
         if self._hosts is not None:
             context.route("**/*", self._route)
+            context.route_web_socket(re.compile(""), self._route_web_socket)
         return context
+
+    @property
+    def _service_workers(self) -> Literal["allow", "block"]:
+        """A service worker's own requests bypass routes, so a fenced browser runs none."""
+        return "allow" if self._hosts is None else "block"
 
     def _open_page(self, context: BrowserContext) -> None:
         page = context.new_page()
@@ -608,20 +676,130 @@ class BrowserEnvironment:
         if _is_top_navigation(request):
             self._nav_status = (response.url, response.status)
 
+    # -- the fence ----------------------------------------------------------------------------------
+
+    def _outside(self, host: str) -> str:
+        allowed = ", ".join(self._hosts or ())
+        return (
+            f"blocked: {host} is outside the allowed domains ({allowed}); an operator must approve an action "
+            "that leaves them"
+        )
+
+    def _may_reach(self, host: str) -> bool:
+        """Hostless URLs (data:, blob:, about:) reach no server; an approved action reaches any."""
+        return not host or self._approved or host_allowed(host, self._hosts or ())
+
     def _route(self, route: Route) -> None:
-        """The allowed-domains fence: block top-level navigations to other hosts, pass the rest."""
+        """The allowed-domains fence: refuse every request to another host; fetch navigations to
+        allowed hosts hop by hop, since Playwright never shows a route the redirects that follow."""
         request = route.request
         host = url_host(request.url)
-        if _is_top_navigation(request) and host:
-            if not host_allowed(host, self._hosts or ()):
-                self._blocked_host = host
-                route.abort("blockedbyclient")
+        try:
+            if not self._may_reach(host):
+                self._refuse(route, host)
+            elif host and request.is_navigation_request() and not self._approved:
+                self._fetch_navigation(route)
+            else:
+                route.fallback()
+        except Error:
+            pass  # the page or request went away while it was decided (a timeout, a closed popup)
+
+    def _refuse(self, route: Route, host: str) -> None:
+        """Refuse a request. A navigation of this page is answered "204 No Content", which leaves the
+        page where it was rather than on an error page; anything else (a popup's or a frame's
+        navigation, a fetch) fails as blocked by the client."""
+        request = route.request
+        if _is_top_navigation(request):
+            self._blocked_host = host
+        frame = _frame(request)
+        if request.is_navigation_request() and frame is not None and frame.page is self._page:
+            route.fulfill(status=204)
+        else:
+            route.abort("blockedbyclient")
+
+    def _fetch_navigation(self, route: Route) -> None:
+        """Fetch a navigation here, one redirect hop at a time, so no hop reaches another host.
+
+        The browser follows redirects past any route, so the fence follows them first, through the
+        context's own request client (which shares the browser's cookies): a hop outside the
+        allowed hosts blocks the navigation. Otherwise the browser gets the answer directly, or,
+        after redirects, a redirect straight to the last URL (which it then requests once more).
+        """
+        request = route.request
+        try:
+            response = route.fetch(max_redirects=0, timeout=self.timeout_ms)
+        except PlaywrightTimeout:
+            route.abort("timedout")
+            return
+        except Error:
+            route.abort("failed")
+            return
+        url, method = request.url, request.method
+        for _ in range(_MAX_REDIRECTS):
+            target = _redirect_target(response, url)
+            if target is None:
+                break
+            if not is_web_url(target):
+                route.abort("failed")  # the browser refuses such redirects too (ERR_UNSAFE_REDIRECT)
                 return
-        route.fallback()
+            if not self._may_reach(url_host(target)):
+                self._refuse(route, url_host(target))
+                return
+            if response.status == 303 or (response.status in (301, 302) and method == "POST"):
+                method = "GET"
+            url = target
+            response = self._next_hop(request, url, method)
+        else:
+            route.abort("failed")  # a redirect loop; the browser gives up the same way
+            return
+        if url == request.url:
+            route.fulfill(response=response)
+        elif method == "GET":
+            route.fulfill(status=303, headers={"location": url})
+        else:
+            route.fulfill(response=response)  # a 307/308 chain kept its body; sending it twice could repeat an order
+
+    def _next_hop(self, request: Request, url: str, method: str) -> APIResponse:
+        keep_body = method == request.method and method != "GET"
+        headers = {k: v for k, v in request.headers.items() if keep_body or k.lower() != "content-type"}
+        context = self._require_page().context
+        return context.request.fetch(
+            url,
+            method=method,
+            headers=headers,
+            data=request.post_data_buffer if keep_body else None,
+            max_redirects=0,
+            timeout=self.timeout_ms,
+        )
+
+    def _route_web_socket(self, socket: WebSocketRoute) -> None:
+        if self._may_reach(url_host(socket.url)):
+            socket.connect_to_server()
+        else:
+            socket.close(code=1008, reason="outside the allowed domains")
+
+
+def _frame(request: Request) -> Frame | None:
+    """The frame a request belongs to; None for a popup's first navigation, sent before its frame exists."""
+    try:
+        return request.frame
+    except Error:
+        return None
 
 
 def _is_top_navigation(request: Request) -> bool:
-    return request.is_navigation_request() and request.frame.parent_frame is None
+    if not request.is_navigation_request():
+        return False
+    frame = _frame(request)
+    return frame is None or frame.parent_frame is None
+
+
+def _redirect_target(response: APIResponse, url: str) -> str | None:
+    """Where a redirect answer points, absolute; None when the answer is not a redirect."""
+    location = response.headers.get("location")
+    if response.status not in _REDIRECTS or not location:
+        return None
+    return resolve_url(location, url) or ""
 
 
 def _since(started: float) -> float:

@@ -6,7 +6,7 @@ import re
 
 from planner.protocols import ActionResult, ElementInfo, Page
 
-__all__ = ["DryEnvironment", "DRY_START", "is_dry"]
+__all__ = ["DRY_START", "DryEnvironment", "is_dry"]
 
 DRY_START = "dry://start"
 
@@ -27,7 +27,7 @@ class DryEnvironment:
         self.url = start_url
         self.executed: list[str] = []
 
-    def execute(self, action: str) -> ActionResult:
+    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
         self.executed.append(action)
         if action in self.fail_actions:
             return ActionResult(ok=False, error=f"dry run: {action!r} is scripted to fail", page=self.observe())

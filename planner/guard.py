@@ -1,32 +1,89 @@
 """Which browser actions a person must approve before they run.
 
-Pure policy over the action text and the element it would touch (`ElementInfo`), so the rules
-are testable without a browser and the engine can ask before anything irreversible happens.
+Pure policy over the action text and what the environment says it would touch (`ElementInfo`),
+so the rules are testable without a browser and the engine can ask before anything irreversible
+happens. Two kinds of rule:
+
+- Names. An element whose name (or visible text, value, label) holds a risky term, a password
+  field, or Enter in a field whose form has a risky submit control. Names and terms go through the
+  same `normalize_name`, so spacing, punctuation, case, width and invisible characters cannot hide
+  a term: "Place\u00a0order", "Place-order" and "Pla\u200bce order" all read "place order".
+- URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s). URLs
+  are resolved by one WHATWG parser (ada), the standard the browser follows, against the page the
+  action runs on: the environment resolves a goto with `resolve_url` and then opens exactly that
+  URL, so what the guard decided on and where the browser goes cannot differ.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from collections.abc import Callable, Iterable
-from urllib.parse import urljoin, urlsplit
 
+import ada_url
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.actions import ActionSyntaxError, Click, Goto, Select, Type, parse_action
 from planner.protocols import ElementInfo
 
-__all__ = ["GuardRules", "Guard", "make_guard", "allowed_hosts", "host_allowed", "url_host", "resolve_url"]
+__all__ = [
+    "Guard",
+    "GuardRules",
+    "allowed_hosts",
+    "host_allowed",
+    "is_web_url",
+    "make_guard",
+    "normalize_name",
+    "resolve_url",
+    "url_host",
+]
 
 Guard = Callable[[str, ElementInfo | None], str | None]
 """Returns the name of the rule an action trips, or None when it may run unattended."""
 
-_WEB_SCHEMES = frozenset({"http", "https"})
-_DEFAULT_RISKY = ["buy", "place order", "checkout", "add to cart", "delete", "pay", "purchase"]
+_WEB_SCHEMES = frozenset({"http:", "https:"})
+_IP_HOSTS = frozenset({ada_url.HostType.IPV4, ada_url.HostType.IPV6})
+
+_DEFAULT_RISKY = [
+    # spending money or committing to an order
+    "buy",
+    "purchase",
+    "pay",
+    "checkout",
+    "check out",
+    "place order",
+    "submit order",
+    "confirm order",
+    "complete order",
+    "add to cart",
+    "add to basket",
+    "add to bag",
+    "subscribe",
+    # destroying data
+    "delete",
+    "remove account",
+    "close account",
+]
+"""Terms in normalized form. One word covers its phrases ("pay" covers "Pay now", "purchase"
+covers "Confirm purchase"); a phrase is listed only where its words alone are everyday words
+("order", "cart", "account")."""
+
+
+def normalize_name(text: str) -> str:
+    """The form names and terms are compared in: compatibility characters folded (NFKC: full-width
+    letters, non-breaking and ideographic spaces), invisible format characters (zero-width spaces
+    and joiners, soft hyphens) and combining accents dropped, case folded, and every run of
+    whitespace, punctuation or symbols turned into one space."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    kept = (c for c in decomposed if unicodedata.category(c) not in ("Cf", "Mn", "Me"))
+    folded = unicodedata.normalize("NFKC", "".join(kept)).casefold()
+    words = "".join(c if c.isalnum() else " " for c in folded)
+    return " ".join(words.split())
 
 
 class GuardRules(BaseModel):
-    """What counts as risky. Names match whole words, case-insensitively: "pay" hits "Pay now"
-    but not "Display"."""
+    """What counts as risky. Names match whole words after `normalize_name`: "pay" hits "Pay now"
+    and "PAY-NOW" but not "Display" or "Payment"; a phrase also matches written as one word
+    ("PlaceOrder")."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,38 +93,92 @@ class GuardRules(BaseModel):
     """Hosts a goto may reach without approval, subdomains included; the start URL's host always is."""
 
 
-def _normalize_domain(domain: str) -> str:
-    domain = domain.strip().lower()
-    if "://" in domain:
-        domain = urlsplit(domain).hostname or ""
-    return domain.split(":", 1)[0].lstrip("*").strip(".")
+def resolve_url(url: str, base: str) -> str | None:
+    """Where a goto lands, as an absolute URL, or None when it cannot be parsed.
+
+    WHATWG resolution against `base` (the current page), exactly as a link's href would be
+    resolved: `https:host/x` on an http page and `http:\\\\host/x` reach another host, while
+    `http:host/x` on an http page is a relative path. The parser's output is canonical (IPv4
+    numbers in dotted decimal, IDNA hosts, lowercase), so re-parsing it anywhere gives the same
+    host. One convenience on top: `www.host` without a scheme means https://www.host, as people
+    (and models) write it.
+    """
+    url = url.strip()
+    if url[:4].lower() == "www.":
+        url = "https://" + url
+    try:
+        return ada_url.join_url(base, url) if base else ada_url.URL(url).href
+    except ValueError:
+        return None
 
 
 def url_host(url: str) -> str:
-    """The lowercase host of a URL, "" for relative URLs and hostless schemes."""
-    return (urlsplit(url).hostname or "").lower()
+    """The canonical host of an absolute URL ("" for hostless schemes and unparseable text)."""
+    try:
+        return ada_url.URL(url).hostname
+    except ValueError:
+        return ""
+
+
+def is_web_url(url: str) -> bool:
+    """http and https are the web; javascript:, data:, file:, blob:, view-source: ... are not."""
+    try:
+        return ada_url.URL(url).protocol in _WEB_SCHEMES
+    except ValueError:
+        return False
+
+
+def _canonical_host(domain: str) -> str:
+    """A configured domain in the form `url_host` returns hosts: "*.Example.org." -> "example.org"."""
+    domain = domain.strip()
+    if "://" not in domain:
+        domain = "http://" + domain.lstrip("*.")
+    return url_host(domain).rstrip(".")
 
 
 def allowed_hosts(domains: Iterable[str], start_url: str) -> tuple[str, ...]:
-    """The start URL's host plus the listed domains, normalized."""
-    hosts = [url_host(start_url), *(_normalize_domain(d) for d in domains)]
+    """The start URL's host plus the listed domains, canonical."""
+    hosts = [url_host(start_url).rstrip("."), *(_canonical_host(d) for d in domains)]
     return tuple(dict.fromkeys(h for h in hosts if h))
 
 
 def host_allowed(host: str, allowed: Iterable[str]) -> bool:
-    """True when `host` is one of `allowed` or a subdomain of one."""
+    """True when `host` is one of `allowed` or a subdomain of one (IP addresses match exactly)."""
     host = host.lower().rstrip(".")
-    return any(host == domain or host.endswith("." + domain) for domain in allowed)
+    if not host:
+        return False
+    return any(host == domain or (not _is_ip(domain) and host.endswith("." + domain)) for domain in allowed)
 
 
-def _name_pattern(term: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)" + re.escape(term.strip()) + r"(?!\w)", re.IGNORECASE)
+def _is_ip(host: str) -> bool:
+    try:
+        return ada_url.URL(f"http://{host}/").host_type in _IP_HOSTS
+    except ValueError:
+        return False
+
+
+def _risky_term(text: str, terms: Iterable[tuple[str, str]]) -> str | None:
+    """The first term `text` holds as whole words, or written as one word ("placeorder")."""
+    name = f" {normalize_name(text)} "
+    for term, joined in terms:
+        if f" {term} " in name or (joined != term and f" {joined} " in name):
+            return term
+    return None
 
 
 def make_guard(rules: GuardRules, start_url: str) -> Guard:
-    """Build the engine's guard: action text and target element in, tripped rule's name (or None) out."""
-    patterns = [(term.strip(), _name_pattern(term)) for term in rules.risky_names if term.strip()]
+    """Build the engine's guard: action text and target element in, tripped rule's name (or None) out.
+
+    For a goto the target carries the URL the environment will open (resolved against the page it
+    is on); without a target (no browser) the goto is resolved against the start URL.
+    """
+    terms = [(t, t.replace(" ", "")) for t in dict.fromkeys(normalize_name(term) for term in rules.risky_names) if t]
     hosts = allowed_hosts(rules.allowed_domains, start_url)
+
+    def leaves(url: str) -> str | None:
+        """The host a web URL leads to when that host is not allowed."""
+        host = url_host(url)
+        return None if host_allowed(host, hosts) else host
 
     def guard(action: str, target: ElementInfo | None) -> str | None:
         try:
@@ -75,33 +186,30 @@ def make_guard(rules: GuardRules, start_url: str) -> Guard:
         except ActionSyntaxError:
             return None  # the environment's check() rejects it before it can run
         if isinstance(parsed, Goto):
-            parts = urlsplit(resolve_url(parsed.url, start_url))
-            if parts.scheme.lower() not in _WEB_SCHEMES:
-                return f"goto to a non-web URL ({parts.scheme}:)"
-            host = (parts.hostname or "").lower()
-            if host and not host_allowed(host, hosts):
-                return f"goto outside allowed domains ({host})"
-            return None
+            url = target.url if target is not None else resolve_url(parsed.url, start_url)
+            if not url:
+                return "goto to an unparseable URL"
+            if not is_web_url(url):
+                return f"goto to a non-web URL ({ada_url.URL(url).protocol})"
+            host = leaves(url)
+            return f"goto outside allowed domains ({host})" if host is not None else None
         if not isinstance(parsed, (Click, Type, Select)) or target is None:
             return None
+        submits = isinstance(parsed, Type) and parsed.enter
         if rules.guard_passwords and isinstance(parsed, Type) and target.input_type.lower() == "password":
             return "password field"
-        for term, pattern in patterns:
-            if pattern.search(target.name):
-                return f"element named {target.name!r} matches {term.lower()!r}"
+        for text in (target.name, *target.texts):
+            if (term := _risky_term(text, terms)) is not None:
+                return f"element named {text!r} matches {term!r}"
+        if submits:
+            for text in target.form_submits:
+                if (term := _risky_term(text, terms)) is not None:
+                    return f"Enter submits a form with {text!r}, which matches {term!r}"
+        if target.url and is_web_url(target.url) and (isinstance(parsed, Click) or submits):
+            host = leaves(target.url)
+            if host is not None:
+                verb = "click" if isinstance(parsed, Click) else "Enter"
+                return f"{verb} leads outside allowed domains ({host})"
         return None
 
     return guard
-
-
-def resolve_url(url: str, base: str) -> str:
-    """Where a goto lands: absolute URLs as they are, ``//host`` and ``www.`` ones as web URLs,
-    anything else relative to `base` (the current page), as a link's href would be."""
-    url = url.strip()
-    if url.startswith("//"):
-        return (urlsplit(base).scheme or "https") + ":" + url
-    if url.lower().startswith("www."):
-        return "https://" + url
-    if urlsplit(url).scheme:
-        return url
-    return urljoin(base, url)

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
 
-__all__ = ["Model", "Environment", "Page", "ActionResult", "ElementInfo"]
+__all__ = ["ActionResult", "ElementInfo", "Environment", "Model", "Page"]
 
 
 @runtime_checkable
@@ -47,11 +47,20 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class ElementInfo:
-    """What an action would touch, for the action guard."""
+    """What an action would touch, for the action guard.
+
+    `texts` are the element's other names a person may see or a page may use (visible text,
+    value, aria-label, title); `form_submits` the names of the submit controls of a text field's
+    form, which Enter presses; `url` where the action leads, resolved as the browser will: a goto's
+    target, a link's href, a form's action ("" when a goto's URL cannot be parsed).
+    """
 
     role: str = ""
     name: str = ""
     input_type: str = ""
+    texts: tuple[str, ...] = ()
+    form_submits: tuple[str, ...] = ()
+    url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +76,10 @@ class ActionResult:
 
 @runtime_checkable
 class Environment(Protocol):
-    def execute(self, action: str) -> ActionResult: ...
+    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+        """Run one action. `approved` says an operator approved this very action, so it may go
+        where the environment's own fence would otherwise refuse (another host)."""
+        ...
 
     def goto(self, url: str) -> ActionResult: ...
 
@@ -77,6 +89,8 @@ class Environment(Protocol):
         """Why this action cannot run on the current page (bad syntax, unknown element), or None."""
         ...
 
-    def target(self, action: str) -> ElementInfo | None: ...
+    def target(self, action: str) -> ElementInfo | None:
+        """What `action` would touch or where it would lead, for the guard; None when unknown."""
+        ...
 
     def close(self) -> None: ...

@@ -1,14 +1,165 @@
-"""The action guard: which actions wait for a person's approval."""
+"""The action guard: which actions wait for a person's approval.
+
+The URL and name corpora below are shared with tests/test_guard_bypass.py, which replays them in
+real Chromium; here they run against the pure guard.
+"""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from planner.guard import GuardRules, allowed_hosts, host_allowed, make_guard, resolve_url
-from planner.protocols import ElementInfo
+from planner.commands import Approve, apply_command
+from planner.dry import DryEnvironment
+from planner.engine import Engine
+from planner.guard import GuardRules, allowed_hosts, host_allowed, make_guard, normalize_name, resolve_url, url_host
+from planner.protocols import ActionResult, ElementInfo
+from planner.scripted import Script, ScriptedModel
+from planner.state import RunStatus
 
 START = "https://shop.example/catalog"
+
+SHOP = "127.0.0.1:8000"
+OTHER_HOST, OTHER_PORT = "127.0.0.2", 9000
+SHOP_START = f"http://{SHOP}/shop/index.html"
+
+OUTSIDE_URLS = [
+    # plain, case and whitespace variants
+    "http://{other}/x",
+    "https://{other}/x",
+    "HTTP://{other}/x",
+    "hTtPs://{other}/x",
+    "h\tttp://{other}/x",
+    "http://127.0.\n0.2:{port}/x",
+    "http://{other}",
+    # a scheme without slashes: relative for the page's own scheme, absolute for the other
+    "https:{other}/x",
+    "HTTPS:{other}/x",
+    "https:\\\\{other}/x",
+    # backslashes and extra slashes, which special schemes read as slashes
+    "http:\\\\{other}/x",
+    "http:/\\{other}/x",
+    "http:\\/{other}/x",
+    "http:///{other}/x",
+    "//{other}/x",
+    "///{other}/x",
+    "\\\\{other}/x",
+    "/\\{other}/x",
+    "\\/{other}/x",
+    # userinfo, fragment and query tricks where the last '@' or the first '\' decides
+    "http://127.0.0.1@{other}/x",
+    "http://127.0.0.1:8000@{other}/x",
+    "http://user:pass@{other}/x",
+    "http://{other}\\@127.0.0.1:8000/",
+    "http://{other}#@127.0.0.1:8000/",
+    "http://{other}?@127.0.0.1:8000/",
+    # IPv4 numbers in other notations
+    "http://2130706434:{port}/x",
+    "http://0x7f000002:{port}/x",
+    "http://0x7f.0.0.2:{port}/x",
+    "http://0177.0.0.2:{port}/x",
+    "http://017700000002:{port}/x",
+    "http://127.2:{port}/x",
+    "http://127.0.2:{port}/x",
+    "http://127.0.0.2.:{port}/x",
+    "http://%31%32%37.0.0.2:{port}/x",
+    "http://１２７.０.０.２:{port}/x",
+    "http://127。0。0。2:{port}/x",
+    "http://127．0．0．2:{port}/x",
+    "http://[::ffff:127.0.0.2]:{port}/x",
+    # other names for hosts
+    "http://localhost:{port}/x",
+    "http://EVIL.example./x",
+    "http://ｅｖｉｌ.example/x",
+    "www.evil.example",
+    # schemes that are not the web
+    "javascript:location='http://{other}/js'",
+    "JaVaScRiPt:location='//{other}/js'",
+    "java\tscript:location='//{other}/js'",
+    "data:text/html,<script>location='http://{other}/d'</script>",
+    "file:///etc/passwd",
+    "file://{other}/x",
+    "view-source:http://{other}/x",
+    "blob:http://{other}/0000",
+    "ftp://{other}/x",
+    "ws://{other}/x",
+    "about:blank",
+    "chrome://settings",
+    # not a URL at all
+    "http://127.0.0.1%40{other}/x",
+    "http://{other} x/",
+    "http://127.0.0.1:99999/x",
+]
+"""Spellings that must never run unattended from a page on 127.0.0.1: they leave for another host,
+leave the web, or cannot be parsed. `{other}` is 127.0.0.2 with the other server's port."""
+
+SAME_HOST_URLS = [
+    "/x",
+    "x.html",
+    "?q=1",
+    "http://{shop}/x",
+    "HTTP://{shop}/x",
+    "http:{other}/x",
+    "http:%2f%2f{other}/x",
+    "%2f%2f{other}/x",
+    "http://{other}@{shop}/x",
+    "http://2130706433:{shop_port}/x",
+    "http://127.1:{shop_port}/x",
+    "..\\x",
+]
+"""Spellings that look foreign but resolve to the shop itself; they must run without approval."""
+
+
+def spell(template: str, other: str = f"{OTHER_HOST}:{OTHER_PORT}", shop: str = SHOP) -> str:
+    return template.format(other=other, port=other.rsplit(":", 1)[1], shop=shop, shop_port=shop.rsplit(":", 1)[1])
+
+
+RISKY_NAMES = [
+    ("Place order", "place order"),
+    ("Place  order", "place order"),
+    ("Place\u00a0order", "place order"),
+    ("Place\u2003order", "place order"),
+    ("Place\u3000order", "place order"),
+    ("Place\norder", "place order"),
+    ("Place-order", "place order"),
+    ("Place_order", "place order"),
+    ("place.order", "place order"),
+    ("Pla\u200bce order", "place order"),
+    ("P\u200dlace order", "place order"),
+    ("Pl\u00adace order", "place order"),
+    ("Place\u2060order", "place order"),
+    ("PlaceOrder", "place order"),
+    ("Pla\u0301ce order", "place order"),
+    ("ＰＬＡＣＥ　ＯＲＤＥＲ", "place order"),
+    ("PLACE ORDER NOW", "place order"),
+    ("Place order →", "place order"),
+    ("Submit order", "submit order"),
+    ("Confirm order", "confirm order"),
+    ("Confirm purchase", "purchase"),
+    ("Complete purchase", "purchase"),
+    ("Buy now", "buy"),
+    ("Pay $12.00", "pay"),
+    ("Pay\u00a0now", "pay"),
+    ("Add to cart", "add to cart"),
+    ("Add-to-Cart", "add to cart"),
+    ("Proceed to checkout", "checkout"),
+    ("Check out", "check out"),
+    ("Delete account", "delete"),
+    ("Remove account", "remove account"),
+    ("Subscribe", "subscribe"),
+]
+"""Element names that must trip the guard, with the rule term each one matches."""
+
+HARMLESS_NAMES = [
+    "Display options",
+    "Payment methods",
+    "Buyer's guide",
+    "Undeleted items",
+    "Order history",
+    "Add to wishlist",
+    "Next page",
+    "",
+]
 
 
 @pytest.fixture
@@ -16,30 +167,48 @@ def guard():
     return make_guard(GuardRules(), START)
 
 
+@pytest.fixture
+def shop_guard():
+    return make_guard(GuardRules(), SHOP_START)
+
+
 def button(name: str) -> ElementInfo:
     return ElementInfo(role="button", name=name)
 
 
-@pytest.mark.parametrize(
-    ("name", "term"),
-    [
-        ("Place order", "place order"),
-        ("PLACE ORDER NOW", "place order"),
-        ("Add to cart", "add to cart"),
-        ("Buy now", "buy"),
-        ("Delete account", "delete"),
-        ("Pay $12.00", "pay"),
-        ("Proceed to checkout", "checkout"),
-        ("Complete purchase", "purchase"),
-    ],
-)
-def test_risky_names_are_guarded_case_insensitively(guard, name: str, term: str) -> None:
+# -- names ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "term"), RISKY_NAMES)
+def test_risky_names_are_guarded_however_they_are_spelled(guard, name: str, term: str) -> None:
     assert guard("click [12]", button(name)) == f"element named {name!r} matches {term!r}"
 
 
-@pytest.mark.parametrize("name", ["Display options", "Buyer's guide", "Next page", "Undeleted items", ""])
+@pytest.mark.parametrize("name", HARMLESS_NAMES)
 def test_names_match_whole_words_only(guard, name: str) -> None:
     assert guard("click [12]", button(name)) is None
+
+
+def test_names_are_normalized_once() -> None:
+    assert normalize_name("  Pla\u200bce\u00a0-\u2060ORDER!! ") == "place order"
+    assert normalize_name("ＡＤＤ\u3000ｔｏ_cart") == "add to cart"
+    assert normalize_name("Pl\u00adace\u034f") == "place"
+    assert normalize_name("") == ""
+
+
+def test_a_submit_button_named_by_its_value_or_label_is_guarded(guard) -> None:
+    submit = ElementInfo(role="button", name="Continue", input_type="submit", texts=("→", "Place order"))
+    assert guard("click [4]", submit) == "element named 'Place order' matches 'place order'"
+
+
+def test_enter_in_a_field_of_a_guarded_form_is_guarded(guard) -> None:
+    field = ElementInfo(role="textbox", name="Gift message", form_submits=("Continue", "Place\u00a0order"))
+    assert (
+        guard("type [3] [hi] [1]", field) == "Enter submits a form with 'Place\\xa0order', which matches 'place order'"
+    )
+    assert guard("type [3] [hi]", field) is not None  # Enter is the default
+    assert guard("type [3] [hi] [0]", field) is None
+    assert guard("type [3] [hi] [1]", ElementInfo(role="textbox", name="Search", form_submits=("Go",))) is None
 
 
 def test_select_and_type_on_risky_elements_are_guarded_too(guard) -> None:
@@ -59,9 +228,68 @@ def test_password_rule_can_be_switched_off() -> None:
 
 
 def test_custom_risky_names_replace_the_defaults() -> None:
-    guard = make_guard(GuardRules(risky_names=["Subscribe"]), START)
-    assert guard("click [1]", button("subscribe")) == "element named 'subscribe' matches 'subscribe'"
+    guard = make_guard(GuardRules(risky_names=["Sub-scribe"]), START)
+    assert guard("click [1]", button("sub scribe")) == "element named 'sub scribe' matches 'sub scribe'"
     assert guard("click [1]", button("Place order")) is None
+
+
+def test_default_rules_list_shop_actions_once() -> None:
+    terms = GuardRules().risky_names
+    assert len(terms) == len(set(terms)) and all(term == normalize_name(term) for term in terms)
+    for term in ("place order", "submit order", "checkout", "add to cart", "purchase", "pay", "buy", "delete"):
+        assert term in terms
+
+
+# -- URLs ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("template", OUTSIDE_URLS)
+def test_no_spelling_of_another_host_or_scheme_passes(shop_guard, template: str) -> None:
+    url = spell(template)
+    rule = shop_guard(f"goto [{url}]", None)
+    assert rule is not None and rule.startswith("goto "), f"{url!r} passed the guard"
+
+
+@pytest.mark.parametrize("template", OUTSIDE_URLS)
+def test_the_guard_decides_on_the_url_the_environment_will_open(shop_guard, template: str) -> None:
+    """With a target, the environment resolved the URL against the current page; that is what counts."""
+    url = spell(template)
+    resolved = resolve_url(url, SHOP_START)
+    rule = shop_guard(f"goto [{url}]", ElementInfo(url=resolved or ""))
+    assert rule is not None and rule.startswith("goto "), f"{url!r} ({resolved!r}) passed the guard"
+
+
+@pytest.mark.parametrize("template", SAME_HOST_URLS)
+def test_spellings_of_the_shop_itself_pass(shop_guard, template: str) -> None:
+    url = spell(template)
+    assert shop_guard(f"goto [{url}]", None) is None
+    resolved = resolve_url(url, SHOP_START)
+    assert resolved is not None and url_host(resolved) == "127.0.0.1"
+
+
+def test_the_current_page_is_the_base_not_the_start_url(shop_guard) -> None:
+    """`https:host` is relative on an https page and absolute on an http one: the page decides."""
+    on_https = resolve_url("https:127.0.0.2/x", "https://127.0.0.1/a/")
+    assert on_https == "https://127.0.0.1/a/127.0.0.2/x"
+    assert shop_guard("goto [https:127.0.0.2/x]", ElementInfo(url=on_https)) is None
+    assert shop_guard("goto [https:127.0.0.2/x]", None) == "goto outside allowed domains (127.0.0.2)"
+
+
+def test_an_unparseable_url_trips_the_guard(shop_guard) -> None:
+    assert shop_guard("goto [http://a b/]", ElementInfo(url="")) == "goto to an unparseable URL"
+    assert shop_guard("goto [http://127.0.0.1:99999/]", None) == "goto to an unparseable URL"
+
+
+def test_a_click_that_leaves_the_allowed_domains_is_guarded(shop_guard) -> None:
+    link = ElementInfo(role="link", name="Partner offer", url="http://127.0.0.2:9000/")
+    assert shop_guard("click [2]", link) == "click leads outside allowed domains (127.0.0.2)"
+    inside = ElementInfo(role="link", name="Cart", url=f"http://{SHOP}/cart")
+    assert shop_guard("click [2]", inside) is None
+    script_link = ElementInfo(role="link", name="More", url="javascript:void(0)")
+    assert shop_guard("click [2]", script_link) is None  # runs the allowed page's own script
+    form = ElementInfo(role="textbox", name="Email", url="http://127.0.0.2:9000/subscribe")
+    assert shop_guard("type [3] [a@b.c] [1]", form) == "Enter leads outside allowed domains (127.0.0.2)"
+    assert shop_guard("type [3] [a@b.c] [0]", form) is None
 
 
 def test_goto_outside_allowed_domains_is_guarded(guard) -> None:
@@ -72,6 +300,7 @@ def test_goto_outside_allowed_domains_is_guarded(guard) -> None:
 
 def test_goto_within_the_start_host_or_relative_is_not_guarded(guard) -> None:
     assert guard("goto [https://shop.example/cart]", None) is None
+    assert guard("goto [https://SHOP.example./cart]", None) is None
     assert guard("goto [/search?q=lamp]", None) is None
     assert guard("goto [results.html]", None) is None
 
@@ -108,8 +337,81 @@ def test_rules_are_frozen() -> None:
 def test_domain_helpers() -> None:
     assert allowed_hosts([], "http://127.0.0.1:8000/x") == ("127.0.0.1",)
     assert allowed_hosts(["*.Example.org", "example.org"], "https://a.test") == ("a.test", "example.org")
+    assert allowed_hosts(["ＥＸＡＭＰＬＥ.org.", "0x7f.1"], "http://2130706433/") == ("127.0.0.1", "example.org")
     assert host_allowed("a.b.example.org", ["example.org"])
+    assert host_allowed("example.org.", ["example.org"])
     assert not host_allowed("badexample.org", ["example.org"])
+    assert not host_allowed("", ["example.org"])
     assert resolve_url("b.html", "http://h/a/index.html") == "http://h/a/b.html"
     assert resolve_url("/b", "http://h/a/index.html") == "http://h/b"
-    assert resolve_url("https://x.example", "http://h/") == "https://x.example"
+    assert resolve_url("https://x.example", "http://h/") == "https://x.example/"
+    assert resolve_url("http:127.0.0.2/x", "http://h/a/") == "http://h/a/127.0.0.2/x"
+    assert resolve_url("http://[::1", "http://h/") is None
+    assert url_host("http://0x7F.0.0.2/") == "127.0.0.2"
+    assert url_host("not a url") == ""
+
+
+# -- the engine tells the environment what an operator approved --------------------------------------
+
+
+class _RecordingEnvironment(DryEnvironment):
+    def __init__(self) -> None:
+        super().__init__()
+        self.approvals: list[tuple[str, bool]] = []
+
+    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+        self.approvals.append((action, approved))
+        return super().execute(action, approved=approved)
+
+
+def test_only_the_approved_action_runs_with_approval() -> None:
+    task = "Buy nothing, just look"
+    tree = {"type": "AND", "children": [{"description": "look"}, {"description": "buy"}]}
+    script = Script.model_validate(
+        {
+            "nodes": {
+                task: tree,
+                "look": {"type": "ACTION", "action": "click [1]"},
+                "buy": {"type": "ACTION", "action": "click [7]"},
+            }
+        }
+    )
+    from conftest import new_state
+
+    state, _ = new_state(task)
+    env = _RecordingEnvironment()
+    engine = Engine(
+        state, ScriptedModel(script), env, guard=lambda action, target: "buy" if action == "click [7]" else None
+    )
+    while engine.step():
+        pass
+    assert state.status is RunStatus.AWAITING_APPROVAL, state.reason
+    apply_command(state, Approve())
+    while engine.step():
+        pass
+    assert env.approvals == [("click [1]", False), ("click [7]", True)]
+
+
+def test_a_sessions_allowed_domains_reach_its_guard_and_fence() -> None:
+    """`--allow-domain` is stored with the session; the guard built for it lets those hosts through
+    and still asks for any other."""
+    from planner.config import EngineConfig
+    from planner.events import Kind
+    from planner.state import Recorder, SessionState
+    from sessions.backends import build_backend
+
+    state = SessionState()
+    Recorder(state).record(
+        Kind.SESSION_CREATED,
+        task="t",
+        model="demo",
+        start_url="http://127.0.0.1:9/",
+        config=EngineConfig(allowed_domains=("cdn.example",)).model_dump(mode="json"),
+    )
+    backend = build_backend(state)
+    try:
+        assert backend.guard is not None
+        assert backend.guard("goto [http://img.cdn.example/x.png]", None) is None
+        assert backend.guard("goto [http://elsewhere.example/]", None) is not None
+    finally:
+        backend.close()
