@@ -12,12 +12,23 @@ forces the one tool the operator answers with. For a model whose cache minimum i
 that prefix (`CACHE_MINIMUM`), caching cannot work, so each call sends just its own operator's tool
 and instructions, uncached: the smallest request is then the cheapest.
 
-Failures map onto the engine's two error kinds: an answer that does not validate, or a request the
+Failures map onto the engine's error kinds: an answer that does not validate, or a request the
 API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
 engine retries, then fails the node with the reason); an API that still cannot be reached after the
 SDK's own retries, or that rejects the key or the model id, raises `ModelUnavailable` (the engine
-pauses the session and `resume` tries again once the cause is fixed). The API key is read by the SDK from ANTHROPIC_API_KEY and never
-appears in prompts, call records or error messages.
+pauses the session and `resume` tries again once the cause is fixed). An endpoint that answers, but
+not with a Messages response (a proxy's HTML page, a cut-off or non-JSON body, a message without
+usage or with impossible token counts), raises `ModelEnvelopeError`: the engine records the failed
+call and retries, then pauses with a sentence saying what came back.
+
+Why the envelope is read here and not by the SDK: without strict validation the SDK hands back
+whatever it got (a string for an HTML page, a message missing its usage), and with it a new block
+type or stop reason from a newer API would reject a good answer. So the body is read from the raw
+HTTP response and checked for exactly what this backend uses: a message, its content list, its tool
+call and its token counts. Cost is estimated only from counts that passed that check.
+
+The API key is read by the SDK from ANTHROPIC_API_KEY and never appears in prompts, call records or
+error messages.
 """
 
 from __future__ import annotations
@@ -25,12 +36,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anthropic
-from pydantic import BaseModel, ValidationError
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from planner.errors import ModelOutputError, ModelUnavailable
+from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.operators import (
     CallRecord,
     Completion,
@@ -44,7 +56,7 @@ from planner.operators import (
 )
 from planner.prompts import PROMPTS, SYSTEM, render_task, render_user, system_text
 
-__all__ = ["ClaudeModel", "DEFAULT_MODEL", "PRICES", "CACHE_MINIMUM", "estimate_cost", "cache_minimum"]
+__all__ = ["CACHE_MINIMUM", "DEFAULT_MODEL", "PRICES", "ClaudeModel", "cache_minimum", "estimate_cost"]
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """A current model the SDK knows and does not flag as deprecated."""
@@ -69,6 +81,18 @@ models: 1,024). Below it `cache_control` is silently ignored; `bench.tokens` che
 
 _PREFIX_TOKENS = (len(SYSTEM) + len(json.dumps(_TOOLS))) // 4
 """The shared prefix's size in tokens, estimated at four characters a token (the task adds a few more)."""
+
+_MAX_BODY = 1_000_000
+"""Largest response body read, in bytes: an answer of `_MAX_TOKENS` tokens is a few kilobytes."""
+
+_MAX_USAGE = 10_000_000
+"""Largest token count believed for one field of one call: ten times the longest context of any model."""
+
+_RAW_SHOWN = 500
+"""Characters of an unusable body kept in the call record."""
+
+_RAW_KEPT = 20_000
+"""Characters of an answer kept in the call record: a whole `_MAX_TOKENS` answer, never a runaway one."""
 
 _REQUEST_REFUSED = frozenset({400, 413, 422})
 """Statuses that reject the request itself: the same request fails again, so the node fails, the session does not pause."""
@@ -105,6 +129,44 @@ def estimate_cost(model: str, input_tokens: int, output_tokens: int, cache_write
     price_in, price_out, price_write, price_read = PRICES[key]
     total = input_tokens * price_in + output_tokens * price_out + cache_write * price_write + cache_read * price_read
     return round(total / 1_000_000, 8)
+
+
+_Tokens = Annotated[int, Field(strict=True, ge=0, le=_MAX_USAGE)]
+
+
+class _Usage(BaseModel):
+    """The token counts of one answer; a count that is not a whole number in [0, `_MAX_USAGE`] is refused."""
+
+    input_tokens: _Tokens
+    output_tokens: _Tokens
+    cache_creation_input_tokens: _Tokens | None = None
+    cache_read_input_tokens: _Tokens | None = None
+
+
+class _Block(BaseModel):
+    """One content block; only text and tool calls are read, blocks of other types are passed over."""
+
+    type: str
+    text: str | None = None
+    name: str | None = None
+    input: Any = None
+
+    @model_validator(mode="after")
+    def _tool_call_shape(self) -> _Block:
+        if self.type == "tool_use" and (not isinstance(self.name, str) or not isinstance(self.input, dict)):
+            raise ValueError("a tool_use block needs a name and an object as input")
+        return self
+
+
+class _Message(BaseModel):
+    """The parts of a Messages API response this backend uses; other fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["message"]
+    content: list[_Block]
+    stop_reason: str | None = None
+    usage: _Usage
 
 
 class ClaudeModel:
@@ -177,11 +239,30 @@ class ClaudeModel:
         user = params["messages"][0]["content"]
         call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
         started = time.perf_counter()
+        message = self._send(params, call)
+        call.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        call.usage = self._usage(message.usage)
+        tool = PROMPTS[operator].tool
+        block = next((b for b in message.content if b.type == "tool_use" and b.name == tool), None)
+        if block is None:
+            call.raw = _kept("".join(b.text or "" for b in message.content))
+            stop = _clip(str(message.stop_reason))
+            raise ModelOutputError(f"the model did not call the {tool} tool (stop reason {stop})", call)
+        call.raw = _kept(json.dumps(block.input, ensure_ascii=False))
+        if message.stop_reason == "max_tokens":
+            raise ModelOutputError(f"the {tool} answer was cut off at {_MAX_TOKENS} output tokens", call)
         try:
-            response = self._client.messages.create(**params)
+            return Reply(output.model_validate(block.input), call)
+        except ValidationError as error:
+            raise ModelOutputError(f"invalid {tool} answer: {_explain(error)}", call) from None
+
+    def _send(self, params: dict[str, Any], call: CallRecord) -> _Message:
+        """One Messages API request, its transport failures translated, its envelope checked."""
+        try:
+            response = self._client.messages.with_raw_response.create(**params).http_response
         except anthropic.APIStatusError as error:
             if error.status_code in _REQUEST_REFUSED:
-                call.raw = _scrub(str(error.body))
+                call.raw = _scrub(str(error.body))[:_RAW_SHOWN]
                 raise ModelOutputError(self._status_message(error), call) from None
             raise ModelUnavailable(self._status_message(error)) from None
         except anthropic.APITimeoutError:
@@ -190,36 +271,66 @@ class ClaudeModel:
                 "check the network and resume the session"
             ) from None
         except anthropic.APIConnectionError as error:
+            cause = _scrub(str(error.__cause__ or error))
+            if _answered_badly(error):
+                raise self._envelope(f"sent an answer that is not complete HTTP ({cause})", call) from None
             raise ModelUnavailable(
-                f"cannot reach the Claude API at {self._client.base_url} after {self.max_retries} retries "
-                f"({_scrub(str(error.__cause__ or error))}); check the network and resume the session"
+                f"cannot reach the Claude API at {self._url} after {self.max_retries} retries "
+                f"({cause}); check the network and resume the session"
             ) from None
+        except anthropic.AnthropicError as error:
+            raise ModelUnavailable(f"the Claude API call failed: {_scrub(str(error))}; resume the session") from None
         except TypeError as error:
             if "authentication" in str(error):
                 raise ModelUnavailable("no API key: set ANTHROPIC_API_KEY and resume the session") from None
             raise
-        call.latency_ms = round((time.perf_counter() - started) * 1000, 3)
-        call.usage = self._usage(response.usage)
-        tool = PROMPTS[operator].tool
-        block = next((b for b in response.content if b.type == "tool_use" and b.name == tool), None)
-        if block is None:
-            call.raw = "".join(getattr(b, "text", "") for b in response.content)
-            raise ModelOutputError(f"the model did not call the {tool} tool (stop reason {response.stop_reason})", call)
-        call.raw = json.dumps(block.input, ensure_ascii=False)
-        if response.stop_reason == "max_tokens":
-            raise ModelOutputError(f"the {tool} answer was cut off at {_MAX_TOKENS} output tokens", call)
-        try:
-            return Reply(output.model_validate(block.input), call)
-        except ValidationError as error:
-            raise ModelOutputError(f"invalid {tool} answer: {_explain(error)}", call) from None
+        return self._read(response.status_code, response.headers.get("content-type", ""), response.content, call)
 
-    def _usage(self, usage: Any) -> dict[str, Any]:
-        """Token counts in the engine's metric names, with an estimated cost."""
+    def _read(self, status: int, content_type: str, body: bytes, call: CallRecord) -> _Message:
+        """The Messages response in a successful HTTP answer, or `ModelEnvelopeError` saying what came instead."""
+        call.raw = _scrub(body[: _RAW_SHOWN * 4].decode("utf-8", errors="replace"))[:_RAW_SHOWN]
+        answered = f"answered HTTP {status} with"
+        media = content_type.split(";", 1)[0].strip().lower()
+        if not body:
+            raise self._envelope(f"{answered} an empty body, not a Messages response", call)
+        if len(body) > _MAX_BODY:
+            raise self._envelope(
+                f"{answered} a {len(body):,}-byte body, far more than any answer to this request", call
+            )
+        if not media.endswith("json"):
+            shown = _clip(content_type)
+            if "html" in media:
+                kind = f"an HTML page ({shown})"
+            else:
+                kind = f"a body of type {shown}" if shown else "a body without a content-type"
+            raise self._envelope(f"{answered} {kind}, not a Messages response", call)
+        try:
+            data = pydantic_core.from_json(body, allow_inf_nan=False)
+        except ValueError as error:
+            raise self._envelope(f"{answered} a body that is not valid JSON ({error})", call) from None
+        if not isinstance(data, dict) or data.get("type") != "message":
+            raise self._envelope(f"{answered} {_describe(data)}, not a Messages response", call)
+        try:
+            return _Message.model_validate(data)
+        except ValidationError as error:
+            raise self._envelope(f"{answered} a Messages response {_fault(error)}", call) from None
+
+    def _envelope(self, what: str, call: CallRecord) -> ModelEnvelopeError:
+        what = " ".join(_scrub(what).split())
+        reason = f"the Claude API at {self._url} {what}; check ANTHROPIC_BASE_URL and resume the session"
+        return ModelEnvelopeError(reason, call)
+
+    @property
+    def _url(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    def _usage(self, usage: _Usage) -> dict[str, Any]:
+        """Token counts in the engine's metric names, with an estimated cost (from checked counts only)."""
         counts = {
-            "input_tokens": usage.input_tokens or 0,
-            "output_tokens": usage.output_tokens or 0,
-            "cache_read_tokens": getattr(usage, "cache_read_input_tokens", None) or 0,
-            "cache_write_tokens": getattr(usage, "cache_creation_input_tokens", None) or 0,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_input_tokens or 0,
+            "cache_write_tokens": usage.cache_creation_input_tokens or 0,
         }
         counts["cost_usd"] = estimate_cost(
             self.model,
@@ -233,7 +344,7 @@ class ClaudeModel:
     def _status_message(self, error: anthropic.APIStatusError) -> str:
         status = error.status_code
         body = error.body if isinstance(error.body, dict) else {}
-        detail = body.get("error", {}).get("message", "") if isinstance(body.get("error"), dict) else ""
+        detail = str(body["error"].get("message") or "") if isinstance(body.get("error"), dict) else ""
         if status == 401:
             advice = "the API key was rejected: check ANTHROPIC_API_KEY and resume the session"
         elif status == 403:
@@ -246,7 +357,7 @@ class ClaudeModel:
             advice = "the API refused this request as it was built (too long or malformed)"
         else:
             advice = "the request was refused: check the model id and resume"
-        detail = f": {_scrub(detail)}" if detail else ""
+        detail = f": {_clip(_scrub(detail), _RAW_SHOWN)}" if detail else ""
         return f"Claude API returned HTTP {status}{detail}; {advice}"
 
 
@@ -254,9 +365,70 @@ def _explain(error: ValidationError) -> str:
     """A short, readable account of what was wrong with the tool input."""
     problems = []
     for item in error.errors()[:3]:
-        where = ".".join(str(part) for part in item["loc"]) or "answer"
+        where = _clip(".".join(str(part) for part in item["loc"])) or "answer"
         problems.append(f"{where}: {item['msg']}")
     return "; ".join(problems)
+
+
+def _answered_badly(error: anthropic.APIConnectionError) -> bool:
+    """Whether the endpoint was reached but sent broken HTTP (a protocol or decoding error).
+
+    Those classes are named the same in httpx and in httpx2, whichever the installed SDK uses; a
+    connection refused or reset is not among them and stays "cannot reach".
+    """
+    cause = error.__cause__
+    names = {klass.__name__ for klass in type(cause).__mro__} if cause is not None else set()
+    return not names.isdisjoint({"ProtocolError", "DecodingError"})
+
+
+def _describe(data: Any) -> str:
+    """What a JSON body is, when it is not a message: an API error, another object, or not an object."""
+    if isinstance(data, dict):
+        error = data.get("error")
+        if data.get("type") == "error" and isinstance(error, dict):
+            return f"an API error ({_short(error.get('type'))}: {_short(error.get('message'))})"
+        if "type" in data:
+            return f"a JSON object of type {_short(data['type'])}"
+        return "a JSON object without a type"
+    kinds = {list: "a JSON list", str: "a JSON string", bool: "a JSON boolean", type(None): "JSON null"}
+    return kinds.get(type(data), "a JSON number")
+
+
+def _fault(error: ValidationError) -> str:
+    """The first thing wrong with a message envelope, as the end of a sentence."""
+    item = error.errors()[0]
+    where = ".".join(str(part) for part in item["loc"]) or "message"
+    if item["type"] == "missing":
+        return f"without {where}"
+    value = item.get("input")
+    if item["loc"][:1] == ("usage",) and len(item["loc"]) == 2:
+        return f"whose {where} is {_short(value)}, not a token count from 0 to {_MAX_USAGE:,}"
+    if item["type"] in ("model_type", "model_attributes_type"):
+        return f"whose {where} is {_short(value)}, not an object"
+    return f"whose {where} is {_short(value)} ({item['msg'].removeprefix('Value error, ')})"
+
+
+def _short(value: Any) -> str:
+    """A value as JSON, cut to a length that fits in a sentence."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return _clip(text)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """Text from an answer, on one line and short enough for a sentence."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _kept(text: str) -> str:
+    """An answer as the call record keeps it: scrubbed, and cut at `_RAW_KEPT` characters."""
+    text = _scrub(text)
+    if len(text) <= _RAW_KEPT:
+        return text
+    return f"{text[:_RAW_KEPT]}... ({len(text) - _RAW_KEPT:,} more characters not kept)"
 
 
 def _scrub(text: str) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from planner.operators import MAX_CHILDREN
 
 __all__ = ["Breakpoint", "EngineConfig"]
 
@@ -24,7 +26,12 @@ class EngineConfig(BaseModel):
     `lookahead` is how many upcoming sub-goals a model may ground as actions while it reads a page
     (0 turns it off and every node gets its own expansion call); `constraints` extracts the task's
     requirements once before planning. `max_cost_usd` pauses the run once the model calls' estimated
-    cost reaches it (None: no cap); an operator raises it to go on.
+    cost reaches it (None: no cap); an operator raises it to go on. `max_children` is the most
+    sub-goals one expansion or repair may propose: every later prompt shows them all, so an answer
+    with thousands would make each call huge; such an answer is retried, then fails the node.
+    `allowed_domains` widens where the browser may go without an operator's approval beyond the start
+    URL's host (subdomains included): a real site's CDN, say. The guard asks before anything else and
+    the browser's fence refuses it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -34,9 +41,13 @@ class EngineConfig(BaseModel):
     max_steps: int = Field(default=300, ge=1, le=100_000)
     max_revisions: int = Field(default=2, ge=0, le=20)
     expansion_retries: int = Field(default=2, ge=0, le=10)
+    max_children: int = Field(default=30, ge=1, le=MAX_CHILDREN)
     completion_check: Literal["root", "every_and"] = "root"
     lookahead: int = Field(default=3, ge=0, le=10)
     constraints: bool = True
     max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
     breakpoints: frozenset[Breakpoint] = frozenset()
     guard: bool = True
+    allowed_domains: tuple[
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)], ...
+    ] = Field(default=(), max_length=50)

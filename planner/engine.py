@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from planner.actions import is_note, note_text
 from planner.config import Breakpoint, EngineConfig
-from planner.errors import ModelOutputError, ModelUnavailable
+from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
@@ -190,13 +190,22 @@ class Engine:
     ) -> tuple[OutputT | None, str]:
         """Call the model until it gives a usable answer or the retry budget is spent.
 
-        Every attempt is recorded. Returns the output, or None with the last reason.
+        Every attempt is recorded. Returns the output, or None with the last reason. An endpoint
+        that answers with something other than a model response (`ModelEnvelopeError`) is retried
+        the same way, but once the budget is spent it pauses the session (the error propagates to
+        `step`) instead of failing the node: the plan is not at fault, the endpoint is.
         """
         reason = ""
-        for attempt in range(1, self.config.expansion_retries + 2):
+        attempts = self.config.expansion_retries + 1
+        for attempt in range(1, attempts + 1):
             started = time.perf_counter()
             try:
                 reply = call()
+            except ModelEnvelopeError as error:
+                self._record_call(operator, node, attempt, None, error.call, error.reason, started)
+                if attempt == attempts:
+                    raise
+                continue
             except ModelOutputError as error:
                 reason = error.reason
                 self._record_call(operator, node, attempt, None, error.call, reason, started)
@@ -278,6 +287,7 @@ class Engine:
             note = f"the action planned ahead ({planned}) no longer fits the page: {problem}"
 
         def check(expansion: Expansion) -> None:
+            self._check_count("expansion", expansion.children)
             own = [expansion.action or ""] if expansion.type == "ACTION" else []
             self._check_actions([*own, *self._planned(expansion.children)])
 
@@ -305,6 +315,12 @@ class Engine:
         """The actions a model planned ahead for new children; ignored when lookahead is off."""
         return [child.action for child in children if child.action] if self.config.lookahead else []
 
+    def _check_count(self, answer: str, children: list[ChildSpec]) -> None:
+        """Refuse more sub-goals than the session allows: each one is shown in every later prompt."""
+        limit = self.config.max_children
+        if len(children) > limit:
+            raise _Invalid(f"the {answer} proposed {len(children)} sub-goals; at most {limit} are allowed")
+
     def _check_actions(self, actions: list[str]) -> None:
         for action in actions:
             problem = self.env.check(action)
@@ -327,7 +343,7 @@ class Engine:
 
     def _execute(self, node: Node) -> None:
         action = node.action or ""
-        result = self.env.execute(action)
+        result = self.env.execute(action, approved=self.state.approved_node == node.id)
         self._record_page(
             Kind.ACTION_EXECUTED,
             node.id,
@@ -488,6 +504,7 @@ class Engine:
                     raise _Invalid(f"repair may only prune children of {node.id}; {child_id} is not one")
             if node.type is NodeType.OR and any(c.score is None for c in repair.add):
                 raise _Invalid("new OR alternatives need scores")
+            self._check_count("repair", repair.add)
             self._check_actions(self._planned(repair.add))
 
         repair, reason = self._ask(

@@ -1,12 +1,15 @@
 """The planner's exception tree.
 
-    PlannerError
-    ├── InvalidTransition   a status change that the transition rules forbid (a bug, never user input)
-    ├── EventOrderError     an event whose sequence number is not the next one
-    ├── ModelOutputError    a model reply that is malformed or semantically wrong; retried by the engine
-    ├── ModelUnavailable    the model could not be reached after its own retries; the session pauses
-    ├── ScriptError         a scripted-model file that cannot be used
-    └── CommandRejected     an operator command that cannot be applied; its message is shown to a person
+PlannerError
+├── InvalidTransition   a status change that the transition rules forbid (a bug, never user input)
+├── EventOrderError     an event whose sequence number is not the next one
+├── ModelOutputError    a model reply that is malformed or semantically wrong; retried by the engine
+├── ModelUnavailable    the model could not be reached after its own retries; the session pauses
+│   └── ModelEnvelopeError  the endpoint answered, but not with a usable response (an HTML page, a
+│                           cut-off body, impossible token counts); retried by the engine, then pauses
+├── ScriptError         a scripted-model file that cannot be used
+├── BrowserUnavailable  no usable Chromium (defined in `planner.chromium`, next to the code that finds one)
+└── CommandRejected     an operator command that cannot be applied; its message is shown to a person
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "PlannerError",
-    "InvalidTransition",
+    "CommandRejected",
     "EventOrderError",
+    "InvalidTransition",
+    "ModelEnvelopeError",
     "ModelOutputError",
     "ModelUnavailable",
+    "PlannerError",
     "ScriptError",
-    "CommandRejected",
 ]
 
 
@@ -50,6 +54,21 @@ class ModelOutputError(PlannerError):
 
 class ModelUnavailable(PlannerError):
     """The model could not be reached after the transport's retries; resuming later may succeed."""
+
+
+class ModelEnvelopeError(ModelUnavailable):
+    """The model's endpoint answered, but with something that is not a usable response.
+
+    A proxy's HTML error page, a body cut off mid-way or token counts no real answer has: the next
+    attempt may well be fine, so the engine records the failed call and retries within its budget;
+    an endpoint that keeps answering like that pauses the session, as `ModelUnavailable` does.
+    `call` carries the prompt and the start of what came back, so the failed attempt is logged.
+    """
+
+    def __init__(self, reason: str, call: Any = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.call = call
 
 
 class ScriptError(PlannerError):

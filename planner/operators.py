@@ -4,32 +4,51 @@ Outputs are pydantic models: a backend that returns something else raises `Model
 the engine retries within its budget. Field validators hold the shape rules every backend shares
 (an OR alternative carries a score, an action node carries an action); rules that need the tree
 (is this node id real?) are checked by the engine.
+
+Every text field and every list has a maximum length, so no answer can make later prompts (which
+show the tree, the notes and the candidates) grow without bound: the sizes are generous for what
+each field is for, and an answer over them is malformed output like any other. How many sub-goals
+one expansion may propose is the session's `EngineConfig.max_children`, at most `MAX_CHILDREN`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
 from planner.tree import Node, Tree
 
 __all__ = [
+    "MAX_CHILDREN",
+    "CallRecord",
     "Candidate",
     "ChildSpec",
-    "Proposal",
-    "Expansion",
-    "Repair",
     "Completion",
     "Constraints",
+    "Expansion",
+    "FinalAnswer",
     "ItemConstraints",
     "Observation",
-    "FinalAnswer",
-    "CallRecord",
+    "Proposal",
+    "Repair",
     "Reply",
     "View",
 ]
+
+
+MAX_CHILDREN = 100
+"""Most children one expansion or repair may carry; `EngineConfig.max_children` sets a lower limit per session."""
+
+_Description = Annotated[str, Field(min_length=1, max_length=2000)]
+"""A node's description, the same bound an operator's edit has (`planner.commands`)."""
+_ActionText = Annotated[str, Field(max_length=2000)]
+_Line = Annotated[str, Field(max_length=1000)]
+"""A note, a constraint, a progress line: one line of text."""
+_Text = Annotated[str, Field(max_length=4000)]
+"""A summary, a reason, an answer: a paragraph."""
+_NodeId = Annotated[str, Field(max_length=100)]
 
 
 class ChildSpec(BaseModel):
@@ -40,18 +59,18 @@ class ChildSpec(BaseModel):
     while that page stays current.
     """
 
-    description: str = Field(min_length=1, max_length=2000)
+    description: _Description
     score: float | None = Field(default=None, gt=0.0, le=1.0)
-    action: str | None = Field(default=None, max_length=2000)
+    action: _ActionText | None = None
 
 
 class Expansion(BaseModel):
     """Node Expansion: the node's type, and its children or its one browser action."""
 
     type: Literal["AND", "OR", "ACTION"]
-    children: list[ChildSpec] = Field(default_factory=list)
-    action: str | None = None
-    reasoning: str = ""
+    children: list[ChildSpec] = Field(default_factory=list, max_length=MAX_CHILDREN)
+    action: _ActionText | None = None
+    reasoning: _Text = ""
 
     @model_validator(mode="after")
     def _shape_matches_type(self) -> Expansion:
@@ -71,9 +90,9 @@ class Expansion(BaseModel):
 class Repair(BaseModel):
     """Node Repair: children to prune (by id) and new children to append; nothing added means give up."""
 
-    prune: list[str] = Field(default_factory=list)
-    add: list[ChildSpec] = Field(default_factory=list)
-    reasoning: str = ""
+    prune: list[_NodeId] = Field(default_factory=list, max_length=MAX_CHILDREN)
+    add: list[ChildSpec] = Field(default_factory=list, max_length=MAX_CHILDREN)
+    reasoning: _Text = ""
 
 
 class Completion(BaseModel):
@@ -83,13 +102,13 @@ class Completion(BaseModel):
     """
 
     complete: bool
-    reason: str = ""
-    answer: str | None = None
+    reason: _Text = ""
+    answer: _Text | None = None
 
 
 class ItemConstraints(BaseModel):
     item: str = Field(min_length=1, max_length=200)
-    constraints: list[str] = Field(default_factory=list)
+    constraints: list[_Line] = Field(default_factory=list, max_length=50)
 
 
 class Constraints(BaseModel):
@@ -99,8 +118,8 @@ class Constraints(BaseModel):
     and the final answer are all held to the same requirements.
     """
 
-    items: list[ItemConstraints] = Field(default_factory=list)
-    task: list[str] = Field(default_factory=list)
+    items: list[ItemConstraints] = Field(default_factory=list, max_length=50)
+    task: list[_Line] = Field(default_factory=list, max_length=50)
 
     def lines(self) -> list[str]:
         """One line per requirement ("espresso machine: cheapest"), the form sessions store and show."""
@@ -117,14 +136,14 @@ class Candidate(BaseModel):
 
     name: str = Field(min_length=1, max_length=300)
     verdict: Literal["qualifies", "uncertain", "rejected"] = "uncertain"
-    fields: dict[str, str] = Field(default_factory=dict)
-    unmet: list[str] = Field(default_factory=list)
+    fields: dict[Annotated[str, Field(max_length=200)], _Line] = Field(default_factory=dict, max_length=50)
+    unmet: list[_Line] = Field(default_factory=list, max_length=50)
 
 
 class Proposal(BaseModel):
     """A browser action for an upcoming sub-goal, read off the page just observed."""
 
-    node: str
+    node: _NodeId
     action: str = Field(min_length=1, max_length=2000)
 
 
@@ -139,19 +158,21 @@ class Observation(BaseModel):
     table of items the task may be answered with (the paper's candidate-item tracking).
     """
 
-    summary: str = ""
-    progress: str = ""
-    feedback: str = ""
-    notes: list[str] = Field(default_factory=list)
-    prune: list[str] = Field(default_factory=list)
-    rewrite: dict[str, str] = Field(default_factory=dict)
-    ahead: list[Proposal] = Field(default_factory=list)
-    candidates: list[Candidate] = Field(default_factory=list)
-    reasoning: str = ""
+    summary: _Text = ""
+    progress: _Line = ""
+    feedback: _Line = ""
+    notes: list[_Line] = Field(default_factory=list, max_length=50)
+    prune: list[_NodeId] = Field(default_factory=list, max_length=MAX_CHILDREN)
+    rewrite: dict[_NodeId, Annotated[str, Field(max_length=2000)]] = Field(
+        default_factory=dict, max_length=MAX_CHILDREN
+    )
+    ahead: list[Proposal] = Field(default_factory=list, max_length=10)
+    candidates: list[Candidate] = Field(default_factory=list, max_length=50)
+    reasoning: _Text = ""
 
 
 class FinalAnswer(BaseModel):
-    answer: str
+    answer: _Text
 
 
 @dataclass(slots=True)

@@ -7,6 +7,7 @@ commands produce drafts, `Recorder.record` sequences and applies them. Rebuildin
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from planner.events import SCHEMA_VERSIONS, Event, Kind
 from planner.status import CLOSED, check_transition
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
 
-__all__ = ["RunStatus", "TERMINAL", "Approval", "Metrics", "SessionState", "apply", "replay", "Recorder"]
+__all__ = ["TERMINAL", "Approval", "Metrics", "Recorder", "RunStatus", "SessionState", "apply", "replay"]
 
 
 _EXTRACTS_CONSTRAINTS: bool = EngineConfig.model_fields["constraints"].default
@@ -339,11 +340,23 @@ def _model_call(state: SessionState, event: Event) -> None:
     if not event.data.get("ok", True):
         metrics.model_errors += 1
     usage = event.data.get("usage") or {}
-    metrics.input_tokens += usage.get("input_tokens", 0)
-    metrics.output_tokens += usage.get("output_tokens", 0)
-    metrics.cache_read_tokens += usage.get("cache_read_tokens", 0)
-    metrics.cache_write_tokens += usage.get("cache_write_tokens", 0)
-    metrics.cost_usd += usage.get("cost_usd", 0.0)
+    metrics.input_tokens += _usage_value(usage, "input_tokens")
+    metrics.output_tokens += _usage_value(usage, "output_tokens")
+    metrics.cache_read_tokens += _usage_value(usage, "cache_read_tokens")
+    metrics.cache_write_tokens += _usage_value(usage, "cache_write_tokens")
+    metrics.cost_usd += _usage_value(usage, "cost_usd")
+
+
+def _usage_value(usage: dict[str, Any], key: str) -> Any:
+    """A recorded count or cost, or 0 when it is not a finite number >= 0.
+
+    The adapters validate usage before recording it; this keeps logs written before they did from
+    pulling the session's cost below zero, where a cost cap could never trigger.
+    """
+    value = usage.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        return 0
+    return value
 
 
 def _see_page(state: SessionState, data: dict[str, Any]) -> None:
@@ -427,7 +440,7 @@ def replay(events: Iterable[Event], state: SessionState | None = None) -> Sessio
 class Recorder:
     """Sequences drafts, applies them to the live state and collects them for the store."""
 
-    __slots__ = ("state", "events", "_clock")
+    __slots__ = ("_clock", "events", "state")
 
     def __init__(self, state: SessionState, clock: Callable[[], float] = time.time) -> None:
         self.state = state

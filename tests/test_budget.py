@@ -65,3 +65,22 @@ def test_setting_the_same_budget_is_rejected() -> None:
     assert rejected.data["reason"] == "that is the budget already"
     [applied, _] = apply_command(state, SetBudget(max_cost_usd=None))
     assert applied.kind is Kind.CONFIG_CHANGED and state.over_budget is None
+
+
+def test_a_recorded_negative_or_garbage_cost_cannot_lower_the_spend() -> None:
+    """A log written before usage was validated may hold a negative cost; the fold ignores it, so a
+    cap still triggers."""
+    from planner.state import Recorder
+
+    state, _ = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=0.5))
+    recorder = Recorder(state)
+    for usage in (
+        {"input_tokens": 10, "cost_usd": 1.0},
+        {"input_tokens": -5_000_000, "cost_usd": -8999.99},
+        {"input_tokens": "many", "cost_usd": float("nan")},
+        {"input_tokens": True, "cost_usd": float("inf")},
+    ):
+        recorder.record(Kind.MODEL_CALL, "0", operator="expand", attempt=1, ok=True, usage=usage)
+    assert state.metrics.cost_usd == 1.0
+    assert state.metrics.input_tokens == 10
+    assert state.over_budget is not None

@@ -9,9 +9,9 @@ from conftest import frames, new_state, run_script
 from planner.config import Breakpoint, EngineConfig
 from planner.dry import DryEnvironment
 from planner.engine import Engine
-from planner.errors import ModelOutputError, ModelUnavailable
+from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Kind
-from planner.operators import Observation, Reply
+from planner.operators import CallRecord, Observation, Reply
 from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
@@ -24,7 +24,12 @@ def script(**parts: Any) -> Script:
 
 
 def test_missing_description_fails_expansion_with_reason_after_retries() -> None:
-    s = script(nodes={TASK: {"type": "AND", "children": ["known step", "unknown step"]}, "known step": {"type": "ACTION", "action": "click [1]"}})
+    s = script(
+        nodes={
+            TASK: {"type": "AND", "children": ["known step", "unknown step"]},
+            "known step": {"type": "ACTION", "action": "click [1]"},
+        }
+    )
     state, log, _ = run_script(s, TASK, EngineConfig(expansion_retries=2, repair=False))
     attempts = [e for e in log if e.kind is Kind.MODEL_CALL and e.node_id == "0.2"]
     assert [a.data["attempt"] for a in attempts] == [1, 2, 3]
@@ -65,11 +70,14 @@ def test_or_expansion_without_scores_is_invalid() -> None:
 def test_no_or_ablation_keeps_only_the_best_alternative() -> None:
     s = script(
         nodes={
-            TASK: {"type": "OR", "children": [{"description": "weak", "score": 0.2}, {"description": "strong", "score": 0.8}]},
+            TASK: {
+                "type": "OR",
+                "children": [{"description": "weak", "score": 0.2}, {"description": "strong", "score": 0.8}],
+            },
             "strong": {"type": "ACTION", "action": "click [2]"},
         }
     )
-    state, log, _ = run_script(s, TASK, EngineConfig(or_alternatives=False))
+    state, _log, _ = run_script(s, TASK, EngineConfig(or_alternatives=False))
     root = state.tree["0"]
     assert root.type is NodeType.AND
     assert [state.tree[c].description for c in root.children] == ["strong"]
@@ -89,8 +97,13 @@ def test_repair_budget_is_respected() -> None:
 
 
 def test_step_budget_ends_the_session() -> None:
-    s = script(nodes={TASK: {"type": "AND", "children": ["a", "b", "c"]}, **{x: {"type": "ACTION", "action": f"click [{i}]"} for i, x in enumerate("abc")}})
-    state, log, _ = run_script(s, TASK, EngineConfig(max_steps=3))
+    s = script(
+        nodes={
+            TASK: {"type": "AND", "children": ["a", "b", "c"]},
+            **{x: {"type": "ACTION", "action": f"click [{i}]"} for i, x in enumerate("abc")},
+        }
+    )
+    state, _log, _ = run_script(s, TASK, EngineConfig(max_steps=3))
     assert state.status is RunStatus.FAILED
     assert state.reason == "step budget of 3 exhausted"
     assert state.steps == 4  # three working steps, then the finishing step
@@ -98,7 +111,11 @@ def test_step_budget_ends_the_session() -> None:
 
 def test_completion_check_incomplete_triggers_repair() -> None:
     s = script(
-        nodes={TASK: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}, "b": {"type": "ACTION", "action": "note [b found]"}},
+        nodes={
+            TASK: {"type": "AND", "children": ["a"]},
+            "a": {"type": "ACTION", "action": "click [1]"},
+            "b": {"type": "ACTION", "action": "note [b found]"},
+        },
         incomplete=[TASK],
         repairs={TASK: {"add": ["b"]}},
     )
@@ -111,11 +128,15 @@ def test_completion_check_incomplete_triggers_repair() -> None:
 
 def test_every_and_completion_check_is_configurable() -> None:
     s = script(
-        nodes={TASK: {"type": "AND", "children": ["sub"]}, "sub": {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
+        nodes={
+            TASK: {"type": "AND", "children": ["sub"]},
+            "sub": {"type": "AND", "children": ["a"]},
+            "a": {"type": "ACTION", "action": "click [1]"},
+        },
     )
     _, log_root, _ = run_script(s, TASK)
     _, log_all, _ = run_script(s, TASK, EngineConfig(completion_check="every_and"))
-    checks = lambda log: [e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "complete"]  # noqa: E731
+    checks = lambda log: [e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "complete"]
     assert checks(log_root) == ["0"]
     assert checks(log_all) == ["0.1", "0"]
 
@@ -130,7 +151,9 @@ def test_global_update_prunes_and_rewrites_but_not_operator_nodes() -> None:
             "read reviews carefully": {"type": "ACTION", "action": "click [3]"},
             "my step": {"type": "ACTION", "action": "click [4]"},
         },
-        updates={"click [1]": {"prune": ["compare prices", "my step"], "rewrite": {"read reviews": "read reviews carefully"}}},
+        updates={
+            "click [1]": {"prune": ["compare prices", "my step"], "rewrite": {"read reviews": "read reviews carefully"}}
+        },
     )
     state, _ = new_state(TASK)
     engine = Engine(state, ScriptedModel(s), DryEnvironment())
@@ -180,7 +203,11 @@ def test_breakpoints_pause_and_resume_continues() -> None:
         if state.status is RunStatus.PAUSED:
             reasons.append(state.reason)
             apply_command(state, Resume())
-    assert reasons == ["plan review: 0 expanded as AND", "plan review: 0.1 expanded as ACTION", "breakpoint: before 0.1 (click [1])"]
+    assert reasons == [
+        "plan review: 0 expanded as AND",
+        "plan review: 0.1 expanded as ACTION",
+        "breakpoint: before 0.1 (click [1])",
+    ]
     assert state.status is RunStatus.SUCCEEDED
 
 
@@ -201,7 +228,12 @@ def test_guard_asks_for_approval_before_risky_actions() -> None:
     s = script(nodes={TASK: {"type": "ACTION", "action": "click [7]"}})
     state, _ = new_state(TASK)
     executed = DryEnvironment()
-    engine = Engine(state, ScriptedModel(s), executed, guard=lambda action, target: "named 'Buy now'" if action == "click [7]" else None)
+    engine = Engine(
+        state,
+        ScriptedModel(s),
+        executed,
+        guard=lambda action, target: "named 'Buy now'" if action == "click [7]" else None,
+    )
     engine.step()
     engine.step()
     assert state.status is RunStatus.AWAITING_APPROVAL and executed.executed == []
@@ -211,3 +243,97 @@ def test_guard_asks_for_approval_before_risky_actions() -> None:
         pass
     assert executed.executed == ["click [7]"]
     assert state.status is RunStatus.SUCCEEDED
+
+
+def test_an_expansion_with_more_sub_goals_than_allowed_is_retried_then_fails() -> None:
+    steps = [f"step {i}" for i in range(13)]
+    s = script(nodes={TASK: {"type": "AND", "children": steps}})
+    state, log, _ = run_script(s, TASK, EngineConfig(max_children=12, expansion_retries=1, repair=False))
+    errors = [e.data["error"] for e in log if e.kind is Kind.MODEL_CALL and not e.data["ok"]]
+    assert errors[:2] == ["the expansion proposed 13 sub-goals; at most 12 are allowed"] * 2
+    assert state.tree["0"].reason == "expansion failed: the expansion proposed 13 sub-goals; at most 12 are allowed"
+    assert state.tree["0"].children == [] and state.status is RunStatus.FAILED
+
+
+def test_a_repair_with_more_sub_goals_than_allowed_is_refused() -> None:
+    s = script(
+        nodes={TASK: {"type": "AND", "children": ["try"]}, "try": {"type": "ACTION", "action": "click [9]"}},
+        fail_actions=["click [9]"],
+        repairs={TASK: {"add": ["a", "b", "c"]}},
+    )
+    state, log, _ = run_script(s, TASK, EngineConfig(max_children=2, expansion_retries=0))
+    [refused] = [e for e in log if e.kind is Kind.REVISION_USED]
+    assert refused.data == {"ok": False, "reason": "the repair proposed 3 sub-goals; at most 2 are allowed"}
+    assert state.tree["0"].children == ["0.1"] and state.status is RunStatus.FAILED
+
+
+def test_the_sub_goal_limit_is_validated() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    assert EngineConfig().max_children == 30
+    for bad in (0, 101):
+        with pytest.raises(ValidationError):
+            EngineConfig(max_children=bad)
+
+
+class _BrokenEndpoint(ScriptedModel):
+    """Answers like a proxy's error page for the first `broken` expansion calls."""
+
+    def __init__(self, script: Script, broken: int) -> None:
+        super().__init__(script)
+        self.broken = broken
+        self.calls = 0
+
+    def expand(self, view):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls <= self.broken:
+            raise ModelEnvelopeError(
+                "the endpoint answered HTTP 200 with an HTML page", CallRecord(prompt="p", raw="<html>")
+            )
+        return super().expand(view)
+
+
+def test_an_unusable_answer_from_the_endpoint_is_retried_and_recorded() -> None:
+    model = _BrokenEndpoint(script(nodes={TASK: {"type": "ACTION", "action": "click [1]"}}), broken=2)
+    state, log = new_state(TASK, EngineConfig(expansion_retries=2, constraints=False))
+    engine = Engine(state, model, DryEnvironment())
+    while events := engine.step():
+        log.extend(events)
+    failed = [e.data for e in log if e.kind is Kind.MODEL_CALL and not e.data["ok"]]
+    assert [(d["attempt"], d["error"], d["raw"]) for d in failed] == [
+        (1, "the endpoint answered HTTP 200 with an HTML page", "<html>"),
+        (2, "the endpoint answered HTTP 200 with an HTML page", "<html>"),
+    ]
+    assert state.status is RunStatus.SUCCEEDED and state.metrics.model_errors == 2
+
+
+def test_an_endpoint_that_keeps_answering_garbage_pauses_the_session_and_resume_goes_on() -> None:
+    from planner.commands import Resume, apply_command
+
+    model = _BrokenEndpoint(script(nodes={TASK: {"type": "ACTION", "action": "click [1]"}}), broken=3)
+    state, log = new_state(TASK, EngineConfig(expansion_retries=2, constraints=False))
+    engine = Engine(state, model, DryEnvironment())
+    while events := engine.step():
+        log.extend(events)
+    assert state.status is RunStatus.PAUSED and model.calls == 3
+    assert state.reason == "model unavailable: the endpoint answered HTTP 200 with an HTML page"
+    assert state.tree["0"].status is not Status.FAIL and state.tree["0"].type is NodeType.UNKNOWN
+    assert sum(1 for e in log if e.kind is Kind.MODEL_CALL and not e.data["ok"]) == 3
+    apply_command(state, Resume())
+    while engine.step():
+        pass
+    assert state.status is RunStatus.SUCCEEDED and model.calls == 4
+
+
+def test_an_unreachable_model_pauses_at_once_without_retries() -> None:
+    calls = []
+
+    class Down(ScriptedModel):
+        def expand(self, view):  # type: ignore[no-untyped-def]
+            calls.append(view.node.id)
+            raise ModelUnavailable("cannot reach the Claude API")
+
+    state, _ = new_state(TASK, EngineConfig(expansion_retries=2, constraints=False))
+    Engine(state, Down(script()), DryEnvironment()).step()
+    assert calls == ["0"] and state.status is RunStatus.PAUSED
