@@ -2,12 +2,23 @@
 
 from sessions.runner import Runner, create_session, fork_session, load_state, queue_command
 from sessions.sql import SqlStore, open_store
-from sessions.store import EventStore, SeqConflict, SessionInfo, SessionNotFound, StoreError, StoreUnavailable
+from sessions.store import (
+    EventStore,
+    LeaseLost,
+    SeqConflict,
+    SessionFinished,
+    SessionInfo,
+    SessionNotFound,
+    StoreError,
+    StoreUnavailable,
+)
 
 __all__ = [
     "EventStore",
+    "LeaseLost",
     "Runner",
     "SeqConflict",
+    "SessionFinished",
     "SessionInfo",
     "SessionNotFound",
     "SqlStore",

@@ -4,43 +4,61 @@ The loop applies queued operator commands at step boundaries, then takes one eng
 appends each batch in one transaction. A batch is the unit of durability: after `kill -9` a
 session resumes from its last committed batch, and a command is handled exactly once because
 its `command_applied` event and its "handled" mark commit together.
+
+Exactly one runner drives a session. It claims the store's lease (a compare-and-set that returns
+a generation, the fencing token) and every write it makes carries that generation, so once the
+lease moves on the store refuses the old runner's writes. A heartbeat thread keeps the lease alive
+through long model calls and browser actions, and the model and browser are fenced: no call starts
+once the lease is lost or its heartbeat has gone quiet, so a runner that lost its lease stops
+before touching the browser again.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
-from planner.commands import Command, apply_command, parse_command
+from planner.commands import Command, apply_command, describe_command_error, parse_command
 from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Event, Kind
+from planner.inputs import shown
+from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.backends import Backend, build_backend, prepare_model
-from sessions.store import EventStore, SessionNotFound, StoreError
+from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
 
 __all__ = [
-    "RunnerBusy",
     "InvalidCommand",
-    "create_session",
-    "load_state",
-    "fork_session",
-    "queue_command",
+    "Lease",
     "Runner",
+    "RunnerBusy",
+    "create_session",
+    "fork_session",
+    "load_state",
+    "queue_command",
 ]
+
+_log = logging.getLogger(__name__)
 
 STALE_AFTER = 15.0
 """Seconds without a heartbeat after which a runner is presumed dead and its lease can be taken."""
 
+_SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
 
 class RunnerBusy(StoreError):
-    """Another live process is running this session."""
+    """Another live runner is running this session."""
 
 
 class InvalidCommand(ValueError):
@@ -61,6 +79,10 @@ def create_session(
     task = task.strip()
     if not task:
         raise ValueError("the task is empty; describe what the agent should do")
+    if session_id is not None and not _SESSION_ID.fullmatch(session_id):
+        raise ValueError(
+            f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-'"
+        )
     config = config or EngineConfig()
     session_id = session_id or uuid.uuid4().hex[:12]
     state = SessionState()
@@ -78,17 +100,25 @@ def create_session(
     return session_id
 
 
+def _event_number(store: EventStore, session_id: str, at: object) -> int:
+    """`at` as an event of the session, or one sentence naming the events there are."""
+    last = store.session(session_id).last_seq
+    if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= last:
+        raise ValueError(f"session {session_id} has events 1 to {last}; choose one of them, not {shown(at)}")
+    return at
+
+
 def load_state(store: EventStore, session_id: str, upto: int | None = None) -> SessionState:
     """State at the end of the log, or just after event `upto` (time travel)."""
+    if upto is not None:
+        upto = _event_number(store, session_id, upto)
     return replay(store.load(session_id, upto=upto))
 
 
 def fork_session(store: EventStore, session_id: str, at: int) -> str:
     """A new session whose history is the first `at` events of another; it starts paused."""
+    at = _event_number(store, session_id, at)
     events = store.load(session_id, upto=at)
-    if not events or events[-1].seq != at:
-        last = store.session(session_id).last_seq
-        raise ValueError(f"session {session_id} has events 1..{last}; cannot fork at {at}")
     state = replay(events)
     new_id = uuid.uuid4().hex[:12]
     recorder = Recorder(state)
@@ -109,12 +139,12 @@ def fork_session(store: EventStore, session_id: str, at: int) -> str:
 
 
 def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | Command) -> str:
-    """Validate a command's shape and queue it; the runner decides at the next step boundary."""
+    """Validate a command's shape and queue it; the runner decides at the next step boundary.
+    Raises `SessionFinished` for a session that has ended: no runner would ever apply it."""
     try:
         parsed = parse_command(command) if isinstance(command, dict) else command
     except ValidationError as error:
-        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise InvalidCommand(f"invalid command: {details}") from None
+        raise InvalidCommand(describe_command_error(error)) from None
     store.enqueue(session_id, parsed.command_id, parsed.model_dump(mode="json"))
     return parsed.command_id
 
@@ -130,6 +160,105 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _holder_gone(owner: str) -> bool:
+    """Whether a lease owner token ("host:pid:tag") names a process on this machine that has exited.
+    Holders on other machines are presumed alive until their heartbeat goes stale."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    return host == socket.gethostname() and pid.isdigit() and not _alive(int(pid))
+
+
+class Lease:
+    """A runner's claim on one session, kept alive by its own heartbeat thread.
+
+    The thread beats every `stale_after / 5` seconds whatever the runner is doing (a 50 s model
+    call included). `check` refuses once the store said the lease moved on, or once no beat has
+    reached the store for `stale_after / 2` seconds, well before another runner may take it.
+    """
+
+    def __init__(self, store: EventStore, session_id: str, generation: int, stale_after: float) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.generation = generation
+        self.stale_after = stale_after
+        self._last_beat = time.monotonic()
+        self._lost: str | None = None
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{session_id}", daemon=True)
+
+    @property
+    def lost(self) -> bool:
+        return self._lost is not None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(self.stale_after)
+
+    def lose(self, reason: str) -> None:
+        """Record that a write was refused: the lease is gone for good."""
+        self._lost = self._lost or reason
+
+    def check(self) -> None:
+        """Raise `LeaseLost` unless this runner may still act for the session."""
+        if self._lost is not None:
+            raise LeaseLost(self._lost)
+        quiet = time.monotonic() - self._last_beat
+        if quiet > self.stale_after / 2:
+            raise LeaseLost(
+                f"session {self.session_id}: no heartbeat reached the store for {quiet:.1f} s; "
+                "this runner stops before another one may take over"
+            )
+
+    def release(self) -> None:
+        if self._lost is None:
+            self.store.release(self.session_id, self.generation)
+
+    def _beat(self) -> None:
+        while not self._stopping.wait(self.stale_after / 5):
+            started = time.monotonic()
+            try:
+                self.store.heartbeat(self.session_id, self.generation, time.time())
+            except LeaseLost as lost:
+                self.lose(str(lost))
+                return
+            except StoreError as error:  # a passing database error; `check` refuses if it lasts
+                _log.warning("session %s: heartbeat failed: %s", self.session_id, error)
+                continue
+            self._last_beat = started
+
+
+class _Fenced:
+    """A model or environment behind the lease: every call but `close` checks the lease first, so
+    nothing reaches the model or the browser once another runner may own the session.
+    Arguments pass through untouched (`execute(action, approved=True)` included)."""
+
+    __slots__ = ("_calls", "_inner", "_lease")
+
+    def __init__(self, inner: object, lease: Lease) -> None:
+        self._inner = inner
+        self._lease = lease
+        self._calls: dict[str, Callable[..., Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if name == "close" or name.startswith("_") or not callable(value):
+            return value
+        call = self._calls.get(name)
+        if call is None:
+            check = self._lease.check
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                check()
+                return value(*args, **kwargs)
+
+            self._calls[name] = call
+        return call
+
+
 class Runner:
     """Drives one session until it ends, is stopped, or `should_stop()` says so."""
 
@@ -142,6 +271,7 @@ class Runner:
         artifacts: Path | None = None,
         poll: float = 0.1,
         on_events: Callable[[list[Event]], None] | None = None,
+        stale_after: float = STALE_AFTER,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -149,8 +279,9 @@ class Runner:
         self.backend = backend or build_backend(self.state, artifacts, session_id)
         self.poll = poll
         self.on_events = on_events
-        self.pid = os.getpid()
-        self._last_beat = 0.0
+        self.stale_after = stale_after
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._lease: Lease | None = None
 
     def run(
         self,
@@ -161,75 +292,136 @@ class Runner:
 
         While it is paused or waiting for approval the runner waits for commands; `on_idle`, when
         given, is asked first and may queue commands itself (return True to keep waiting, False to
-        leave the loop).
+        leave the loop). Raises `RunnerBusy` when another runner holds the session, and `LeaseLost`
+        when another runner took it over during the run (this one then stopped without touching it).
         """
-        holder = self.store.session(self.session_id).runner_pid
-        stale_after = STALE_AFTER if holder is None or _alive(holder) else -1.0
-        if not self.store.claim(self.session_id, self.pid, time.time(), stale_after):
-            info = self.store.session(self.session_id)
-            raise RunnerBusy(
-                f"session {self.session_id} is being run by process {info.runner_pid}; "
-                f"send it commands with `python -m sessions command {self.session_id} ...`"
-            )
         try:
-            self._restore_page()
-            engine = Engine(self.state, self.backend.model, self.backend.env, guard=self.backend.guard)
+            lease = self._lease = self._claim()
+        except StoreError:
+            self.backend.close()
+            raise
+        failure: Exception | None = None
+        try:
+            lease.start()
+            self.state = load_state(self.store, self.session_id)  # another runner may have moved it on
+            model = cast(Model, _Fenced(self.backend.model, lease))
+            env = cast(Environment, _Fenced(self.backend.env, lease))
+            self._restore_page(env)
+            engine = Engine(self.state, model, env, guard=self.backend.guard)
             while not should_stop():
+                lease.check()
                 self._apply_commands()
                 state = self.state
                 if state.finished or state.status is RunStatus.STOPPED:
                     break
                 if state.status is RunStatus.RUNNING:
                     self._persist(engine.step())
-                    self._beat()
                 elif on_idle is not None and not on_idle(state):
                     break
                 else:
-                    self._beat()
                     time.sleep(self.poll)
+            if self.state.finished:
+                self._apply_commands()  # queued before the end: rejected with the reason, never left pending
+        except Exception as error:
+            # An error after a stop was asked for (the console shutting down under a browser action)
+            # is the stop's consequence, not its cause: the reason stays "runner stopped".
+            failure = None if should_stop() else error
+            raise
         finally:
-            self._close()
+            self._close(lease, failure)
         return self.state
 
-    def _restore_page(self) -> None:
+    def _claim(self) -> Lease:
+        generation = self.store.claim(
+            self.session_id, self.owner, time.time(), self.stale_after, gone=_holder_gone, pid=os.getpid()
+        )
+        if generation is None:
+            info = self.store.session(self.session_id)
+            host = (info.lease_owner or "").partition(":")[0]
+            raise RunnerBusy(
+                f"session {self.session_id} is being run by process {info.runner_pid}"
+                + (f" on {host}" if host and host != socket.gethostname() else "")
+                + f"; send it commands with `python -m sessions command {self.session_id} ...`"
+            )
+        return Lease(self.store, self.session_id, generation, self.stale_after)
+
+    def _restore_page(self, env: Environment) -> None:
         """Put the browser back where the log says the session was (resume, fork, restart)."""
         url = self.state.url
         if url and self.state.steps:
-            self.backend.env.goto(url)
+            env.goto(url)
 
     def _apply_commands(self) -> None:
         for queued in self.store.pending(self.session_id):
-            command = parse_command(queued.payload)
-            events = apply_command(self.state, command)
-            self._persist(events, handled=[queued.command_id])
+            self._persist(self._decide(queued), handled=[queued.command_id])
+
+    def _decide(self, queued: QueuedCommand) -> list[Event]:
+        """Apply or reject one queued command; one that cannot be read is rejected, never retried,
+        so it cannot block the commands behind it."""
+        if queued.problem is None:
+            try:
+                return apply_command(self.state, parse_command(queued.payload))
+            except ValidationError as error:
+                problem = describe_command_error(error)
+        else:
+            problem = queued.problem
+        recorder = Recorder(self.state)
+        recorder.record(
+            Kind.COMMAND_REJECTED,
+            None,
+            command_id=queued.command_id,
+            command=queued.payload,
+            reason=f"the stored command cannot be read ({problem}); send it again",
+        )
+        return recorder.take()
 
     def _persist(self, events: list[Event], handled: list[str] | None = None) -> None:
+        if not events:
+            return
         state = self.state
-        if events or handled:
-            if events:
-                self.store.append(
-                    self.session_id, events, status=state.status.value, reason=state.reason, steps=state.steps,
-                    handled=handled or (),
-                )
-            if self.on_events is not None and events:
-                self.on_events(events)
-
-    def _beat(self) -> None:
-        now = time.time()
-        if now - self._last_beat > 1.0:
-            self.store.heartbeat(self.session_id, self.pid, now)
-            self._last_beat = now
-
-    def _close(self) -> None:
-        """However the loop ended, leave the log consistent and an unfinished run resumable."""
+        assert self._lease is not None, "a runner writes only under its lease"
         try:
-            self.state = load_state(self.store, self.session_id)
-            if self.state.status is RunStatus.RUNNING:
-                recorder = Recorder(self.state)
-                recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason="runner stopped; resume to continue")
-                self._persist(recorder.take())
-        except (StoreError, SessionNotFound):
-            pass
+            self.store.append(
+                self.session_id,
+                events,
+                status=state.status.value,
+                reason=state.reason,
+                steps=state.steps,
+                handled=handled or (),
+                lease=self._lease.generation,
+            )
+        except LeaseLost as lost:
+            self._lease.lose(str(lost))
+            raise
+        if self.on_events is not None:
+            self.on_events(events)
+
+    def _close(self, lease: Lease, failure: Exception | None) -> None:
+        """However the loop ended, leave the log consistent and an unfinished run resumable: paused,
+        with the reason it stopped. A runner that lost its lease writes nothing more."""
+        try:
+            lease.stop()
+            if lease.lost or isinstance(failure, LeaseLost):
+                return
+            try:
+                self.state = load_state(self.store, self.session_id)
+                if self.state.status is RunStatus.RUNNING:
+                    recorder = Recorder(self.state)
+                    recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason=_stop_reason(failure))
+                    self._persist(recorder.take())
+            except StoreError as error:
+                _log.warning("session %s: could not record how the run stopped: %s", self.session_id, error)
+            try:
+                lease.release()
+            except StoreError as error:  # the lease then expires after `stale_after`
+                _log.warning("session %s: could not release the runner lease: %s", self.session_id, error)
         finally:
-            self.store.release(self.session_id, self.pid)
             self.backend.close()
+
+
+def _stop_reason(failure: Exception | None) -> str:
+    """Why a run stopped, for the operator: the exception's own first line (its type when it has none)."""
+    if failure is None:
+        return "runner stopped; resume to continue"
+    lines = str(failure).strip().splitlines()
+    return lines[0][:300] if lines else type(failure).__name__

@@ -1,36 +1,50 @@
 """SQLAlchemy Core implementation of the session store (SQLite by default, PostgreSQL by URL).
 
 SQLite runs in WAL mode with `synchronous=NORMAL`: a committed append survives the writer being
-killed (the crash we design for), and readers in other processes never block the runner.
+killed (the crash we design for), and readers in other processes never block the runner. Every
+write transaction starts with `BEGIN IMMEDIATE` (SQLAlchemy's recipe for pysqlite), so a
+transaction that reads and then writes (the next command order number, the lease compare-and-set)
+holds the write lock from its first read. On PostgreSQL the same transactions lock the session row
+(`SELECT ... FOR UPDATE`), which also orders them against the runner's appends to that session.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from planner.events import Event, Kind, upgrade
+from planner.inputs import MAX_PATH_CHARS, shown
+from planner.state import TERMINAL
 from sessions.store import (
     EventStore,
+    LeaseLost,
     QueuedCommand,
     SeqConflict,
+    SessionFinished,
     SessionInfo,
     SessionNotFound,
     StoreError,
     StoreUnavailable,
 )
 
-__all__ = ["SqlStore", "open_store", "database_url"]
+__all__ = ["SqlStore", "database_url", "open_store"]
+
+_SEQ_LIMIT = 2**31 - 1
+"""Sequence numbers are 32-bit integer columns; bounds beyond this are clamped, not overflowed."""
+
+_ENDED = frozenset(status.value for status in TERMINAL)
 
 _meta = sa.MetaData()
 
@@ -75,6 +89,17 @@ _commands = sa.Table(
     sa.Column("handled", sa.Boolean, nullable=False, default=False),
 )
 
+# The tables exactly as the first release created them. Later columns are added to the tables below
+# and to existing databases by their own migration, so version 1 means the same schema everywhere.
+_V1 = sa.MetaData()
+for _table in (_sessions, _events, _commands):
+    _table.to_metadata(_V1)
+
+# -- version 2: the runner lease's owner and fencing token; one order number per queued command --
+_sessions.append_column(sa.Column("lease_owner", sa.String(200)))
+_sessions.append_column(sa.Column("lease_gen", sa.Integer, nullable=False, server_default="0"))
+_command_order = sa.Index("uq_commands_session_order", _commands.c.session_id, _commands.c.order_no, unique=True)
+
 _migrations_table = sa.Table(
     "schema_migrations",
     _meta,
@@ -83,72 +108,199 @@ _migrations_table = sa.Table(
 )
 
 
+def _advance(fenced: bool) -> sa.Update:
+    """The append's update of the session row, built once (building it per append cost more than
+    running it): it moves `last_seq` on only from the expected value and, when `fenced`, only under
+    the writer's lease generation."""
+    where = [_sessions.c.id == sa.bindparam("s_id"), _sessions.c.last_seq == sa.bindparam("s_after")]
+    if fenced:
+        where += [_sessions.c.lease_gen == sa.bindparam("s_lease"), _sessions.c.lease_owner.is_not(None)]
+    return (
+        _sessions.update()
+        .where(*where)
+        .values(
+            status=sa.bindparam("s_status"),
+            reason=sa.bindparam("s_reason"),
+            steps=sa.bindparam("s_steps"),
+            last_seq=sa.bindparam("s_last"),
+            updated_at=sa.bindparam("s_now"),
+        )
+    )
+
+
+_ADVANCE = {False: _advance(False), True: _advance(True)}
+_INSERT_EVENTS = _events.insert()
+
+
 def _create_v1(conn: Connection) -> None:
-    for table in (_sessions, _events, _commands):
-        table.create(conn, checkfirst=True)
+    _V1.create_all(conn, checkfirst=True)
 
 
-_MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1]
+def _lease_and_unique_order_v2(conn: Connection) -> None:
+    """A lease owner token and generation per session, and unique command order numbers. Orders
+    that concurrent enqueues duplicated before this version are renumbered, keeping their order."""
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN lease_owner VARCHAR(200)"))
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN lease_gen INTEGER NOT NULL DEFAULT 0"))
+    rows = conn.execute(
+        sa.select(_commands.c.id, _commands.c.session_id, _commands.c.order_no).order_by(
+            _commands.c.session_id, _commands.c.order_no, _commands.c.queued_at, _commands.c.id
+        )
+    ).all()
+    counts: dict[str, int] = {}
+    for row in rows:
+        order = counts[row.session_id] = counts.get(row.session_id, 0) + 1
+        if row.order_no != order:
+            conn.execute(_commands.update().where(_commands.c.id == row.id).values(order_no=order))
+    _command_order.create(conn)
+
+
+_MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _lease_and_unique_order_v2]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
 
 def database_url(target: str | os.PathLike[str]) -> str:
-    """A SQLAlchemy URL from a URL or a file path (":memory:" for an in-memory database)."""
-    text = str(target)
+    """A SQLAlchemy URL from a URL or a file path (":memory:" for an in-memory database).
+
+    Raises `StoreUnavailable` with one sentence for a target that cannot be a database: empty, a
+    NUL byte, absurdly long, a directory, or a path below something that is not a directory.
+    """
+    text = os.fspath(target)
+    if not text.strip():
+        raise StoreUnavailable(
+            "the database path is empty; give a file path or a postgresql:// URL, or leave --db out for var/sessions.db"
+        )
+    if "\x00" in text:
+        raise StoreUnavailable("the database path contains a NUL byte; give a plain file path or URL")
+    if len(text) > MAX_PATH_CHARS:
+        raise StoreUnavailable(f"the database path is {len(text):,} characters long; the limit is {MAX_PATH_CHARS:,}")
     if "://" in text:
-        return text
+        return _driver_url(text)
     if text == ":memory:":
         return "sqlite://"
     path = Path(text).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _prepare_directory(path)
     return f"sqlite:///{path}"
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _prepare_directory(path: Path) -> None:
+    """Create the database file's directory, or say in one sentence why it cannot exist."""
+    try:
+        if path.is_dir():
+            raise StoreUnavailable(
+                f"'{shown(str(path))}' is a directory; give a file in it, e.g. '{shown(str(path / 'sessions.db'))}'"
+            )
+        for ancestor in path.parents:
+            if ancestor.exists():
+                if not ancestor.is_dir():
+                    raise StoreUnavailable(
+                        f"cannot create the session database '{shown(str(path))}': "
+                        f"'{shown(str(ancestor))}' is a file, not a directory"
+                    )
+                break
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreUnavailable(
+            f"cannot create the session database '{shown(str(path))}': {error.strerror or error}"
+        ) from None
+
+
+def _driver_url(url: str) -> str:
+    """PostgreSQL URLs use the psycopg 3 driver we ship (SQLAlchemy's default would be psycopg2)."""
+    scheme, _, rest = url.partition("://")
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    return url
+
+
+def _safe_url(url: str) -> str:
+    """The URL as a message may show it: no password, no huge echo."""
+    try:
+        text = sa.make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "the given database URL"
+    return text if len(text) <= 80 else shown(text)
+
+
+def _sentence(error: BaseException) -> str:
+    """The first line of the database driver's own message: never SQLAlchemy's background link."""
+    cause = getattr(error, "orig", None) or error
+    lines = str(cause).strip().splitlines()
+    return lines[0][:300] if lines else type(cause).__name__
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+    dbapi_connection.isolation_level = None  # pysqlite must not begin transactions itself: `_sqlite_begin` does
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    """Writers take the write lock up front, so their reads cannot go stale before they write."""
+    reading = conn.get_execution_options().get("andor_read", False)
+    conn.connection.driver_connection.execute("BEGIN" if reading else "BEGIN IMMEDIATE")  # type: ignore[union-attr]
 
 
 class SqlStore(EventStore):
     """`EventStore` on any SQLAlchemy database."""
 
     def __init__(self, url: str) -> None:
+        url = _driver_url(url)
         self.url = url
+        self._serial: AbstractContextManager[Any] = nullcontext()
         try:
             if url.startswith("sqlite"):
                 kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
                 if url in ("sqlite://", "sqlite:///:memory:"):
                     kwargs["poolclass"] = StaticPool
+                    self._serial = threading.RLock()  # one shared connection: one transaction at a time
                 self._engine: Engine = sa.create_engine(url, **kwargs)
-                sa.event.listen(self._engine, "connect", _sqlite_pragmas)
+                sa.event.listen(self._engine, "connect", _sqlite_connect)
+                sa.event.listen(self._engine, "begin", _sqlite_begin)
             else:
                 self._engine = sa.create_engine(url, pool_pre_ping=True)
             self._migrate()
+        except NoSuchModuleError:
+            raise StoreUnavailable(
+                f"unsupported database URL {_safe_url(url)}; give a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
+            ) from None
+        except ImportError as error:
+            raise StoreUnavailable(
+                f"the database driver for {_safe_url(url)} is not installed ({error}); pip install 'psycopg[binary]'"
+            ) from None
+        except ArgumentError:
+            raise StoreUnavailable(
+                f"{_safe_url(url)} is not a database URL; give a file path or a postgresql:// URL"
+            ) from None
         except SQLAlchemyError as error:
-            raise StoreUnavailable(f"cannot open the session database {url}: {error}") from error
+            raise StoreUnavailable(f"cannot open the session database {_safe_url(url)}: {_sentence(error)}") from None
 
     @contextmanager
-    def _tx(self) -> Iterator[Connection]:
+    def _tx(self, *, write: bool = True) -> Iterator[Connection]:
         """One transaction; database errors leave as the store's own exceptions, here only."""
         try:
-            with self._engine.begin() as conn:
-                yield conn
+            with self._serial, self._engine.connect() as conn:
+                if not write:
+                    conn.execution_options(andor_read=True)
+                with conn.begin():
+                    yield conn
         except IntegrityError as error:
-            raise SeqConflict(f"a concurrent writer got there first: {error.orig}") from error
+            raise SeqConflict(f"a concurrent writer got there first: {_sentence(error)}") from error
         except OperationalError as error:
-            raise StoreUnavailable(f"session database error: {error.orig}") from error
+            raise StoreUnavailable(f"session database error: {_sentence(error)}") from error
         except SQLAlchemyError as error:
-            raise StoreError(f"session database error: {error}") from error
+            raise StoreError(f"session database error: {_sentence(error)}") from error
 
     def _migrate(self) -> None:
         """Apply missing migrations; a process that loses the race to another simply re-checks."""
         for attempt in range(5):
             try:
                 with self._engine.begin() as conn:
+                    if conn.dialect.name == "postgresql":
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(7262110)"))  # one migrator at a time
                     _migrations_table.create(conn, checkfirst=True)
                     done = set(conn.execute(sa.select(_migrations_table.c.version)).scalars())
                     for version, migration in enumerate(_MIGRATIONS, start=1):
@@ -193,6 +345,10 @@ class SqlStore(EventStore):
     ) -> None:
         now = time.time()
         with self._tx() as conn:
+            if conn.execute(sa.select(_sessions.c.id).where(_sessions.c.id == session_id)).first() is not None:
+                raise SeqConflict(
+                    f"a session '{shown(session_id)}' already exists; choose another id or resume that one"
+                )
             conn.execute(
                 _sessions.insert().values(
                     id=session_id,
@@ -220,24 +376,66 @@ class SqlStore(EventStore):
         reason: str | None,
         steps: int,
         handled: Sequence[str] = (),
+        lease: int | None = None,
     ) -> None:
         if not events:
             return
+        after = events[0].seq - 1
+        row = {
+            "s_id": session_id,
+            "s_after": after,
+            "s_lease": lease,
+            "s_status": status,
+            "s_reason": reason,
+            "s_steps": steps,
+            "s_last": events[-1].seq,
+            "s_now": time.time(),
+        }
         with self._tx() as conn:
-            conn.execute(_events.insert(), self._rows(session_id, events))
-            updated = conn.execute(
-                _sessions.update()
-                .where(_sessions.c.id == session_id, _sessions.c.last_seq == events[0].seq - 1)
-                .values(status=status, reason=reason, steps=steps, last_seq=events[-1].seq, updated_at=time.time())
-            )
+            # The session row first: it checks sequence and lease together and (on PostgreSQL) locks the
+            # row, so a concurrent enqueue sees either the whole batch or none of it.
+            updated = conn.execute(_ADVANCE[lease is not None], row)
             if updated.rowcount != 1:
-                raise SeqConflict(f"session {session_id} moved on past event {events[0].seq - 1}")
+                raise self._refusal(conn, session_id, after, lease)
+            conn.execute(_INSERT_EVENTS, self._rows(session_id, events))
             if handled:
-                conn.execute(_commands.update().where(_commands.c.id.in_(list(handled))).values(handled=True))
+                conn.execute(
+                    _commands.update()
+                    .where(_commands.c.session_id == session_id, _commands.c.id.in_(list(handled)))
+                    .values(handled=True)
+                )
+
+    @staticmethod
+    def _refusal(conn: Connection, session_id: str, after: int, lease: int | None) -> StoreError:
+        """Why an append matched no row: no session, a lease that moved on, or a stale sequence number."""
+        row = conn.execute(
+            sa.select(_sessions.c.lease_gen, _sessions.c.lease_owner).where(_sessions.c.id == session_id)
+        ).first()
+        if row is None:
+            return _not_found(session_id)
+        if lease is not None and (row.lease_gen != lease or row.lease_owner is None):
+            return _lease_lost(session_id, lease, row.lease_gen)
+        return SeqConflict(f"session {session_id} moved on past event {after}")
 
     def enqueue(self, session_id: str, command_id: str, payload: dict[str, Any]) -> None:
-        self.session(session_id)
         with self._tx() as conn:
+            row = conn.execute(
+                sa.select(_sessions.c.status, _sessions.c.last_seq)
+                .where(_sessions.c.id == session_id)
+                .with_for_update()
+            ).first()
+            if row is None:
+                raise _not_found(session_id)
+            if row.status in _ENDED:
+                raise SessionFinished(
+                    f"session {session_id} has ended ({row.status}); commands cannot change it — fork it to continue: "
+                    f"python -m sessions fork {session_id} --at {row.last_seq}"
+                )
+            queued = conn.execute(sa.select(_commands.c.session_id).where(_commands.c.id == command_id)).first()
+            if queued is not None:
+                if queued.session_id == session_id:
+                    return  # the same command queued twice is one command (commands are idempotent by id)
+                raise SeqConflict(f"command id '{shown(command_id)}' is already used by another session; use a new id")
             order = conn.execute(
                 sa.select(sa.func.coalesce(sa.func.max(_commands.c.order_no), 0)).where(
                     _commands.c.session_id == session_id
@@ -259,10 +457,10 @@ class SqlStore(EventStore):
     def load(self, session_id: str, *, after: int = 0, upto: int | None = None) -> list[Event]:
         query = sa.select(
             _events.c.seq, _events.c.kind, _events.c.version, _events.c.node_id, _events.c.data, _events.c.at
-        ).where(_events.c.session_id == session_id, _events.c.seq > after)
+        ).where(_events.c.session_id == session_id, _events.c.seq > _clamp(after))
         if upto is not None:
-            query = query.where(_events.c.seq <= upto)
-        with self._tx() as conn:
+            query = query.where(_events.c.seq <= _clamp(upto))
+        with self._tx(write=False) as conn:
             rows = conn.execute(query.order_by(_events.c.seq)).all()
         if not rows and after == 0:
             self.session(session_id)
@@ -277,14 +475,14 @@ class SqlStore(EventStore):
         return events
 
     def session(self, session_id: str) -> SessionInfo:
-        with self._tx() as conn:
+        with self._tx(write=False) as conn:
             row = conn.execute(sa.select(_sessions).where(_sessions.c.id == session_id)).mappings().first()
         if row is None:
-            raise SessionNotFound(f"no session {session_id!r}; `python -m sessions list` shows the sessions")
+            raise _not_found(session_id)
         return SessionInfo(**row)
 
     def sessions(self) -> list[SessionInfo]:
-        with self._tx() as conn:
+        with self._tx(write=False) as conn:
             rows = conn.execute(sa.select(_sessions).order_by(_sessions.c.created_at.desc())).mappings().all()
         return [SessionInfo(**row) for row in rows]
 
@@ -294,48 +492,100 @@ class SqlStore(EventStore):
             .where(_commands.c.session_id == session_id, _commands.c.handled.is_(False))
             .order_by(_commands.c.order_no)
         )
-        with self._tx() as conn:
+        with self._tx(write=False) as conn:
             rows = conn.execute(query).all()
-        return [QueuedCommand(row.id, json.loads(row.payload), row.queued_at) for row in rows]
+        return [_queued(row.id, row.payload, row.queued_at) for row in rows]
 
     # -- runner lease -----------------------------------------------------------------------------
 
-    def claim(self, session_id: str, pid: int, now: float, stale_after: float) -> bool:
+    def claim(
+        self,
+        session_id: str,
+        owner: str,
+        now: float,
+        stale_after: float,
+        *,
+        gone: Callable[[str], bool] = lambda owner: False,
+        pid: int | None = None,
+    ) -> int | None:
         with self._tx() as conn:
-            result = conn.execute(
+            row = conn.execute(
+                sa.select(
+                    _sessions.c.lease_owner, _sessions.c.lease_gen, _sessions.c.runner_pid, _sessions.c.heartbeat_at
+                )
+                .where(_sessions.c.id == session_id)
+                .with_for_update()
+            ).first()
+            if row is None:
+                raise _not_found(session_id)
+            held = (
+                (row.lease_owner is not None or row.runner_pid is not None)
+                and row.heartbeat_at is not None
+                and row.heartbeat_at >= now - stale_after
+            )
+            if held and not (row.lease_owner is not None and gone(row.lease_owner)):
+                return None
+            taken = conn.execute(
+                _sessions.update()
+                .where(_sessions.c.id == session_id, _sessions.c.lease_gen == row.lease_gen)
+                .values(lease_owner=owner, lease_gen=row.lease_gen + 1, runner_pid=pid, heartbeat_at=now)
+            )
+        return row.lease_gen + 1 if taken.rowcount == 1 else None
+
+    def heartbeat(self, session_id: str, lease: int, now: float) -> None:
+        with self._tx() as conn:
+            beat = conn.execute(
                 _sessions.update()
                 .where(
-                    _sessions.c.id == session_id,
-                    sa.or_(
-                        _sessions.c.runner_pid.is_(None),
-                        _sessions.c.runner_pid == pid,
-                        _sessions.c.heartbeat_at < now - stale_after,
-                    ),
+                    _sessions.c.id == session_id, _sessions.c.lease_gen == lease, _sessions.c.lease_owner.is_not(None)
                 )
-                .values(runner_pid=pid, heartbeat_at=now)
-            )
-        return result.rowcount == 1
-
-    def heartbeat(self, session_id: str, pid: int, now: float) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                _sessions.update()
-                .where(_sessions.c.id == session_id, _sessions.c.runner_pid == pid)
                 .values(heartbeat_at=now)
             )
+            if beat.rowcount != 1:
+                row = conn.execute(sa.select(_sessions.c.lease_gen).where(_sessions.c.id == session_id)).first()
+                raise _lease_lost(session_id, lease, row.lease_gen if row is not None else None)
 
-    def release(self, session_id: str, pid: int) -> None:
+    def release(self, session_id: str, lease: int) -> None:
         with self._tx() as conn:
             conn.execute(
                 _sessions.update()
-                .where(_sessions.c.id == session_id, _sessions.c.runner_pid == pid)
-                .values(runner_pid=None, heartbeat_at=None)
+                .where(_sessions.c.id == session_id, _sessions.c.lease_gen == lease)
+                .values(lease_owner=None, runner_pid=None, heartbeat_at=None)
             )
 
     def close(self) -> None:
         self._engine.dispose()
 
 
+def _clamp(seq: int) -> int:
+    """A sequence bound the database can compare with (`--at 10**30` means "all events")."""
+    return max(-1, min(seq, _SEQ_LIMIT))
+
+
+def _queued(command_id: str, text: str, queued_at: float) -> QueuedCommand:
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not valid JSON")
+    if not isinstance(payload, dict):
+        return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not a JSON object")
+    return QueuedCommand(command_id, payload, queued_at)
+
+
+def _not_found(session_id: str) -> SessionNotFound:
+    return SessionNotFound(f"no session '{shown(session_id)}'; `python -m sessions list` shows the sessions")
+
+
+def _lease_lost(session_id: str, lease: int, now_gen: int | None) -> LeaseLost:
+    return LeaseLost(
+        f"session {session_id} was taken over by another runner (lease {lease}, now {now_gen}); "
+        "this runner stopped without changing the session"
+    )
+
+
 def open_store(target: str | os.PathLike[str] | None = None) -> SqlStore:
-    """Open the store at a path or URL; default `$ANDOR_DB` or ./var/sessions.db."""
-    return SqlStore(database_url(target or os.environ.get("ANDOR_DB", "var/sessions.db")))
+    """Open the store at a path or URL; default `$ANDOR_DB` or ./var/sessions.db (an empty target is
+    an error, not the default)."""
+    if target is None:
+        target = os.environ.get("ANDOR_DB") or "var/sessions.db"
+    return SqlStore(database_url(target))

@@ -1,31 +1,39 @@
-"""The session store interface: an append-only event log per session, plus a command queue.
+"""The session store interface: an append-only event log per session, a command queue, a runner lease.
 
 Backends implement `EventStore` and nothing else; the runner, CLI and console depend only on this
 module. Errors a backend raises are translated into this hierarchy in one place per backend:
 
     StoreError
     ├── SessionNotFound   no session with that id
+    ├── SessionFinished   a command for a session that has ended (fork it instead)
     ├── SeqConflict       another writer appended first (the expected sequence number is stale)
+    ├── LeaseLost         the writer's runner lease has moved on to another runner (its fencing token is stale)
     └── StoreUnavailable  the database could not be opened or written
+
+The runner lease makes "exactly one runner per session" a property of the store: `claim` is a
+compare-and-set that returns a generation number, and every write a runner makes carries that
+generation (a fencing token), so a runner that lost its lease can no longer change the session.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from planner.events import Event
 
 __all__ = [
-    "StoreError",
-    "SessionNotFound",
-    "SeqConflict",
-    "StoreUnavailable",
-    "SessionInfo",
-    "QueuedCommand",
     "EventStore",
+    "LeaseLost",
+    "QueuedCommand",
+    "SeqConflict",
+    "SessionFinished",
+    "SessionInfo",
+    "SessionNotFound",
+    "StoreError",
+    "StoreUnavailable",
 ]
 
 
@@ -37,8 +45,16 @@ class SessionNotFound(StoreError):
     pass
 
 
+class SessionFinished(StoreError):
+    """A command for a session that has ended: nothing could ever apply it."""
+
+
 class SeqConflict(StoreError):
     pass
+
+
+class LeaseLost(StoreError):
+    """A write or heartbeat carried a lease generation that is no longer the session's."""
 
 
 class StoreUnavailable(StoreError):
@@ -62,6 +78,8 @@ class SessionInfo:
     forked_at: int | None = None
     runner_pid: int | None = None
     heartbeat_at: float | None = None
+    lease_owner: str | None = None
+    lease_gen: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +87,8 @@ class QueuedCommand:
     command_id: str
     payload: dict[str, Any]
     queued_at: float
+    problem: str | None = None
+    """Why the stored payload cannot be read as a command at all (it is then rejected, not retried)."""
 
 
 class EventStore(ABC):
@@ -100,9 +120,11 @@ class EventStore(ABC):
         reason: str | None,
         steps: int,
         handled: Sequence[str] = (),
+        lease: int | None = None,
     ) -> None:
         """Append events whose seqs continue the log, update the listing projection and mark commands
-        handled, all in one transaction. Raises `SeqConflict` if any seq is taken."""
+        handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
+        when `lease` (a runner's fencing token) is no longer the session's lease generation."""
 
     @abstractmethod
     def load(self, session_id: str, *, after: int = 0, upto: int | None = None) -> list[Event]:
@@ -117,21 +139,35 @@ class EventStore(ABC):
 
     @abstractmethod
     def enqueue(self, session_id: str, command_id: str, payload: dict[str, Any]) -> None:
-        """Queue an operator command; durable when this returns."""
+        """Queue an operator command with the next order number; durable when this returns. Raises
+        `SessionFinished` when the session has ended, checked atomically with the runner's last write."""
 
     @abstractmethod
     def pending(self, session_id: str) -> list[QueuedCommand]:
         """Queued commands not yet handled, oldest first."""
 
     @abstractmethod
-    def claim(self, session_id: str, pid: int, now: float, stale_after: float) -> bool:
-        """Take the runner lease unless another live runner holds it; True when taken."""
+    def claim(
+        self,
+        session_id: str,
+        owner: str,
+        now: float,
+        stale_after: float,
+        *,
+        gone: Callable[[str], bool] = lambda owner: False,
+        pid: int | None = None,
+    ) -> int | None:
+        """Take the runner lease if it is free (no holder, a heartbeat older than `stale_after`, or a
+        holder `gone` says is dead): a compare-and-set, so of many racers exactly one wins. Returns
+        the new lease generation (the fencing token), or None when another runner holds it."""
 
     @abstractmethod
-    def heartbeat(self, session_id: str, pid: int, now: float) -> None: ...
+    def heartbeat(self, session_id: str, lease: int, now: float) -> None:
+        """Keep the lease alive; raises `LeaseLost` when it has moved on."""
 
     @abstractmethod
-    def release(self, session_id: str, pid: int) -> None: ...
+    def release(self, session_id: str, lease: int) -> None:
+        """Give the lease up, if it is still this generation's."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,35 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     from planner.chromium import find_chromium, launch_args
 
     return {**browser_type_launch_args, "executable_path": find_chromium(), "args": launch_args()}
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Any:
+    """A PostgreSQL server for this test run: $ANDOR_TEST_POSTGRES when set, otherwise a throwaway one
+    started with initdb/pg_ctl in a temporary directory and stopped at the end."""
+    from postgres import MissingPostgres, PostgresServer
+
+    if url := os.environ.get("ANDOR_TEST_POSTGRES"):
+        yield url
+        return
+    try:
+        server = PostgresServer().start()
+    except MissingPostgres as missing:
+        pytest.skip(str(missing))
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on pytest-playwright's `page`/`browser` fixtures run last.
+
+    Those fixtures keep one Playwright (and its asyncio loop) on the main thread for the rest of the
+    session, and Playwright's sync API allows one per thread, so a `BrowserEnvironment` a later
+    test starts on the main thread would be refused. Order within each group is kept.
+    """
+    uses_fixture = [item for item in items if {"page", "browser", "context"} & set(getattr(item, "fixturenames", ()))]
+    if uses_fixture:
+        others = [item for item in items if item not in set(uses_fixture)]
+        items[:] = others + uses_fixture

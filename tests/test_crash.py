@@ -33,7 +33,10 @@ def long_script() -> dict[str, Any]:
             fail.append(f"click [{g * 10 + 1}]")
             repairs[f"group {g}"] = {"add": [f"g{g} retry"]}
             nodes[f"g{g} retry"] = {"type": "ACTION", "action": f"click [{g * 10 + 9}]"}
-    nodes["choose"] = {"type": "OR", "children": [{"description": "plan A", "score": 0.9}, {"description": "plan B", "score": 0.4}]}
+    nodes["choose"] = {
+        "type": "OR",
+        "children": [{"description": "plan A", "score": 0.9}, {"description": "plan B", "score": 0.4}],
+    }
     nodes["plan A"] = {"type": "ACTION", "action": "click [900]"}
     nodes["plan B"] = {"type": "ACTION", "action": "click [901]"}
     fail.append("click [900]")
@@ -88,3 +91,38 @@ def test_kill_nine_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> N
         actual = comparable(last_json(cli("export", session_id, "--db", str(db))))
         assert actual == expected, f"run {run} killed after {killed_at} events diverged"
     assert interrupted >= 6, "the runs finished before they could be killed; the test proved nothing"
+
+
+def test_two_resumes_started_together_after_kill_nine_run_the_session_once(tmp_path: Path) -> None:
+    """The issue's probe: two `resume` processes right after a kill -9 once both ran the session.
+    One must run it; the other must be refused (or find it already ended), and the log must be the
+    uninterrupted run's."""
+    script = tmp_path / "long.json"
+    script.write_text(json.dumps(long_script()))
+    model = f"script:{script}"
+    reference_db = tmp_path / "ref.db"
+    assert last_json(cli("run", "--db", str(reference_db), "--task", TASK, "--model", model, "--id", "ref"))
+    expected = comparable(last_json(cli("export", "ref", "--db", str(reference_db))))
+    total = len(expected["events"])
+    rng = random.Random(7)
+    for trial in range(12):
+        db = tmp_path / f"race{trial}.db"
+        proc = spawn("run", "--db", str(db), "--task", TASK, "--model", model, "--id", "ref")
+        kill_at = rng.randint(5, total // 2)
+        deadline = time.monotonic() + 60
+        while event_count(db, "ref") < kill_at and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert event_count(db, "ref") >= kill_at, f"trial {trial}: the run never reached event {kill_at}"
+        proc.kill()
+        proc.wait()
+        resumers = [spawn("resume", "ref", "--db", str(db)) for _ in range(2)]
+        outcomes = []
+        for resumer in resumers:
+            _out, err = resumer.communicate(timeout=120)
+            outcomes.append((resumer.returncode, err.strip().splitlines()[-1] if err.strip() else ""))
+        ran = [code for code, _ in outcomes if code == 0]
+        refused = [line for code, line in outcomes if code == 2]
+        assert len(ran) >= 1 and len(ran) + len(refused) == 2, f"trial {trial}: {outcomes}"
+        assert all("is being run by process" in line or "has ended" in line for line in refused), outcomes
+        actual = comparable(last_json(cli("export", "ref", "--db", str(db))))
+        assert actual == expected, f"trial {trial}: the log differs from an uninterrupted run's"

@@ -1,36 +1,39 @@
 """One contract for the session store, run against every backend we ship.
 
-SQLite in memory and on disk always; PostgreSQL too when ANDOR_TEST_POSTGRES holds a SQLAlchemy URL.
+SQLite in memory and on disk, and PostgreSQL: a throwaway server started for the test run (or the
+one $ANDOR_TEST_POSTGRES names), a fresh database per test.
 """
 
 from __future__ import annotations
 
-import os
+import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from postgres import database_for
 
 from planner.events import Event, Kind
 from sessions.sql import SqlStore, database_url
-from sessions.store import EventStore, SeqConflict, SessionNotFound
+from sessions.store import EventStore, LeaseLost, SeqConflict, SessionFinished, SessionNotFound
 
-BACKENDS = ["memory", "disk"] + (["postgres"] if os.environ.get("ANDOR_TEST_POSTGRES") else [])
+BACKENDS = ["memory", "disk", "postgres"]
 
 
 @pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path) -> EventStore:  # type: ignore[no-untyped-def]
-    url = {
-        "memory": "sqlite://",
-        "disk": database_url(tmp_path / "store.db"),
-        "postgres": os.environ.get("ANDOR_TEST_POSTGRES", ""),
-    }[request.param]
-    backend = SqlStore(url)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+    backend = SqlStore(database_for(request.param, request, tmp_path))
     yield backend
     backend.close()
 
 
 def _events(start: int, count: int) -> list[Event]:
-    return [Event(seq, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand", "n": seq}, 1, time.time()) for seq in range(start, start + count)]
+    return [
+        Event(seq, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand", "n": seq}, 1, time.time())
+        for seq in range(start, start + count)
+    ]
 
 
 def _created(store: EventStore, session_id: str = "s1") -> None:
@@ -64,6 +67,12 @@ def test_gap_is_a_conflict(store: EventStore) -> None:
         store.append("s1", _events(5, 1), status="running", reason=None, steps=1)
 
 
+def test_a_session_id_is_created_once(store: EventStore) -> None:
+    _created(store)
+    with pytest.raises(SeqConflict, match="already exists"):
+        _created(store)
+
+
 def test_unknown_session(store: EventStore) -> None:
     with pytest.raises(SessionNotFound):
         store.session("nope")
@@ -71,6 +80,17 @@ def test_unknown_session(store: EventStore) -> None:
         store.load("nope")
     with pytest.raises(SessionNotFound):
         store.enqueue("nope", "c1", {"kind": "pause"})
+    with pytest.raises(SessionNotFound) as raised:
+        store.session("x" * 100_000)
+    assert len(str(raised.value)) < 200, "a huge id must not be echoed back"
+
+
+def test_huge_and_negative_bounds_load_without_overflow(store: EventStore) -> None:
+    _created(store)
+    store.append("s1", _events(2, 2), status="running", reason=None, steps=2)
+    assert [e.seq for e in store.load("s1", upto=10**30)] == [1, 2, 3]
+    assert store.load("s1", after=10**30) == []
+    assert store.load("s1", upto=-1) == []
 
 
 def test_commands_queue_until_handled_with_their_events(store: EventStore) -> None:
@@ -85,13 +105,169 @@ def test_commands_queue_until_handled_with_their_events(store: EventStore) -> No
     assert [c.command_id for c in store.pending("s1")] == ["c2"], "a failed append must not mark commands handled"
 
 
+def test_the_same_command_queued_twice_is_one_command(store: EventStore) -> None:
+    _created(store)
+    store.enqueue("s1", "c1", {"kind": "pause"})
+    store.enqueue("s1", "c1", {"kind": "pause"})
+    assert [c.command_id for c in store.pending("s1")] == ["c1"]
+
+
+def test_commands_for_an_ended_session_are_refused(store: EventStore) -> None:
+    _created(store)
+    store.append("s1", _events(2, 1), status="succeeded", reason=None, steps=1)
+    with pytest.raises(SessionFinished, match=r"has ended \(succeeded\).*python -m sessions fork s1 --at 2"):
+        store.enqueue("s1", "c1", {"kind": "pause"})
+    assert store.pending("s1") == []
+
+
+def test_concurrent_enqueues_get_unique_increasing_orders(store: SqlStore) -> None:
+    _created(store)
+    threads, per_thread = 6, 15
+    barrier = threading.Barrier(threads)
+    errors: list[BaseException] = []
+
+    def queue(worker: int) -> None:
+        try:
+            barrier.wait(timeout=60)
+            for n in range(per_thread):
+                store.enqueue("s1", f"w{worker}-{n}", {"kind": "pause"})
+        except BaseException as error:  # noqa: BLE001 - reported by the assert below
+            errors.append(error)
+
+    workers = [threading.Thread(target=queue, args=(w,)) for w in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+    assert not any(w.is_alive() for w in workers), "enqueue threads did not finish within 120 s"
+    assert errors == []
+    with store._engine.connect() as conn:
+        orders = conn.execute(sa.text("select order_no from commands where session_id = 's1'")).scalars().all()
+    assert sorted(orders) == list(range(1, threads * per_thread + 1)), "order numbers must be unique and dense"
+    for worker in range(threads):  # each writer's commands keep the order it queued them in
+        mine = [c.command_id for c in store.pending("s1") if c.command_id.startswith(f"w{worker}-")]
+        assert mine == [f"w{worker}-{n}" for n in range(per_thread)]
+
+
+def test_an_unreadable_stored_command_is_reported_not_raised(store: SqlStore) -> None:
+    _created(store)
+    with store._engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "insert into commands (id, session_id, payload, queued_at, order_no, handled) "
+                "values ('bad', 's1', '{not json', 0, 1, false), ('list', 's1', '[1]', 0, 2, false)"
+            )
+        )
+    store.enqueue("s1", "good", {"kind": "pause"})
+    queued = store.pending("s1")
+    assert [(c.command_id, c.problem is None) for c in queued] == [("bad", False), ("list", False), ("good", True)]
+
+
+# -- the runner lease --------------------------------------------------------------------------------
+
+
 def test_runner_lease(store: EventStore) -> None:
     _created(store)
-    assert store.claim("s1", 100, now=1000.0, stale_after=15)
-    assert not store.claim("s1", 200, now=1005.0, stale_after=15)
-    assert store.claim("s1", 200, now=1020.0, stale_after=15)
-    store.release("s1", 200)
-    assert store.claim("s1", 300, now=1021.0, stale_after=15)
+    first = store.claim("s1", "a", now=1000.0, stale_after=15)
+    assert first == 1
+    assert store.claim("s1", "b", now=1005.0, stale_after=15) is None, "a live lease is not taken"
+    second = store.claim("s1", "b", now=1020.0, stale_after=15)
+    assert second == 2, "a stale lease is taken, with the next generation"
+    store.release("s1", second)
+    assert store.claim("s1", "c", now=1021.0, stale_after=15) == 3
+
+
+def test_a_lease_whose_holder_is_gone_is_taken_at_once(store: EventStore) -> None:
+    _created(store)
+    assert store.claim("s1", "host:1:dead", now=1000.0, stale_after=15, pid=1) == 1
+    assert store.claim("s1", "b", now=1001.0, stale_after=15, gone=lambda owner: False) is None
+    assert store.claim("s1", "b", now=1001.0, stale_after=15, gone=lambda owner: owner == "host:1:dead") == 2
+    assert store.claim("s1", "c", now=1001.0, stale_after=15, gone=lambda owner: owner == "host:1:dead") is None
+    info = store.session("s1")
+    assert (info.lease_owner, info.lease_gen, info.heartbeat_at) == ("b", 2, 1001.0)
+
+
+def test_writes_with_a_lease_that_moved_on_are_refused(store: EventStore) -> None:
+    _created(store)
+    old = store.claim("s1", "a", now=1000.0, stale_after=15)
+    assert old is not None
+    store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=old)
+    new = store.claim("s1", "b", now=2000.0, stale_after=15)
+    assert new == old + 1
+    store.enqueue("s1", "c1", {"kind": "pause"})
+    with pytest.raises(LeaseLost, match="taken over by another runner"):
+        store.append("s1", _events(3, 1), status="paused", reason=None, steps=1, handled=["c1"], lease=old)
+    with pytest.raises(LeaseLost):
+        store.heartbeat("s1", old, now=2001.0)
+    store.release("s1", old)
+    info = store.session("s1")
+    assert (info.last_seq, info.status, info.lease_owner, info.heartbeat_at) == (2, "running", "b", 2000.0)
+    assert [c.command_id for c in store.pending("s1")] == ["c1"], "a refused append marks nothing handled"
+    with pytest.raises(SeqConflict):  # a stale sequence with the right lease is still a conflict, not a lost lease
+        store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=new)
+    store.append("s1", _events(3, 1), status="running", reason=None, steps=2, lease=new)
+    store.heartbeat("s1", new, now=2002.0)
+    assert store.session("s1").heartbeat_at == 2002.0
+
+
+def test_a_released_lease_cannot_write(store: EventStore) -> None:
+    _created(store)
+    lease = store.claim("s1", "a", now=1000.0, stale_after=15)
+    assert lease is not None
+    store.release("s1", lease)
+    with pytest.raises(LeaseLost):
+        store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=lease)
+    with pytest.raises(LeaseLost):
+        store.heartbeat("s1", lease, now=1001.0)
+
+
+# -- schema ------------------------------------------------------------------------------------------
+
+
+def test_migrations_are_recorded_once(tmp_path: Path) -> None:
+    url = database_url(tmp_path / "m.db")
+    SqlStore(url).close()
+    store = SqlStore(url)
+    with store._engine.connect() as conn:
+        versions = conn.execute(sa.text("select version from schema_migrations")).scalars().all()
+    assert versions == [1, 2]
+    store.close()
+
+
+def test_version_two_upgrades_a_first_release_database(tmp_path: Path) -> None:
+    """A database written by the first release, with duplicate order numbers from its racy enqueue."""
+    from sessions.sql import _V1, _migrations_table
+
+    path = tmp_path / "v1.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        _V1.create_all(conn)
+        _migrations_table.create(conn)
+        conn.execute(_migrations_table.insert().values(version=1, applied_at=0.0))
+        conn.execute(
+            sa.text(
+                "insert into sessions (id, task, model, status, steps, last_seq, created_at, updated_at, runner_pid,"
+                " heartbeat_at) values ('s1', 't', 'script', 'running', 0, 0, 0, 0, 4242, 5)"
+            )
+        )
+        conn.execute(
+            sa.text(
+                "insert into commands (id, session_id, payload, queued_at, order_no, handled) values "
+                "('a', 's1', '{}', 1, 1, 0), ('b', 's1', '{}', 2, 2, 0), ('c', 's1', '{}', 3, 2, 0), "
+                "('d', 's1', '{}', 4, 3, 0)"
+            )
+        )
+    engine.dispose()
+    store = SqlStore(database_url(path))
+    assert [c.command_id for c in store.pending("s1")] == ["a", "b", "c", "d"]
+    info = store.session("s1")
+    assert (info.lease_owner, info.lease_gen, info.runner_pid) == (None, 0, 4242)
+    store.enqueue("s1", "e", {"kind": "pause"})
+    with store._engine.connect() as conn:
+        orders = conn.execute(sa.text("select order_no from commands order by order_no")).scalars().all()
+    assert orders == [1, 2, 3, 4, 5]
+    assert store.claim("s1", "new", now=100.0, stale_after=15) == 1
+    store.close()
 
 
 def test_sessions_listed_newest_first(store: EventStore) -> None:
@@ -99,15 +275,3 @@ def test_sessions_listed_newest_first(store: EventStore) -> None:
     time.sleep(0.01)
     _created(store, "b")
     assert [info.id for info in store.sessions()] == ["b", "a"]
-
-
-def test_migrations_are_recorded_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    url = database_url(tmp_path / "m.db")
-    SqlStore(url).close()
-    store = SqlStore(url)
-    import sqlalchemy as sa
-
-    with store._engine.connect() as conn:  # noqa: SLF001 - checking the migration table itself
-        versions = conn.execute(sa.text("select version from schema_migrations")).scalars().all()
-    assert versions == [1]
-    store.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from planner.events import Kind
 from sessions.runner import InvalidCommand, queue_command
+from sessions.store import SessionFinished
 from ui.context import Console
 
 __all__ = ["Outcome", "send"]
@@ -15,7 +16,8 @@ __all__ = ["Outcome", "send"]
 
 @dataclass(frozen=True)
 class Outcome:
-    """`applied`, `rejected` (with the engine's reason), `queued` (not handled yet) or `invalid`."""
+    """`applied`, `rejected` (with the engine's reason), `queued` (not handled yet) or `invalid` (not queued:
+    malformed, or the session has ended)."""
 
     result: str
     message: str
@@ -30,7 +32,7 @@ def send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float = 2
     seen = ctx.store.session(session_id).last_seq
     try:
         command_id = queue_command(ctx.store, session_id, payload)
-    except InvalidCommand as error:
+    except (InvalidCommand, SessionFinished) as error:
         return Outcome("invalid", str(error))
     ctx.pool.ensure_running(session_id)
     deadline = time.monotonic() + wait

@@ -1,0 +1,156 @@
+"""No command is silently lost, and the runner always says why it stopped (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MECHANICS
+from postgres import database_for
+
+from planner.dry import DRY_START, DryEnvironment
+from planner.events import Kind
+from planner.protocols import ActionResult
+from planner.scripted import Script, ScriptedModel
+from sessions.backends import Backend
+from sessions.runner import Runner, create_session, queue_command
+from sessions.sql import SqlStore
+from sessions.store import SessionFinished
+
+TASK = "open two pages"
+SCRIPT = Script.model_validate(
+    {
+        "nodes": {
+            TASK: {"type": "AND", "children": ["first", "second"]},
+            "first": {"type": "ACTION", "action": "click [1]"},
+            "second": {"type": "ACTION", "action": "click [2]"},
+        },
+        "final_answer": "done",
+    }
+)
+
+
+@pytest.fixture(params=["memory", "disk", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    backend = SqlStore(database_for(request.param, request, tmp_path))
+    yield backend
+    backend.close()
+
+
+def _session(store: SqlStore, session_id: str = "s", paused: bool = False) -> str:
+    return create_session(
+        store, TASK, "demo", start_url=DRY_START, config=MECHANICS, session_id=session_id, paused=paused
+    )
+
+
+def _handled(store: SqlStore, session_id: str) -> dict[str, tuple[str, str | None]]:
+    return {
+        e.data["command_id"]: (e.kind.value, e.data.get("reason"))
+        for e in store.load(session_id)
+        if e.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED)
+    }
+
+
+def test_a_command_for_an_ended_session_is_refused_with_what_to_do(store: SqlStore) -> None:
+    _session(store)
+    Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), DryEnvironment())).run()
+    last = store.session("s").last_seq
+    with pytest.raises(SessionFinished) as refused:
+        queue_command(store, "s", {"kind": "pause"})
+    assert str(refused.value) == (
+        f"session s has ended (succeeded); commands cannot change it — fork it to continue: "
+        f"python -m sessions fork s --at {last}"
+    )
+    assert store.pending("s") == []
+
+
+class _LateOperator:
+    """The store as the runner sees it, with an operator who queues a command right after the
+    runner's last look at the queue before the session ends."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+        self.armed = False
+        self.command_id = ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def pending(self, session_id: str) -> Any:
+        queued = self.store.pending(session_id)
+        if self.armed and not self.command_id:
+            self.command_id = queue_command(self.store, session_id, {"kind": "prune", "node": "0.2", "reason": "late"})
+        return queued
+
+    def on_events(self, events: list[Any]) -> None:
+        """Arm once the root has succeeded: the next step is the one that ends the session."""
+        self.armed = self.armed or any(e.node_id == "0" and e.data.get("status") == "SUCCESS" for e in events)
+
+
+def test_a_command_queued_just_before_the_end_is_rejected_not_lost(store: SqlStore) -> None:
+    """Even when the runner is told to stop (Ctrl-C, console shutdown) right as the session ends."""
+    _session(store)
+    late = _LateOperator(store)
+    backend = Backend(ScriptedModel(SCRIPT), DryEnvironment())
+    runner = Runner(late, "s", backend=backend, on_events=late.on_events)  # type: ignore[arg-type]
+    state = runner.run(should_stop=lambda: runner.state.finished)
+    assert state.status.value == "succeeded"
+    assert late.command_id, "the test never queued its late command"
+    assert store.pending("s") == [], "the late command was left in the queue, never to be applied"
+    assert _handled(store, "s")[late.command_id] == (
+        "command_rejected",
+        "the session has ended (succeeded); fork it to continue",
+    )
+
+
+def test_an_unreadable_stored_command_is_rejected_and_later_ones_apply(store: SqlStore) -> None:
+    _session(store, paused=True)
+    store.enqueue("s", "from-a-newer-version", {"kind": "warp", "command_id": "from-a-newer-version"})
+    store.enqueue("s", "no-node", {"kind": "prune", "command_id": "no-node"})
+    resume = queue_command(store, "s", {"kind": "resume"})
+    state = Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), DryEnvironment())).run()
+    assert state.status.value == "succeeded"
+    handled = _handled(store, "s")
+    assert handled["from-a-newer-version"][0] == "command_rejected"
+    assert handled["from-a-newer-version"][1].startswith("the stored command cannot be read (")
+    assert "'warp'" in handled["from-a-newer-version"][1]
+    assert handled["no-node"][0] == "command_rejected" and "node: Field required" in handled["no-node"][1]
+    assert handled[resume] == ("command_applied", None)
+    assert store.pending("s") == []
+
+
+class _CrashingBrowser(DryEnvironment):
+    def execute(self, action: str, **options: Any) -> ActionResult:
+        raise RuntimeError("Target page, context or browser has been closed\nCall log:\n  - waiting for locator")
+
+
+def test_an_adapter_exception_is_the_reason_the_session_paused(store: SqlStore) -> None:
+    _session(store)
+    with pytest.raises(RuntimeError, match="browser has been closed"):
+        Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), _CrashingBrowser())).run()
+    info = store.session("s")
+    assert (info.status, info.reason) == ("paused", "Target page, context or browser has been closed")
+    assert info.lease_owner is None, "the lease is released for the next resume"
+
+
+class _Silent(Exception):
+    pass
+
+
+class _SilentBrowser(DryEnvironment):
+    def execute(self, action: str, **options: Any) -> ActionResult:
+        raise _Silent()
+
+
+def test_an_exception_without_a_message_is_named_by_its_type(store: SqlStore) -> None:
+    _session(store)
+    with pytest.raises(_Silent):
+        Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), _SilentBrowser())).run()
+    assert store.session("s").reason == "_Silent"
+
+
+def test_a_stopped_runner_says_so(store: SqlStore) -> None:
+    _session(store)
+    state = Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), DryEnvironment())).run(should_stop=lambda: True)
+    assert (state.status.value, state.reason) == ("paused", "runner stopped; resume to continue")
