@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from planner.config import Breakpoint, EngineConfig
 from sessions.runner import create_session, load_state
 from sessions.sql import open_store
+from ui.text import md
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
@@ -119,7 +120,9 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     at = app()
     at.button(key="ctl_resume").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).steps >= 1 and load_state(store, session_id).status.value == "paused")
+    wait_for(
+        lambda: load_state(store, session_id).steps >= 1 and load_state(store, session_id).status.value == "paused"
+    )
     at.run()
     at.selectbox(key="selected").select("0.1")
     at.run()
@@ -131,7 +134,7 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     at.text_input(key="inject_scores").input("0.5, 0.7")
     at.form_submit_button(key="inject_submit").click()
     at.run()
-    assert at.error[0].value == "give one score per alternative (1), or none"
+    assert at.error[0].value == md("give one score per alternative (1), or none")
 
     at.selectbox(key="selected").select("0")
     at.run()
@@ -140,7 +143,10 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     at.run()
     assert any("inject applied" in s.value for s in at.success)
     state = load_state(store, session_id)
-    assert [state.tree[c].description for c in state.tree["0"].children][-2:] == ["Check the reviews", "Note the rating"]
+    assert [state.tree[c].description for c in state.tree["0"].children][-2:] == [
+        "Check the reviews",
+        "Note the rating",
+    ]
 
     at.selectbox(key="selected").select("0.3")
     at.run()
@@ -155,7 +161,9 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
 
 def test_hostile_text_is_shown_as_text(db: str) -> None:
     store = open_store(db)
-    create_session(store, "<img src=x onerror=alert(1)> [link](javascript:alert(2))", BROWNIE, start_url="dry://start", paused=True)
+    create_session(
+        store, "<img src=x onerror=alert(1)> [link](javascript:alert(2))", BROWNIE, start_url="dry://start", paused=True
+    )
     at = app()
     rendered = markdown_text(at)
     import re
@@ -252,3 +260,73 @@ def test_the_cost_cap_is_set_from_the_edit_tab_and_shown_in_the_status(db: str) 
     wait_for(lambda: load_state(store, session_id).config.get("max_cost_usd") == 2.5)
     at.run()
     assert "cost cap $2.5" in markdown_text(at)
+
+
+def markdown_strings(at: AppTest) -> list[str]:
+    """Every string the page hands to Streamlit's Markdown renderer: the bodies of Markdown, captions
+    and alerts, and the labels and help of every widget, button, expander and tab. (Plain text, code,
+    dataframes and selectbox options are never parsed, so they are left out.)"""
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        kind = getattr(node, "type", None)
+        if kind in ("markdown", "caption", "error", "warning", "info", "success", "title", "header", "subheader"):
+            found.append(node.value)  # type: ignore[attr-defined]
+        for attr in ("label", "help"):
+            value = getattr(node, attr, None)
+            if isinstance(value, str):
+                found.append(value)
+        children = getattr(node, "children", None) or {}
+        for child in children.values() if isinstance(children, dict) else children:
+            walk(child)
+
+    walk(at._tree)
+    return found
+
+
+def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
+    from test_console_hostile import DONE, HOST, INSPECTED, LIVE, first_line, live_markup, store_sessions
+
+    store_sessions(open_store(db), HOST)
+    views: list[tuple[str, list[str]]] = []
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = LIVE
+    at.run()
+    assert not at.exception, at.exception
+    for node_id in INSPECTED:
+        at.selectbox(key="selected").select(node_id)
+        at.run()
+        views.append((f"node {node_id}", markdown_strings(at)))
+    at.slider(key=f"timeline_{LIVE}").set_value(20)
+    at.run()
+    views.append(("the timeline at event 20", markdown_strings(at)))
+    done = AppTest.from_file(APP, default_timeout=30)
+    done.query_params["session"] = DONE
+    done.run()
+    views.append(("the failed session", markdown_strings(done)))
+    for view, strings in views:
+        for text in strings:
+            assert live_markup(text) == [], f"{view}: {text!r} reaches Markdown unescaped"
+    shown = "\n".join(parsed for _, strings in views for parsed in strings).replace("\\", "").replace("\u2060", "")
+    for tag in ("progress", "expansion-note", "operator", "usage-key", "rule", "pause-reason", "finish-reason", "note"):
+        assert first_line(tag, HOST) in shown, f"the {tag} field is not shown"
+
+
+def test_refusals_and_errors_quote_text_as_text(db: str) -> None:
+    from test_console_hostile import HOST, live_markup, payloads
+
+    create_session(open_store(db), BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    hostile = " ".join(payloads(HOST))
+    at = app()
+    at.session_state["result_prune"] = (False, f"there is no node '{hostile}'")
+    at.session_state["flash_controls"] = (False, hostile)
+    at.run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 2 and all(live_markup(e) == [] for e in errors), errors
+    at.text_area(key="new_task_text").input("a task")
+    at.selectbox(key="new_task_choice").select("Your own task…")
+    at.text_input(key="new_model").input(f"![b](http://{HOST}/model.png)")
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    [refusal] = [e.value for e in at.sidebar.error]
+    assert refusal.startswith("Not started: unknown model") and live_markup(refusal) == [], refusal

@@ -176,7 +176,9 @@ def test_report_covers_outcome_plan_interventions_and_failures(repaired: tuple[S
     assert "- Vegan cocoa brownies, 4.6 stars" in report.split("## Notes")[1]
     assert "## Constraints\n\n_None recorded._" in report
     constrained = replace(state, constraints=["recipe: vegan", "rating: 4 stars or more <b>"])
-    assert "## Constraints\n\n- recipe: vegan\n- rating: 4 stars or more \\<b\\>" in markdown_report("run-42", constrained, events)
+    assert "## Constraints\n\n- recipe: vegan\n- rating: 4 stars or more \\<b\\>" in markdown_report(
+        "run-42", constrained, events
+    )
     assert "Status changes:" in report and f"- {pauses[0] - 1}: paused (paused by operator)" in report
     assert f"{len(events)} events" in report
 

@@ -1,5 +1,14 @@
-"""Safe display of untrusted text (task, node, page and model text) as Markdown: one rule for the
-console and the Markdown report."""
+"""Safe display of untrusted text (task, node, page, model and operator text) as Markdown: the one
+rule for the console and the Markdown report.
+
+Where an API shows plain text (`st.text`, `st.code`, dataframes, selectbox options) the console uses
+it instead. Everything else Streamlit renders as Markdown, widget labels, expander titles, image
+captions and alerts included, so text headed there goes through `md` or `md_line`. The rule has to
+stop more than CommonMark: Streamlit adds GFM (tables, strikethrough, literal links), math, colour
+and icon directives, and rewrites some words after parsing. What a reader sees stays the same
+characters; the only trace is an invisible word joiner inside URLs, `www.`, `@` and `:name`, so a
+URL copied out of the page or the report has to be retyped rather than followed.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +17,21 @@ import re
 __all__ = ["md", "md_line", "short"]
 
 _MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>#|~!&$])")
-"""Characters that start emphasis, code, links, images, HTML, table cells, strikethrough or (in
-Streamlit) math; a backslash before ASCII punctuation always renders the character itself."""
-_MD_BLOCK_START = re.compile(r"^(?:[-+=]|\d+\.(?=\s|$))")
+"""Characters that start emphasis, code, links, images, HTML, entities, table cells, strikethrough or
+math; a backslash before ASCII punctuation always renders the character itself."""
+_MD_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+\.(?=\s|$))")
 """What would open a list, a rule, a heading underline or a numbered list at the start of a line."""
+
+_WJ = "\u2060"
+"""WORD JOINER: invisible, zero width, and not a character any of the syntaxes below accepts."""
+_JOIN_AT = re.compile(r"(?<=:)(?=[\w/])|(?i:(?<=www)(?=\.))|(?=@)")
+"""Where Markdown turns plain words into something else, in places backslash escapes cannot reach:
+GFM links bare `http://...`, `www.example.com` and `name@example.com` in the text *after* parsing,
+Streamlit reads `:name[...]` and `:name` as directives (colour, help icon, small...), rewrites
+`:material/` in the raw source and swaps `:material_icon:` and `:streamlit:` in the parsed text for
+icons. A word joiner after the colon, inside `www.` and before `@` breaks every one of them."""
+_ARROWS = re.compile(r"(?<!\S)(?:<->|->|<-|--|>=|<=|~=)(?!\S)")
+"""Streamlit turns these words into arrows, a dash and (in)equality signs; a word joiner keeps them."""
 
 
 def short(text: str, limit: int = 80) -> str:
@@ -21,8 +41,9 @@ def short(text: str, limit: int = 80) -> str:
 
 
 def _escape(line: str) -> str:
+    line = _JOIN_AT.sub(_WJ, _ARROWS.sub(lambda m: m.group()[0] + _WJ + m.group()[1:], line))
     escaped = _MD_INLINE.sub(r"\\\1", line)
-    return _MD_BLOCK_START.sub(lambda match: match.group()[:-1] + "\\" + match.group()[-1], escaped)
+    return _MD_BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], escaped)
 
 
 def md_line(text: object, limit: int = 10_000) -> str:

@@ -14,10 +14,10 @@ from planner.status import CLOSED
 from planner.tree import Node, NodeType, Status
 from ui.commands import send
 from ui.context import Console
-from ui.text import md
+from ui.text import md, md_line
 from ui.views.sidebar import BREAKPOINT_LABELS
 
-__all__ = ["render_edit", "render_approval"]
+__all__ = ["render_approval", "render_edit"]
 
 
 def _submit(ctx: Console, session_id: str, form: str, payload: dict[str, Any]) -> None:
@@ -26,9 +26,10 @@ def _submit(ctx: Console, session_id: str, form: str, payload: dict[str, Any]) -
 
 
 def _result(form: str) -> None:
+    """The engine's answer; a rejection quotes node text, goals or reasons, so it is escaped."""
     result = st.session_state.get(f"result_{form}")
     if result:
-        (st.success if result[0] else st.error)(result[1])
+        (st.success if result[0] else st.error)(md(result[1]))
 
 
 def render_approval(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -68,7 +69,7 @@ def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node |
     _prune(ctx, session_id, node)
     _rewrite(ctx, session_id, node)
     if node.status in (Status.FAIL, Status.PRUNED, Status.DELETED):
-        if st.button(f"Reopen {node.id}", key="reopen_btn"):
+        if st.button(f"Reopen {md_line(node.id)}", key="reopen_btn"):
             _submit(ctx, session_id, "reopen", {"kind": "reopen", "node": node.id})
         _result("reopen")
     if node.type is NodeType.OR:
@@ -79,8 +80,11 @@ def _breakpoints(ctx: Console, session_id: str, state: SessionState) -> None:
     current = [Breakpoint(b) for b in state.config.get("breakpoints", [])]
     with st.form("breakpoints"):
         chosen = st.multiselect(
-            "Breakpoints (pause the run by itself)", list(BREAKPOINT_LABELS), default=current,
-            format_func=lambda b: BREAKPOINT_LABELS[b], key="bp_choice",
+            "Breakpoints (pause the run by itself)",
+            list(BREAKPOINT_LABELS),
+            default=current,
+            format_func=lambda b: BREAKPOINT_LABELS[b],
+            key="bp_choice",
         )
         if st.form_submit_button("Set breakpoints", key="bp_submit"):
             _submit(ctx, session_id, "breakpoints", {"kind": "breakpoints", "breakpoints": [b.value for b in chosen]})
@@ -92,7 +96,11 @@ def _budget(ctx: Console, session_id: str, state: SessionState) -> None:
     with st.form("budget"):
         value = st.number_input(
             f"Cost cap, USD (0: none) · spent so far ${state.metrics.cost_usd:.4f}",
-            min_value=0.0, max_value=10_000.0, value=float(cap or 0.0), step=0.5, key=f"budget_value_{cap}",
+            min_value=0.0,
+            max_value=10_000.0,
+            value=float(cap or 0.0),
+            step=0.5,
+            key=f"budget_value_{cap}",
         )
         if st.form_submit_button("Set cost cap", key="budget_submit"):
             _submit(ctx, session_id, "budget", {"kind": "budget", "max_cost_usd": value or None})
@@ -118,13 +126,19 @@ def _constraints(ctx: Console, session_id: str, state: SessionState) -> None:
 def _inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> None:
     children = state.tree.children(node)
     with st.form("inject"):
-        st.markdown("Inject sub-goals (one per line)" if node.type is not NodeType.OR else "Inject alternatives (one per line)")
+        st.markdown(
+            "Inject sub-goals (one per line)" if node.type is not NodeType.OR else "Inject alternatives (one per line)"
+        )
         goals = st.text_area("Sub-goals", key="inject_goals", height=90, label_visibility="collapsed")
         positions = ["at the end", *(f"before {c.id} · {c.description[:40]}" for c in children)]
-        position = st.selectbox("Position", range(len(positions)), format_func=positions.__getitem__, key="inject_position")
+        position = st.selectbox(
+            "Position", range(len(positions)), format_func=positions.__getitem__, key="inject_position"
+        )
         node_type = None
         if node.type is NodeType.UNKNOWN:
-            node_type = st.radio("This node is not expanded yet; make it", ["AND", "OR"], horizontal=True, key="inject_type")
+            node_type = st.radio(
+                "This node is not expanded yet; make it", ["AND", "OR"], horizontal=True, key="inject_type"
+            )
         scores = ""
         if node.type in (NodeType.OR, NodeType.UNKNOWN):
             scores = st.text_input(
@@ -144,7 +158,10 @@ def _inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> N
                 try:
                     payload["scores"] = [float(part) for part in scores.split(",")]
                 except ValueError:
-                    st.session_state["result_inject"] = (False, "scores must be numbers between 0 and 1, comma-separated")
+                    st.session_state["result_inject"] = (
+                        False,
+                        "scores must be numbers between 0 and 1, comma-separated",
+                    )
                     payload = {}
             if payload:
                 _submit(ctx, session_id, "inject", payload)
@@ -153,7 +170,7 @@ def _inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> N
 
 def _prune(ctx: Console, session_id: str, node: Node) -> None:
     with st.form("prune"):
-        reason = st.text_input(f"Prune {node.id}: reason", key="prune_reason")
+        reason = st.text_input(f"Prune {md_line(node.id)}: reason", key="prune_reason")
         if st.form_submit_button("Prune", key="prune_submit"):
             _submit(ctx, session_id, "prune", {"kind": "prune", "node": node.id, "reason": reason})
     _result("prune")
@@ -166,7 +183,12 @@ def _rewrite(ctx: Console, session_id: str, node: Node) -> None:
         description = st.text_area("Description", value=node.description, key=f"edit_description_{node.id}", height=70)
         reexpand = st.checkbox("Expand it again (drops its open children)", key="edit_reexpand")
         if st.form_submit_button("Save description", key="edit_submit"):
-            _submit(ctx, session_id, "edit", {"kind": "edit", "node": node.id, "description": description, "reexpand": reexpand})
+            _submit(
+                ctx,
+                session_id,
+                "edit",
+                {"kind": "edit", "node": node.id, "description": description, "reexpand": reexpand},
+            )
     _result("edit")
 
 

@@ -19,7 +19,7 @@ __all__ = ["render_controls", "render_status"]
 def _flash(key: str) -> None:
     message = st.session_state.pop(key, None)
     if message:
-        (st.success if message[0] else st.error)(message[1])
+        (st.success if message[0] else st.error)(md(message[1]))
 
 
 def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -31,7 +31,13 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
     verbs = [
         (cols[0], "Resume" if state.steps else "Start", ":material/play_arrow:", "resume", not can_resume),
         (cols[1], "Pause", ":material/pause:", "pause", status is not RunStatus.RUNNING),
-        (cols[2], "Step", ":material/skip_next:", "step", status not in (RunStatus.PAUSED, RunStatus.STOPPED, RunStatus.RUNNING)),
+        (
+            cols[2],
+            "Step",
+            ":material/skip_next:",
+            "step",
+            status not in (RunStatus.PAUSED, RunStatus.STOPPED, RunStatus.RUNNING),
+        ),
         (cols[3], "Stop", ":material/stop:", "stop", state.finished or status is RunStatus.STOPPED),
     ]
     for column, label, icon, verb, disabled in verbs:
@@ -52,7 +58,9 @@ def _runner_alive(ctx: Console, session_id: str) -> bool:
     if ctx.pool.running(session_id):
         return True
     info = ctx.store.session(session_id)
-    return info.runner_pid is not None and info.heartbeat_at is not None and time.time() - info.heartbeat_at < STALE_AFTER
+    return (
+        info.runner_pid is not None and info.heartbeat_at is not None and time.time() - info.heartbeat_at < STALE_AFTER
+    )
 
 
 def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -64,7 +72,11 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
         f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md(status_line(state, alive))}  \n"
         f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "
         f"{metrics.model_calls} model calls · event {state.seq}"
-        + (f" · {metrics.input_tokens + metrics.output_tokens:,} tokens · ${metrics.cost_usd:.4f}" if metrics.input_tokens else "")
+        + (
+            f" · {metrics.input_tokens + metrics.output_tokens:,} tokens · ${metrics.cost_usd:.4f}"
+            if metrics.input_tokens
+            else ""
+        )
         + (f" of ${cap:g}" if cap and metrics.input_tokens else f" · cost cap ${cap:g}" if cap else "")
     )
     pending = ctx.store.pending(session_id)

@@ -10,13 +10,14 @@ import streamlit as st
 
 from planner.events import Event, Kind
 from planner.state import SessionState
-from ui.text import md
+from ui.text import md, md_line
 from ui.views.live import Live
 
 __all__ = ["render_inspector", "render_run_panel"]
 
 
 def _screenshot(path: str | None, caption: str) -> None:
+    """`caption` must come escaped (`md_line`): Streamlit renders image captions as Markdown."""
     if path and Path(path).is_file():
         st.image(path, caption=caption)
     else:
@@ -54,21 +55,26 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
 def _node_events(follower: Live, node_id: str) -> None:
     events = follower.by_node.get(node_id, [])
     for event in (e for e in events if e.kind is Kind.NODE_EXPANDED and e.data.get("note")):
-        st.caption(f"Expansion: {event.data['note']}")
+        st.caption(f"Expansion: {md(event.data['note'])}")
     executed = [e for e in events if e.kind is Kind.ACTION_EXECUTED]
     for event in executed[-1:]:
         data = event.data
         outcome = "succeeded" if data["ok"] else f"failed: {data.get('error')}"
         st.markdown(f"Outcome: {md(outcome)}")
-        st.text(f"Page after: {data.get('url') or ''} ({data.get('obs_chars', 0):,} chars observed of {data.get('html_chars', 0):,} HTML)")
-        _screenshot(data.get("screenshot"), f"after {data['action']}")
+        st.text(
+            f"Page after: {data.get('url') or ''} ({data.get('obs_chars', 0):,} chars observed of {data.get('html_chars', 0):,} HTML)"
+        )
+        _screenshot(data.get("screenshot"), f"after {md_line(data['action'])}")
     for event in (e for e in events if e.kind is Kind.OBSERVED):
         st.markdown("Observation summary:")
         st.text(event.data.get("summary", ""))
         if event.data.get("progress"):
-            st.caption(f"Progress: {event.data['progress']}")
+            st.caption(f"Progress: {md(event.data['progress'])}")
     calls = [e for e in events if e.kind is Kind.MODEL_CALL]
-    tokens = sum((e.data.get("usage") or {}).get("input_tokens", 0) + (e.data.get("usage") or {}).get("output_tokens", 0) for e in calls)
+    tokens = sum(
+        (e.data.get("usage") or {}).get("input_tokens", 0) + (e.data.get("usage") or {}).get("output_tokens", 0)
+        for e in calls
+    )
     cost = sum((e.data.get("usage") or {}).get("cost_usd", 0.0) for e in calls)
     st.markdown(f"**Model calls: {len(calls)}**" + (f" · {tokens:,} tokens · ${cost:.4f}" if tokens else ""))
     for event in calls:
@@ -77,18 +83,26 @@ def _node_events(follower: Live, node_id: str) -> None:
 
 def _model_call(event: Event) -> None:
     data = event.data
-    title = f"#{event.seq} {data['operator']} (attempt {data['attempt']}) — {'ok' if data['ok'] else 'error'} · {data.get('latency_ms', 0):.0f} ms"
-    with st.expander(title):
+    title = (
+        f"#{event.seq} {md_line(data['operator'])} (attempt {md_line(data['attempt'])}) — "
+        f"{'ok' if data['ok'] else 'error'} · {data.get('latency_ms', 0):.0f} ms"
+    )
+    with st.expander(title):  # an expander's title is Markdown
         if data.get("error"):
             st.markdown(f"Error: {md(data['error'])}")
         usage = data.get("usage") or {}
         if usage:
-            st.caption(", ".join(f"{key} {value}" for key, value in usage.items()))
+            st.caption(md_line(", ".join(f"{key} {value}" for key, value in usage.items())))
         if data.get("prompt"):
             st.markdown("Prompt")
             st.code(data["prompt"], language=None)
         st.markdown("Response")
-        st.code(json.dumps(data.get("output"), indent=2, ensure_ascii=False) if data.get("output") else (data.get("raw") or ""), language="json")
+        st.code(
+            json.dumps(data.get("output"), indent=2, ensure_ascii=False)
+            if data.get("output")
+            else (data.get("raw") or ""),
+            language="json",
+        )
 
 
 def render_run_panel(state: SessionState) -> None:

@@ -18,9 +18,9 @@ from planner.errors import PlannerError
 from sessions.backends import MODEL_HELP, UnknownModel, default_model
 from sessions.runner import create_session
 from ui.context import Console
-from ui.text import short
+from ui.text import md, short
 
-__all__ = ["render_sidebar", "render_sessions", "select_session", "BREAKPOINT_LABELS"]
+__all__ = ["BREAKPOINT_LABELS", "render_sessions", "render_sidebar", "select_session"]
 
 _CUSTOM = "Your own task…"
 BREAKPOINT_LABELS = {
@@ -62,12 +62,19 @@ def _new_session_form(ctx: Console) -> None:
         repair = st.toggle("Repair failed nodes", value=True, key="new_repair")
         alternatives = st.toggle("OR alternatives", value=True, key="new_or")
         lookahead = st.toggle(
-            "Plan ahead", value=True, key="new_lookahead",
+            "Plan ahead",
+            value=True,
+            key="new_lookahead",
             help="Let the model give the next actions while it reads a page (fewer model calls).",
         )
         constraints = st.toggle("Extract the task's constraints first", value=True, key="new_constraints")
         cap = st.number_input(
-            "Cost cap, USD (0: none)", min_value=0.0, max_value=10_000.0, value=0.0, step=0.5, key="new_max_cost",
+            "Cost cap, USD (0: none)",
+            min_value=0.0,
+            max_value=10_000.0,
+            value=0.0,
+            step=0.5,
+            key="new_max_cost",
             help="The run pauses once its model calls' estimated cost reaches this; raise it to go on.",
         )
         points = st.multiselect(
@@ -95,7 +102,7 @@ def _new_session_form(ctx: Console) -> None:
         )
         session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config, paused=paused)
     except (ValueError, UnknownModel, PlannerError) as error:
-        st.error(f"Not started: {error}")
+        st.error(f"Not started: {md(error)}")
         return
     ctx.pool.ensure_running(session_id)
     select_session(session_id)

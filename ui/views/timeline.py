@@ -44,7 +44,10 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
                 "kind": e.kind.value,
                 "node": e.node_id or "",
                 "detail": short(
-                    ", ".join(f"{k}={v}" for k, v in e.data.items() if k not in ("observation", "prompt", "raw", "output")), 140
+                    ", ".join(
+                        f"{k}={v}" for k, v in e.data.items() if k not in ("observation", "prompt", "raw", "output")
+                    ),
+                    140,
                 ),
             }
             for e in events

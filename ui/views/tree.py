@@ -8,10 +8,10 @@ from planner.frames import active_path
 from planner.state import SessionState
 from planner.tree import ROOT_ID
 from ui.context import Console
-from ui.text import short
+from ui.text import md, short
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
 
-__all__ = ["render_tree", "render_node_picker"]
+__all__ = ["render_node_picker", "render_tree"]
 
 
 def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -19,7 +19,9 @@ def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
     cols[0].toggle("Hide pruned/deleted", key="hide_removed")
     cols[1].toggle("Focus on selection", key="focus_selected")
     cols[2].toggle("Fold finished branches", value=True, key="collapse_closed")
-    cols[3].toggle("Draw every node", value=st.query_params.get("all") == "1", key="draw_all", help="slower on big trees")
+    cols[3].toggle(
+        "Draw every node", value=st.query_params.get("all") == "1", key="draw_all", help="slower on big trees"
+    )
     selected = st.session_state.get("selected")
     chart = build_chart(
         state,
@@ -40,7 +42,9 @@ def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
         alt=f"Plan tree of {len(state.tree)} nodes",
     )
     if chart.hidden:
-        st.caption(f"{chart.hidden} of {len(state.tree)} nodes folded (+N marks where); use the node selector to reach any node")
+        st.caption(
+            f"{chart.hidden} of {len(state.tree)} nodes folded (+N marks where); use the node selector to reach any node"
+        )
     with st.expander("Legend"):
         st.markdown(legend_markdown())
 
@@ -83,9 +87,11 @@ def render_node_picker(state: SessionState) -> str | None:
     if st.session_state.get("selected") not in state.tree:
         st.session_state["selected"] = ROOT_ID
     if len(state.tree) > _PICKER_LIMIT:
-        st.text_input("Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12")
+        st.text_input(
+            "Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12"
+        )
         if st.session_state.get("jump_error"):
-            st.error(st.session_state["jump_error"])
+            st.error(md(st.session_state["jump_error"]))
         ids = _neighbourhood(state, st.session_state["selected"])
     else:
         ids = [node.id for node in state.tree.walk()]
@@ -97,4 +103,3 @@ def render_node_picker(state: SessionState) -> str | None:
         help="Click a node in the tree, or search here by id or description",
     )
     return st.session_state["selected"]
-
