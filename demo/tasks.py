@@ -11,22 +11,33 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.offline import Playbook
 
 __all__ = [
     "TASKS_PATH",
     "Correction",
-    "CriterionResult",
     "Criteria",
+    "CriterionResult",
     "DemoTask",
+    "TaskError",
     "TaskKind",
     "check_answer",
     "load_tasks",
+    "select_tasks",
 ]
 
 TASKS_PATH = Path(__file__).with_name("tasks.json")
+
+TASKS_LIMIT = 2_000_000
+"""Bytes a task file may have; the bundled one is under 20 KB."""
+
+
+class TaskError(ValueError):
+    """A task file that cannot be used, or a task id that names no task; the message says which and why."""
+
 
 _Text = Annotated[str, Field(min_length=1, max_length=2000)]
 
@@ -97,11 +108,28 @@ _TASK_LIST = TypeAdapter(list[DemoTask])
 
 def load_tasks(path: Path | None = None) -> list[DemoTask]:
     """Read and validate a task file (by default the bundled demo/tasks.json)."""
-    tasks = _TASK_LIST.validate_json((path or TASKS_PATH).read_text(encoding="utf-8"))
+    source = path or TASKS_PATH
+    name = f"task file {shown(source)}"
+    try:
+        tasks = _TASK_LIST.validate_python(parse_json(read_text_file(source, TASKS_LIMIT)))
+    except InputError as error:
+        raise TaskError(f"cannot use {name}: {error}") from None
+    except ValidationError as error:
+        raise TaskError(
+            f"{name} is not a list of tasks of the documented shape: {describe_validation_error(error)}"
+        ) from None
     ids = [t.id for t in tasks]
     if duplicates := sorted({i for i in ids if ids.count(i) > 1}):
-        raise ValueError(f"duplicate task ids: {duplicates}")
+        raise TaskError(f"{name} has duplicate task ids: {', '.join(duplicates)}")
     return tasks
+
+
+def select_tasks(tasks: list[DemoTask], only: list[str] | None) -> list[DemoTask]:
+    """The tasks named in `only` (all of them when it is empty), refusing an id that names none."""
+    known = {task.id for task in tasks}
+    if unknown := [task_id for task_id in only or [] if task_id not in known]:
+        raise TaskError(f"no task '{shown(unknown[0], 60)}'; choose from: {', '.join(sorted(known))}")
+    return [task for task in tasks if not only or task.id in only]
 
 
 def _normalise(text: str) -> str:

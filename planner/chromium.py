@@ -14,7 +14,17 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Error, Playwright
 
-__all__ = ["BrowserUnavailable", "LAUNCH_ARGS", "SYSTEM_CHROMIUMS", "ensure_chromium", "find_chromium", "launch", "launch_args"]
+from planner.errors import PlannerError
+
+__all__ = [
+    "LAUNCH_ARGS",
+    "SYSTEM_CHROMIUMS",
+    "BrowserUnavailable",
+    "ensure_chromium",
+    "find_chromium",
+    "launch",
+    "launch_args",
+]
 
 SYSTEM_CHROMIUMS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 
@@ -35,8 +45,9 @@ _INSTALL_HINT = (
 )
 
 
-class BrowserUnavailable(RuntimeError):
-    """No usable Chromium: none installed, or it failed to start."""
+class BrowserUnavailable(PlannerError):
+    """No usable Chromium: none installed, or it failed to start. A `PlannerError`, so every front end
+    reports its sentence (how to get a browser) instead of a traceback."""
 
 
 def _bundled_chromium(playwright: Playwright | None) -> str | None:

@@ -9,50 +9,69 @@ whose id was already handled does nothing, so a command delivered twice takes ef
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 from uuid import uuid4
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from planner.config import Breakpoint
 from planner.errors import CommandRejected
 from planner.events import Event, Kind
+from planner.inputs import describe_validation_error, shown
 from planner.state import TERMINAL, Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 
 __all__ = [
+    "OPERATOR_SCORE",
+    "Approve",
+    "Command",
+    "Edit",
+    "EditAction",
+    "Force",
+    "Inject",
     "Pause",
+    "Prune",
+    "Reject",
+    "Reopen",
     "Resume",
+    "SetBreakpoints",
+    "SetBudget",
+    "SetConstraints",
     "Step",
     "Stop",
-    "Inject",
-    "Prune",
-    "Edit",
-    "Reopen",
-    "Force",
-    "Approve",
-    "Reject",
-    "EditAction",
-    "SetBreakpoints",
-    "SetConstraints",
-    "SetBudget",
-    "Command",
-    "parse_command",
     "apply_command",
-    "OPERATOR_SCORE",
+    "describe_command_error",
+    "parse_command",
 ]
 
 OPERATOR_SCORE = 1.0
 """Score given to an operator's OR alternative when none is chosen: it runs before the model's."""
 
-_Text = Annotated[str, Field(min_length=1, max_length=2000)]
+
+def _not_blank(text: str) -> str:
+    """Descriptions, goals, reasons and actions must say something: whitespace alone would empty a node."""
+    text = text.strip()
+    if not text:
+        raise ValueError("cannot be blank; write some text")
+    return text
+
+
+def _blank_or_text(text: str) -> str:
+    """An optional reason is left out or says something; spaces alone are a slip, not a reason."""
+    if text and not text.strip():
+        raise ValueError("cannot be only spaces; leave it out or write a reason")
+    return text.strip()
+
+
+_Text = Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_not_blank)]
+_NodeId = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class _Command(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    command_id: str = Field(default_factory=lambda: uuid4().hex)
+    command_id: str = Field(default_factory=lambda: uuid4().hex, min_length=1, max_length=64)
 
 
 class Pause(_Command):
@@ -77,57 +96,49 @@ class Inject(_Command):
     """Add sub-goals (under an AND) or alternatives (under an OR) at a position among the children."""
 
     kind: Literal["inject"] = "inject"
-    parent: str
+    parent: _NodeId
     goals: list[_Text] = Field(min_length=1, max_length=50)
-    position: int | None = Field(default=None, ge=0)
+    position: int | None = Field(default=None, ge=0, le=100_000)
     node_type: Literal["AND", "OR"] | None = None
-    scores: list[Annotated[float, Field(gt=0.0, le=1.0)]] | None = None
-
-    @field_validator("goals")
-    @classmethod
-    def _no_blank_goals(cls, goals: list[str]) -> list[str]:
-        goals = [goal.strip() for goal in goals]
-        if not all(goals):
-            raise ValueError("a sub-goal cannot be blank")
-        return goals
+    scores: list[Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]] | None = None
 
 
 class Prune(_Command):
     """Remove a step the plan does not need; later siblings are kept (unlike a failure)."""
 
     kind: Literal["prune"] = "prune"
-    node: str
+    node: _NodeId
     reason: _Text
 
 
 class Edit(_Command):
     kind: Literal["edit"] = "edit"
-    node: str
+    node: _NodeId
     description: _Text
     reexpand: bool = False
 
 
 class Reopen(_Command):
     kind: Literal["reopen"] = "reopen"
-    node: str
+    node: _NodeId
 
 
 class Force(_Command):
     """Choose which OR alternative runs next."""
 
     kind: Literal["force"] = "force"
-    node: str
-    child: str
+    node: _NodeId
+    child: _NodeId
 
 
 class Approve(_Command):
     kind: Literal["approve"] = "approve"
-    node: str | None = None
+    node: _NodeId | None = None
 
 
 class Reject(_Command):
     kind: Literal["reject"] = "reject"
-    reason: str = ""
+    reason: Annotated[str, Field(max_length=2000), AfterValidator(_blank_or_text)] = ""
 
 
 class EditAction(_Command):
@@ -135,7 +146,7 @@ class EditAction(_Command):
 
     kind: Literal["edit_action"] = "edit_action"
     action: _Text
-    node: str | None = None
+    node: _NodeId | None = None
 
 
 class SetBreakpoints(_Command):
@@ -159,27 +170,25 @@ class SetBudget(_Command):
     """Change the session's cost cap in USD (None removes it); the run pauses when the cap is spent."""
 
     kind: Literal["budget"] = "budget"
-    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False)
 
 
 Command = Annotated[
-    Union[
-        Pause,
-        Resume,
-        Step,
-        Stop,
-        Inject,
-        Prune,
-        Edit,
-        Reopen,
-        Force,
-        Approve,
-        Reject,
-        EditAction,
-        SetBreakpoints,
-        SetConstraints,
-        SetBudget,
-    ],
+    Pause
+    | Resume
+    | Step
+    | Stop
+    | Inject
+    | Prune
+    | Edit
+    | Reopen
+    | Force
+    | Approve
+    | Reject
+    | EditAction
+    | SetBreakpoints
+    | SetConstraints
+    | SetBudget,
     Field(discriminator="kind"),
 ]
 
@@ -191,6 +200,23 @@ def parse_command(data: dict[str, object] | str) -> Command:
     if isinstance(data, str):
         return _ADAPTER.validate_json(data)
     return _ADAPTER.validate_python(data)
+
+
+def describe_command_error(error: ValidationError) -> str:
+    """Why `parse_command` refused a command, as one sentence for the operator who sent it.
+
+    pydantic locates a problem inside a tagged union under the tag ("inject", "goals", 0); the
+    sentence names the command instead ("invalid inject command: goals #1: cannot be blank").
+    """
+    first = error.errors(include_url=False)[0]
+    if first["type"] in ("union_tag_invalid", "union_tag_not_found", "model_attributes_type", "dict_type"):
+        kinds = ", ".join(model.model_fields["kind"].default for model in _VALIDATORS)
+        tag = (first.get("ctx") or {}).get("tag")
+        given = f"'{shown(tag, 30)}' is not a command kind" if tag is not None else "its kind is missing"
+        return f"invalid command: {given}; use one of {kinds}"
+    kind = first["loc"][0] if first["loc"] else None
+    subject = f"invalid {shown(kind, 30)} command" if isinstance(kind, str) else "invalid command"
+    return f"{subject}: {describe_validation_error(error, skip=1 if kind is not None else 0)}"
 
 
 def apply_command(state: SessionState, command: Command) -> list[Event]:

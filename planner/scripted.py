@@ -6,15 +6,16 @@ hidden counters, so a session resumed after a crash gets the same answers it wou
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.actions import leading_actions
 from planner.errors import ModelOutputError, ScriptError
 from planner.frames import upcoming
+from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.operators import (
     ChildSpec,
     Completion,
@@ -33,23 +34,29 @@ from planner.tree import Node, Tree
 __all__ = ["Script", "ScriptedModel"]
 
 
-class NodeScript(BaseModel):
+class _Strict(BaseModel):
+    """A misspelt key in a script is an error, not a silently ignored entry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NodeScript(_Strict):
     type: Literal["AND", "OR", "ACTION"]
     children: list[str | ChildSpec] = Field(default_factory=list)
     action: str | None = None
 
 
-class RepairScript(BaseModel):
+class RepairScript(_Strict):
     prune: list[str] = Field(default_factory=list)
     add: list[str | ChildSpec] = Field(default_factory=list)
 
 
-class UpdateScript(BaseModel):
+class UpdateScript(_Strict):
     prune: list[str] = Field(default_factory=list)
     rewrite: dict[str, str] = Field(default_factory=dict)
 
 
-class Script(BaseModel):
+class Script(_Strict):
     """What the scripted model answers, keyed by node description or action text.
 
     `repairs` takes one repair or a list, the n-th used for the node's n-th revision; `incomplete`
@@ -68,12 +75,8 @@ class Script(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> Script:
-        try:
-            return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ScriptError(f"script file {path} does not exist") from None
-        except ValidationError as error:
-            raise ScriptError(f"script file {path} is not a valid script: {error}") from None
+        """Read a script file (see `load_script` for what is refused)."""
+        return _validated(f"script file {shown(path)}", lambda: read_text_file(path, SCRIPT_LIMIT))
 
 
 def _child(spec: str | ChildSpec) -> ChildSpec:
@@ -153,11 +156,31 @@ class ScriptedModel:
         return "; ".join(view.notes) if view.notes else "no notes were taken"
 
 
+SCRIPT_LIMIT = 2_000_000
+"""Bytes a script may have; the largest bundled one is under 2 KB."""
+
+
 def load_script(text_or_path: str) -> Script:
-    """Accept a path to a JSON file or inline JSON (useful from the CLI)."""
+    """Accept a path to a JSON file or inline JSON (useful from the CLI).
+
+    Anything that is not a script of the documented shape raises `ScriptError` with one sentence
+    that says why (a directory, a FIFO, an empty or huge file, invalid JSON, a misspelt field).
+    """
     if text_or_path.lstrip().startswith("{"):
-        try:
-            return Script.model_validate(json.loads(text_or_path))
-        except (ValueError, ValidationError) as error:
-            raise ScriptError(f"inline script is not valid: {error}") from None
+        if len(text_or_path) > SCRIPT_LIMIT:
+            raise ScriptError(f"the inline script is {len(text_or_path):,} characters; put it in a file under 2 MB")
+        return _validated("the inline script", lambda: text_or_path)
+    if not text_or_path.strip():
+        raise ScriptError("give the script's path after `script:`, e.g. script:tests/scripts/brownie.json")
     return Script.load(text_or_path)
+
+
+def _validated(source: str, read: Callable[[], str]) -> Script:
+    try:
+        return Script.model_validate(parse_json(read()))
+    except InputError as error:
+        raise ScriptError(f"cannot use {source}: {error}") from None
+    except ValidationError as error:
+        raise ScriptError(
+            f"{source} is not a script of the documented shape: {describe_validation_error(error)}"
+        ) from None

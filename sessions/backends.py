@@ -6,7 +6,6 @@ so a resumed or forked session runs with exactly what it started with.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,23 +13,26 @@ from typing import Any
 
 from planner.dry import DryEnvironment, is_dry
 from planner.engine import Guard
-from planner.errors import ScriptError
+from planner.errors import PlannerError, ScriptError
 from planner.events import Event, Kind
 from planner.guard import GuardRules, make_guard
+from planner.inputs import InputError, exists_as_file, parse_json, read_text_file, shown
 from planner.offline import OfflineModel, Playbook
 from planner.protocols import Environment, Model
 from planner.replay import ReplayModel, recorded_calls
 from planner.scripted import Script, ScriptedModel, load_script
-from planner.state import SessionState
+from planner.state import SessionState, replay
 from sessions.store import EventStore, SessionNotFound
 
-__all__ = ["Backend", "prepare_model", "build_backend", "default_model", "UnknownModel", "artifacts_root", "MODEL_HELP"]
+__all__ = ["MODEL_HELP", "Backend", "UnknownModel", "artifacts_root", "build_backend", "default_model", "prepare_model"]
 
 MODEL_HELP = (
     "demo (the offline demo model, default), script:PATH (a scripted model), claude or claude:MODEL_ID "
     "(the Claude API; needs ANTHROPIC_API_KEY) or replay:SESSION_ID / replay:TRACE.json (replays the answers "
     "a recorded session got, from the store or from a file written by `export`)"
 )
+MODEL_CHOICES = "demo, script:PATH, claude, claude:MODEL_ID, replay:SESSION_ID or replay:TRACE.json (see --help)"
+"""The short form of MODEL_HELP, for an error message that must stay one line."""
 
 
 _BROWSER_STATE = "browser-state.json"
@@ -74,37 +76,55 @@ def prepare_model(spec: str, store: EventStore | None = None) -> dict[str, Any]:
         return {"calls": [call.to_json() for call in recorded_calls(_recorded_events(spec, store))]}
     if spec in ("demo", "claude") or (spec.startswith("claude:") and spec != "claude:"):
         return {}
-    raise UnknownModel(f"unknown model {spec!r}; use {MODEL_HELP}")
+    raise UnknownModel(f"unknown model '{shown(spec, 60)}'; use {MODEL_CHOICES}")
+
+
+TRACE_LIMIT = 200_000_000
+"""Bytes a trace file may have: a long Claude run with its prompts is tens of MB."""
+MAX_SESSION_ID_CHARS = 200
+"""Longer than any id a session can have; a longer replay source is not worth a database query."""
 
 
 def _recorded_events(spec: str, store: EventStore | None) -> list[Event]:
     from sessions.sql import open_store
 
-    session_id = spec.removeprefix("replay:")
-    if session_id.endswith(".json") or Path(session_id).is_file():
-        return _trace_events(Path(session_id))
+    source_name = spec.removeprefix("replay:")
+    if not source_name.strip():
+        raise UnknownModel("give a session id or a trace file after `replay:`, e.g. replay:3f2a9c1b7d4e")
+    if source_name.endswith(".json") or "/" in source_name or exists_as_file(source_name):
+        return _trace_events(source_name)
+    if len(source_name) > MAX_SESSION_ID_CHARS:
+        raise UnknownModel(f"cannot replay '{shown(source_name)}': no such session in the store")
     source = store or open_store()
     try:
-        events = source.load(session_id)
+        events = source.load(source_name)
     except SessionNotFound:
         events = []
     finally:
         if store is None:
             source.close()
     if not events:
-        raise UnknownModel(f"cannot replay {session_id!r}: no such session in the store")
+        raise UnknownModel(f"cannot replay '{shown(source_name)}': no such session in the store")
     return events
 
 
-def _trace_events(path: Path) -> list[Event]:
-    """The events of a trace file, as `python -m sessions export` writes it."""
+def _trace_events(path: str) -> list[Event]:
+    """The events of a trace file, as `python -m sessions export` writes it.
+
+    The file comes from anywhere, so its events are folded here once: a log that does not fold
+    (a missing field, a wrong type, events out of order) is refused now rather than mid-run.
+    """
+    name = shown(path)
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))["events"]
-        return [Event(row["seq"], Kind(row["kind"]), row["node_id"], row["detail"]) for row in rows]
-    except FileNotFoundError:
-        raise UnknownModel(f"cannot replay {str(path)!r}: no such file") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise UnknownModel(f"cannot replay {str(path)!r}: not a trace written by `export` ({error})") from None
+        rows = parse_json(read_text_file(path, TRACE_LIMIT))["events"]
+        events = [Event(row["seq"], Kind(row["kind"]), row["node_id"], row["detail"]) for row in rows]
+        replay(events)
+        return events
+    except InputError as error:
+        raise UnknownModel(f"cannot replay '{name}': {error}") from None
+    except (PlannerError, ValueError, KeyError, TypeError, AttributeError) as error:
+        problem = shown(error, 80)
+        raise UnknownModel(f"cannot replay '{name}': not a trace written by `export` ({problem})") from None
 
 
 def _demo_playbooks() -> dict[str, Playbook]:
@@ -143,5 +163,8 @@ def build_backend(state: SessionState, artifacts: Path | None = None, session_id
 
     shots = artifacts / session_id if artifacts is not None and session_id else None
     storage = shots / _BROWSER_STATE if shots is not None else None
-    env = BrowserEnvironment(start or "", screenshot_dir=shots, storage_path=storage)
-    return Backend(model, env, make_guard(GuardRules(), start or ""))
+    rules = GuardRules(allowed_domains=list(state.config.get("allowed_domains") or ()))
+    env = BrowserEnvironment(
+        start or "", screenshot_dir=shots, storage_path=storage, allowed_domains=rules.allowed_domains
+    )  # the fence behind the guard: the same hosts, enforced in the browser
+    return Backend(model, env, make_guard(rules, start or ""))

@@ -13,14 +13,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from demo.shop import start_shop
-from demo.tasks import DemoTask, check_answer, load_tasks
+from demo.tasks import DemoTask, check_answer, load_tasks, select_tasks
 from planner.config import EngineConfig
 from planner.state import RunStatus, SessionState
+from sessions.backends import prepare_model
 from sessions.export import tree_metrics
 from sessions.runner import Runner, create_session, queue_command
 from sessions.store import EventStore
 
-__all__ = ["SuiteRow", "auto_approver", "run_task", "run_suite", "format_table"]
+__all__ = ["SuiteRow", "auto_approver", "format_table", "run_suite", "run_task"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,9 @@ def auto_approver(store: EventStore, session_id: str, approve: bool = True) -> C
     def on_idle(state: SessionState) -> bool:
         if state.status is RunStatus.AWAITING_APPROVAL and state.approval is not None:
             if not any(c.payload.get("kind") in ("approve", "reject") for c in store.pending(session_id)):
-                verdict = {"kind": "approve"} if approve else {"kind": "reject", "reason": "suite runs without approval"}
+                verdict = (
+                    {"kind": "approve"} if approve else {"kind": "reject", "reason": "suite runs without approval"}
+                )
                 queue_command(store, session_id, verdict)
             return True
         return False
@@ -100,13 +103,19 @@ def run_suite(
     artifacts: Path | None = None,
     only: list[str] | None = None,
 ) -> list[SuiteRow]:
-    """Every task on a fresh shop of its own, so carts and orders never leak between tasks."""
+    """Every task on a fresh shop of its own, so carts and orders never leak between tasks.
+
+    The task file, the ids in `only` and the model are checked before any shop starts, so a typo
+    is refused at once (`TaskError`, `UnknownModel`, `ScriptError`) rather than after a task ran.
+    """
+    tasks = select_tasks(load_tasks(tasks_file), only)
+    prepare_model(model, store)
     rows = []
-    for task in load_tasks(tasks_file):
-        if only and task.id not in only:
-            continue
+    for task in tasks:
         with start_shop() as shop:
-            rows.append(run_task(store, task, shop.url, model=model, config=config, approve=approve, artifacts=artifacts))
+            rows.append(
+                run_task(store, task, shop.url, model=model, config=config, approve=approve, artifacts=artifacts)
+            )
     return rows
 
 

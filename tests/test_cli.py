@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
-import time
+import shlex
 from pathlib import Path
+from typing import Any
 
-from cli_helpers import cli, last_json, spawn
-from conftest import BROWNIE_TASK, SCRIPTS
+import pytest
+from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
+from conftest import BROWNIE_TASK, SCRIPTS, load
+
+from planner.dry import DryEnvironment
+from planner.operators import CallRecord, Reply
+from planner.scripted import ScriptedModel
+from sessions.backends import Backend
+from sessions.cli import main
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
@@ -26,7 +34,9 @@ def test_run_prints_a_json_summary_last(tmp_path: Path) -> None:
 
 def test_failed_run_exits_1_and_ablation_flags_apply(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    result = cli("run", "--db", db, "--task", BROWNIE_TASK, "--model", f"script:{SCRIPTS / 'brownie_fail.json'}", "--no-repair")
+    result = cli(
+        "run", "--db", db, "--task", BROWNIE_TASK, "--model", f"script:{SCRIPTS / 'brownie_fail.json'}", "--no-repair"
+    )
     assert result.returncode == 1
     assert last_json(result)["status"] == "failed"
     trace = last_json(cli("export", last_json(result)["session_id"], "--db", db))
@@ -48,8 +58,7 @@ def test_export_is_the_documented_trace_and_time_travels(tmp_path: Path) -> None
     assert [n["id"] for n in early["nodes"]] == ["0", "0.1", "0.2", "0.3"]
 
 
-def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> None:
-    db = str(tmp_path / "s.db")
+def _two_step_script(tmp_path: Path) -> Path:
     script = tmp_path / "s.json"
     script.write_text(
         json.dumps(
@@ -63,24 +72,56 @@ def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> Non
             }
         )
     )
-    runner = spawn("run", "--db", db, "--task", "do it", "--model", f"script:{script}", "--breakpoint", "after_expansion", "--id", "abc")
+    return script
+
+
+def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    script = _two_step_script(tmp_path)
+    runner = spawn(
+        "run",
+        "--db",
+        db,
+        "--task",
+        "do it",
+        "--model",
+        f"script:{script}",
+        "--breakpoint",
+        "after_expansion",
+        "--id",
+        "abc",
+    )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            listed = last_json(cli("list", "--db", db))["sessions"]
-            if listed and listed[0]["status"] == "paused":
-                break
-            time.sleep(0.1)
-        rejected = cli("command", "abc", "--db", db, "--wait", "prune", "--node", "0", "--reason", "x")
-        assert rejected.returncode == 1
+        wait_until(lambda: session_status(db, "abc") == "paused", "the run to pause at its first breakpoint")
+        rejected = cli(
+            "command", "abc", "--db", db, "--wait", "--timeout", "120", "prune", "--node", "0", "--reason", "x"
+        )
+        assert rejected.returncode == 1, rejected.stdout
         assert last_json(rejected)["reason"] == "the root cannot be pruned; stop the session instead"
-        applied = last_json(cli("command", "abc", "--db", db, "--wait", "inject", "--parent", "0", "--goal", "injected", "--position", "1"))
-        assert applied["result"] == "applied"
-        pruned = last_json(cli("command", "abc", "--db", db, "--wait", "prune", "--node", "0.2", "--reason", "not needed"))
-        assert pruned["result"] == "applied"
-        while runner.poll() is None and time.monotonic() < deadline:
-            cli("command", "abc", "--db", db, "--wait", "--timeout", "5", "resume")
-        out, err = runner.communicate(timeout=10)
+        applied = command(db, "abc", "inject", "--parent", "0", "--goal", "injected", "--position", "1")
+        assert applied["result"] == "applied", applied
+        after_the_verb = cli(
+            "command",
+            "abc",
+            "prune",
+            "--node",
+            "0.2",
+            "--reason",
+            "not needed",
+            "--db",
+            db,
+            "--wait",
+            "--timeout",
+            "120",
+        )
+        assert last_json(after_the_verb)["result"] == "applied", (
+            f"--db and --wait after the verb: {after_the_verb.stdout}"
+        )
+        cleared = command(db, "abc", "breakpoints")
+        assert cleared["result"] == "applied", f"breakpoints without kinds clears them: {cleared}"
+        resumed = command(db, "abc", "resume")
+        assert resumed["result"] == "applied", resumed
+        out, err = finish(runner, "the steered run to finish")
     finally:
         runner.kill()
     summary = json.loads(out.strip().splitlines()[-1])
@@ -89,14 +130,20 @@ def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> Non
     nodes = {n["id"]: n for n in last_json(cli("export", "abc", "--db", db))["nodes"]}
     assert nodes["0.3"]["origin"] == "operator" and nodes["0.3"]["status"] == "SUCCESS"
     assert nodes["0.2"]["status"] == "PRUNED"
+    notices = [line for line in err.splitlines() if line.startswith("session abc paused")]
+    assert len(notices) == 1, f"one notice per pause, and this run paused once: {err}"
+    assert notices[0].endswith(f"); continue with: python -m sessions command abc resume --db {shlex.quote(db)}")
 
 
 def test_pause_then_resume_command_continues_in_a_new_process(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     runner = spawn("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--id", "p1")
-    time.sleep(1.0)
-    runner.terminate()  # Ctrl-C / SIGTERM leaves it paused and resumable
-    out, _ = runner.communicate(timeout=10)
+    try:
+        wait_until(lambda: session_status(db, "p1") == "paused", "the session created paused to be listed")
+        runner.terminate()  # Ctrl-C / SIGTERM leaves it paused and resumable
+        out, _ = finish(runner, "the runner to leave after SIGTERM")
+    finally:
+        runner.kill()
     assert json.loads(out.strip().splitlines()[-1])["status"] == "paused"
     resumed = cli("resume", "p1", "--db", db)
     assert last_json(resumed)["status"] == "succeeded"
@@ -120,31 +167,50 @@ def test_fork_copies_history_and_runs_independently(tmp_path: Path) -> None:
 def test_bad_input_gets_a_clear_error(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     missing = cli("run", "--db", db, "--task", "x", "--model", "script:/no/such.json", check=False)
-    assert missing.returncode == 2 and "script file /no/such.json does not exist" in missing.stderr
+    assert missing.returncode == 2 and "cannot use script file /no/such.json: no such file" in missing.stderr
     unknown = cli("command", "nope", "--db", db, "pause", check=False)
     assert unknown.returncode == 2 and "no session 'nope'" in unknown.stderr
     empty = cli("run", "--db", db, "--task", "  ", "--model", BROWNIE, check=False)
     assert empty.returncode == 2 and "the task is empty" in empty.stderr
     budget = cli("run", "--db", db, "--task", "x", "--model", BROWNIE, "--max-steps", "0", check=False)
-    assert budget.returncode == 2 and "max_steps" in budget.stderr
+    assert budget.returncode == 2 and "--max-steps: give a whole number from 1 to 100000, not '0'" in budget.stderr
     session_id = last_json(cli("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE))["session_id"]
     blank = cli("command", session_id, "--db", db, "inject", "--parent", "0", "--goal", " ", check=False)
-    assert blank.returncode == 2 and "sub-goal cannot be blank" in blank.stderr
+    assert blank.returncode == 2 and "cannot be blank" in blank.stderr
     fork = cli("fork", session_id, "--at", "999", "--db", db, check=False)
-    assert fork.returncode == 2 and "cannot fork at 999" in fork.stderr
+    assert fork.returncode == 2 and "999" in fork.stderr
+    for result in (missing, unknown, empty, budget, blank, fork):
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_a_blank_description_is_refused_and_the_node_keeps_its_own(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    created = cli(
+        "run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--exit-on-pause", check=False
+    )
+    assert created.returncode == 3, created.stderr
+    fork = last_json(created)["session_id"]
+    for verb, option in (("edit", "--description"), ("prune", "--reason")):
+        refused = cli("command", fork, verb, "--node", "0", option, "   ", "--db", db, check=False)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr == f"error: invalid {verb} command: {option[2:]}: cannot be blank; write some text\n"
+    trace = last_json(cli("export", fork, "--db", db))
+    assert trace["nodes"][0]["description"] == BROWNIE_TASK, "a refused edit must not touch the node"
+    assert not [e for e in trace["events"] if e["kind"].startswith("command")], "nothing was queued or recorded"
 
 
 def test_constraints_and_lookahead_are_set_from_the_command_line(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    runner = spawn("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--lookahead", "0", "--id", "c1")
+    runner = spawn(
+        "run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--lookahead", "0", "--id", "c1"
+    )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not last_json(cli("list", "--db", db))["sessions"]:
-            time.sleep(0.1)
-        set_ = last_json(cli("command", "c1", "--db", db, "--wait", "constraints", "vegan", "rated 4 or more"))
-        assert set_["result"] == "applied"
-        assert last_json(cli("command", "c1", "--db", db, "--wait", "resume"))["result"] == "applied"
-        out, _ = runner.communicate(timeout=30)
+        wait_until(lambda: session_status(db, "c1") == "paused", "the session created paused to be listed")
+        set_ = command(db, "c1", "constraints", "vegan", "rated 4 or more")
+        assert set_["result"] == "applied", set_
+        resumed = command(db, "c1", "resume")
+        assert resumed["result"] == "applied", resumed
+        out, _ = finish(runner, "the resumed run to finish")
     finally:
         runner.kill()
     assert json.loads(out.strip().splitlines()[-1])["status"] == "succeeded"
@@ -156,7 +222,141 @@ def test_constraints_and_lookahead_are_set_from_the_command_line(tmp_path: Path)
     assert {"0.1", "0.3"} <= expanded, "without lookahead every action node has its own expansion"
 
     no_constraints = last_json(cli("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--no-constraints"))
-    steps = [e["detail"]["work"] for e in last_json(cli("export", no_constraints["session_id"], "--db", db))["events"] if e["kind"] == "step"]
+    steps = [
+        e["detail"]["work"]
+        for e in last_json(cli("export", no_constraints["session_id"], "--db", db))["events"]
+        if e["kind"] == "step"
+    ]
     assert "constraints" not in steps
     bad = cli("run", "--db", db, "--task", "x", "--model", BROWNIE, "--lookahead", "-1", check=False)
     assert bad.returncode == 2 and "lookahead" in bad.stderr
+
+
+def test_exit_on_pause_leaves_at_a_breakpoint_and_prints_the_line_that_continues(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    script = f"script:{_two_step_script(tmp_path)}"
+    paused = cli(
+        "run",
+        "--db",
+        db,
+        "--task",
+        "do it",
+        "--model",
+        script,
+        "--breakpoint",
+        "before_action",
+        "--exit-on-pause",
+        "--id",
+        "bp1",
+    )
+    assert paused.returncode == 3, paused.stderr
+    assert last_json(paused)["status"] == "paused", "the summary JSON is still the last stdout line"
+    continue_line = f"python -m sessions resume bp1 --exit-on-pause --db {shlex.quote(db)}"
+    notice = paused.stderr.splitlines()[-1]
+    assert notice.startswith("session bp1 paused (") and "0.1" in notice, notice
+    assert notice.endswith(f"); continue with: {continue_line}"), notice
+    again = cli(*shlex.split(continue_line)[3:])
+    assert again.returncode == 3 and "0.2" in again.stderr.splitlines()[-1], f"the next breakpoint: {again.stderr}"
+    cleared = cli("command", "bp1", "breakpoints", "--db", db)
+    assert cleared.returncode == 0, cleared.stderr
+    done = cli("resume", "bp1", "--exit-on-pause", "--db", db)
+    assert done.returncode == 0 and last_json(done)["status"] == "succeeded", done.stderr
+
+
+class _Billed:
+    """The brownie script at one cent a call, so a cost cap can be reached on the dry environment."""
+
+    name = "billed"
+
+    def __init__(self) -> None:
+        self._inner = ScriptedModel(load("brownie.json"))
+
+    def __getattr__(self, operator: str) -> Any:
+        answer = getattr(self._inner, operator)
+
+        def billed(*args: Any) -> Reply[Any]:
+            return Reply(
+                answer(*args).output, CallRecord(usage={"input_tokens": 1, "output_tokens": 1, "cost_usd": 0.01})
+            )
+
+        return billed
+
+
+def _follow(line: str) -> int:
+    """Run a printed `python -m sessions ... && python -m sessions ...` line in this process."""
+    code = 0
+    for part in line.split(" && "):
+        words = shlex.split(part)
+        assert words[:3] == ["python", "-m", "sessions"], part
+        code = main(words[3:])
+    return code
+
+
+def _notice(stderr: str) -> str:
+    """The continue line of the last pause notice on stderr."""
+    notices = [line for line in stderr.splitlines() if " paused (" in line or " waits for approval " in line]
+    assert notices, f"no pause notice on stderr: {stderr!r}"
+    return notices[-1]
+
+
+def test_a_spent_cost_cap_says_how_to_raise_it_and_the_printed_lines_finish_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sessions.runner.build_backend", lambda *_: Backend(_Billed(), DryEnvironment()))
+    db = str(tmp_path / "s.db")
+    code = main(
+        [
+            "run",
+            "--db",
+            db,
+            "--task",
+            BROWNIE_TASK,
+            "--model",
+            BROWNIE,
+            "--max-cost",
+            "0.025",
+            "--exit-on-pause",
+            "--id",
+            "cc1",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 3 and json.loads(captured.out.splitlines()[-1])["status"] == "paused"
+    line = _notice(captured.err)
+    assert line.startswith("session cc1 paused (") and "$0.025" in line, line
+    assert line.endswith(
+        f"; continue with: python -m sessions command cc1 budget --max-cost 0.06 --db {shlex.quote(db)} && "
+        f"python -m sessions resume cc1 --exit-on-pause --db {shlex.quote(db)}"
+    ), line
+    for _ in range(6):  # each notice offers twice the spend, so a few rounds reach the end
+        code = _follow(line.split("continue with: ")[1])
+        captured = capsys.readouterr()
+        if code != 3:
+            break
+        line = _notice(captured.err)
+    assert code == 0 and json.loads(captured.out.splitlines()[-1])["status"] == "succeeded", captured.err
+
+
+def test_an_action_waiting_for_approval_says_how_to_approve_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def guard(action: str, target: object) -> str | None:
+        return "clicks need approval" if action.startswith("click") else None
+
+    monkeypatch.setattr(
+        "sessions.runner.build_backend",
+        lambda *_: Backend(ScriptedModel(load("brownie.json")), DryEnvironment(), guard),
+    )
+    db = str(tmp_path / "s.db")
+    code = main(["run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--exit-on-pause", "--id", "ap1"])
+    captured = capsys.readouterr()
+    assert code == 3 and json.loads(captured.out.splitlines()[-1])["status"] == "awaiting_approval"
+    line = _notice(captured.err)
+    quoted = shlex.quote(db)
+    assert line == (
+        "session ap1 waits for approval of 'click [31]' at 0.2.1 (clicks need approval); approve it with: "
+        f"python -m sessions command ap1 approve --db {quoted} && python -m sessions resume ap1 --exit-on-pause --db {quoted}"
+        " (or use reject, or edit-action)"
+    )
+    assert _follow(line.split("approve it with: ")[1].removesuffix(" (or use reject, or edit-action)")) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["status"] == "succeeded"

@@ -76,9 +76,9 @@ def test_inject_under_and_runs_at_position(brownie: Script) -> None:
     node = state.tree["0.4"]
     assert state.tree["0"].children == ["0.1", "0.4", "0.2", "0.3"]
     assert node.origin is Origin.OPERATOR and node.protected
-    engine.model.script.nodes["Sort by rating"] = engine.model.script.nodes["Search for vegan chocolate brownie"].model_copy(
-        update={"action": "click [5]"}
-    )
+    engine.model.script.nodes["Sort by rating"] = engine.model.script.nodes[
+        "Search for vegan chocolate brownie"
+    ].model_copy(update={"action": "click [5]"})
     finish(state, engine)
     assert node.status is Status.SUCCESS
     assert state.status is RunStatus.SUCCEEDED
@@ -90,7 +90,10 @@ def test_inject_under_unexpanded_node_needs_a_type(brownie: Script) -> None:
         "command_rejected",
         "0.2 is not expanded yet: choose AND or OR for it",
     )
-    assert outcome(state, Inject(parent="0.2", goals=["x", "y"], node_type="OR", scores=[0.5, 0.7]))[0] == "command_applied"
+    assert (
+        outcome(state, Inject(parent="0.2", goals=["x", "y"], node_type="OR", scores=[0.5, 0.7]))[0]
+        == "command_applied"
+    )
     assert state.tree["0.2"].type is NodeType.OR
     assert [state.tree[c].score for c in state.tree["0.2"].children] == [0.5, 0.7]
 
@@ -109,7 +112,7 @@ def test_inject_rejections_explain_themselves(brownie: Script) -> None:
 
 
 def test_inject_under_success_node_reopens_it_and_ancestors(brownie: Script) -> None:
-    state, engine = started(brownie, 7)  # 0.2 has succeeded through 0.2.1
+    state, _ = started(brownie, 7)  # 0.2 has succeeded through 0.2.1
     assert state.tree["0.2"].status is Status.SUCCESS
     assert outcome(state, Inject(parent="0.2", goals=["x"], scores=[0.5]))[1] == (
         "0.2 already succeeded through 0.2.1; another alternative would never run"
@@ -160,7 +163,9 @@ def test_prune_rejections(brownie: Script) -> None:
 
 def test_edit_and_reexpand(brownie: Script) -> None:
     state, engine = started(brownie, 4)  # 0.2 expanded as OR
-    assert outcome(state, Edit(node="0.2", description="Open recipe B (4.5 stars)", reexpand=True))[0] == "command_applied"
+    assert (
+        outcome(state, Edit(node="0.2", description="Open recipe B (4.5 stars)", reexpand=True))[0] == "command_applied"
+    )
     node = state.tree["0.2"]
     assert node.type is NodeType.ACTION or node.type is NodeType.UNKNOWN
     assert state.tree["0.2.1"].status is Status.PRUNED and state.tree["0.2.2"].status is Status.PRUNED
@@ -173,7 +178,10 @@ def test_edit_and_reexpand(brownie: Script) -> None:
 def test_reopen_and_force(brownie: Script) -> None:
     state, engine = started(brownie, 4)
     assert outcome(state, Force(node="0.2", child="0.2.2"))[0] == "command_applied"
-    assert outcome(state, Force(node="0.1", child="0.2.2"))[1] == "0.1 is not an OR node; only OR alternatives can be forced"
+    assert (
+        outcome(state, Force(node="0.1", child="0.2.2"))[1]
+        == "0.1 is not an OR node; only OR alternatives can be forced"
+    )
     assert outcome(state, Reopen(node="0.1"))[1] == "only FAIL, PRUNED or DELETED nodes can be reopened; 0.1 is SUCCESS"
     finish(state, engine)
     assert state.tree["0.2.2"].status is Status.SUCCESS
@@ -196,11 +204,21 @@ def test_approval_commands_need_a_pending_action(brownie: Script) -> None:
     state, _ = started(brownie, 1)
     assert outcome(state, Approve())[1] == "no action is waiting for approval"
     assert outcome(state, Reject())[1] == "no action is waiting for approval"
-    assert outcome(state, EditAction(action="click [1]"))[1] == "no action is waiting for approval; name the action node to edit"
+    assert (
+        outcome(state, EditAction(action="click [1]"))[1]
+        == "no action is waiting for approval; name the action node to edit"
+    )
 
 
 def test_reject_fails_the_guarded_action() -> None:
-    script = Script.model_validate({"nodes": {BROWNIE_TASK: {"type": "AND", "children": ["buy"]}, "buy": {"type": "ACTION", "action": "click [9]"}}})
+    script = Script.model_validate(
+        {
+            "nodes": {
+                BROWNIE_TASK: {"type": "AND", "children": ["buy"]},
+                "buy": {"type": "ACTION", "action": "click [9]"},
+            }
+        }
+    )
     state, _ = new_state(BROWNIE_TASK)
     env = DryEnvironment()
     engine = Engine(state, ScriptedModel(script), env, guard=lambda action, target: "buy button")
@@ -220,7 +238,9 @@ def test_edit_action_approves_the_new_text() -> None:
     script = Script.model_validate({"nodes": {BROWNIE_TASK: {"type": "ACTION", "action": "click [9]"}}})
     state, _ = new_state(BROWNIE_TASK)
     env = DryEnvironment()
-    engine = Engine(state, ScriptedModel(script), env, guard=lambda action, target: "risky" if action == "click [9]" else None)
+    engine = Engine(
+        state, ScriptedModel(script), env, guard=lambda action, target: "risky" if action == "click [9]" else None
+    )
     engine.step()
     engine.step()
     assert outcome(state, EditAction(action="click [10]"))[0] == "command_applied"
@@ -236,16 +256,78 @@ def test_parse_command_validates_shape() -> None:
         parse_command({"kind": "explode"})
 
 
+@pytest.mark.parametrize(
+    ("payload", "sentence"),
+    [
+        (
+            {"kind": "edit", "node": "0.1", "description": "   "},
+            "invalid edit command: description: cannot be blank; write some text",
+        ),
+        (
+            {"kind": "prune", "node": "0.1", "reason": "\t\n"},
+            "invalid prune command: reason: cannot be blank; write some text",
+        ),
+        (
+            {"kind": "edit_action", "action": " "},
+            "invalid edit_action command: action: cannot be blank; write some text",
+        ),
+        (
+            {"kind": "inject", "parent": "0", "goals": ["ok", " "]},
+            "invalid inject command: goals #2: cannot be blank; write some text",
+        ),
+        (
+            {"kind": "reject", "reason": "   "},
+            "invalid reject command: reason: cannot be only spaces; leave it out or write a reason",
+        ),
+        (
+            {"kind": "budget", "max_cost_usd": float("nan")},
+            "invalid budget command: max_cost_usd: Input should be a finite number",
+        ),
+        (
+            {"kind": "prune", "node": "x" * 100_000, "reason": "r"},
+            "invalid prune command: node: String should have at most 200 characters",
+        ),
+        ({"kind": "pause", "extra": 1}, "invalid pause command: extra: Extra inputs are not permitted"),
+        (
+            {"kind": "x" * 100_000},
+            (
+                "invalid command: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is not a command kind; use one of pause, resume, "
+                "step, stop, inject, prune, edit, reopen, force, approve, reject, edit_action, breakpoints, "
+                "constraints, budget"
+            ),
+        ),
+    ],
+)
+def test_an_invalid_command_is_one_sentence_without_its_input(payload: dict[str, object], sentence: str) -> None:
+    from planner.commands import describe_command_error
+
+    with pytest.raises(ValidationError) as refused:
+        parse_command(payload)
+    assert describe_command_error(refused.value) == sentence
+
+
+def test_texts_are_stripped_and_an_empty_reject_reason_is_no_reason(brownie: Script) -> None:
+    assert Edit(node="0.1", description="  Open it  ").description == "Open it"
+    assert Reject(reason="").reason == "" and Reject().reason == ""
+    with pytest.raises(ValidationError):
+        Edit(node="0.1", description=" \u3000 ")  # an ideographic space is blank too
+
+
 def test_breakpoints_can_change_while_running(brownie: Script) -> None:
     from planner.commands import SetBreakpoints
     from planner.config import Breakpoint
 
     state, engine = started(brownie, 1)
     assert outcome(state, SetBreakpoints(breakpoints=[Breakpoint.BEFORE_ACTION]))[0] == "command_applied"
-    assert outcome(state, SetBreakpoints(breakpoints=[Breakpoint.BEFORE_ACTION]))[1] == "those breakpoints are already set"
+    assert (
+        outcome(state, SetBreakpoints(breakpoints=[Breakpoint.BEFORE_ACTION]))[1] == "those breakpoints are already set"
+    )
     for _ in range(3):
         engine.step()
-    assert state.status is RunStatus.PAUSED and state.reason == "breakpoint: before 0.1 (type [12] [vegan chocolate brownie] [1])"
+    assert (
+        state.status is RunStatus.PAUSED
+        and state.reason == "breakpoint: before 0.1 (type [12] [vegan chocolate brownie] [1])"
+    )
     outcome(state, SetBreakpoints(breakpoints=[]))
     outcome(state, Resume())
     finish(state, engine)

@@ -4,13 +4,13 @@ the guard, and the Figure 13 story (an operator's injected sub-goals fix a wrong
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
-from cli_helpers import cli, last_json, spawn
+from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
 
 from demo.shop import ShopServer, start_shop
 from demo.tasks import check_answer, load_tasks
@@ -109,26 +109,42 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
     correction = task.correction
     assert correction is not None
     db = str(tmp_path / "s.db")
-    runner = spawn("run", "--db", db, "--task", task.task, "--model", "demo", "--start-url", shop.url + "/", "--paused", "--id", "fig13")
+    runner = spawn(
+        "run",
+        "--db",
+        db,
+        "--task",
+        task.task,
+        "--model",
+        "demo",
+        "--start-url",
+        shop.url + "/",
+        "--paused",
+        "--id",
+        "fig13",
+    )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not last_json(cli("list", "--db", db))["sessions"]:
-            time.sleep(0.1)
+        wait_until(lambda: session_status(db, "fig13") == "paused", "the session created paused to be listed")
         for steps in (1, 2):  # the task's constraints, then the root's expansion
-            assert last_json(cli("command", "fig13", "--db", db, "--wait", "step"))["result"] == "applied"
-            while time.monotonic() < deadline:
+            stepping = command(db, "fig13", "step")
+            assert stepping["result"] == "applied", stepping
+
+            def stepped(steps: int = steps) -> dict[str, Any] | None:
                 trace = last_json(cli("export", "fig13", "--db", db))
-                if trace["session"]["status"] == "paused" and trace["metrics"]["steps"] >= steps:
-                    break
-                time.sleep(0.1)
+                done = trace["session"]["status"] == "paused" and trace["metrics"]["steps"] >= steps
+                return trace if done else None
+
+            trace = wait_until(stepped, f"step {steps} to finish and the session to pause again")
         naive = [n["description"] for n in trace["nodes"] if n["parent"] == "0"]
         assert naive[0] == "search for backpacks from the top keyboard brand"
-        inject = ["command", "fig13", "--db", db, "--wait", "inject", "--parent", correction.parent, "--position", str(correction.position)]
+        inject = ["inject", "--parent", correction.parent, "--position", str(correction.position)]
         for goal in correction.goals:
             inject += ["--goal", goal]
-        assert last_json(cli(*inject))["result"] == "applied"
-        assert last_json(cli("command", "fig13", "--db", db, "--wait", "resume"))["result"] == "applied"
-        out, _ = runner.communicate(timeout=90)
+        injected = command(db, "fig13", *inject)
+        assert injected["result"] == "applied", injected
+        resumed = command(db, "fig13", "resume")
+        assert resumed["result"] == "applied", resumed
+        out, _ = finish(runner, "the corrected Figure 13 run to finish", timeout=240)
     finally:
         runner.kill()
     summary = json.loads(out.strip().splitlines()[-1])
@@ -137,7 +153,9 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
     trace = last_json(cli("export", "fig13", "--db", db))
     injected = [n for n in trace["nodes"] if n["origin"] == "operator"]
     assert [n["status"] for n in injected] == ["SUCCESS"] * 3
-    browser_actions = [e for e in trace["events"] if e["kind"] == "action_executed" and not e["detail"]["action"].startswith("note")]
+    browser_actions = [
+        e for e in trace["events"] if e["kind"] == "action_executed" and not e["detail"]["action"].startswith("note")
+    ]
     shots = [Path(e["detail"]["screenshot"]) for e in browser_actions]
     assert shots and all(shot.is_file() and shot.parent == tmp_path / "artifacts" / "fig13" for shot in shots)
     assert all(e["detail"]["html_chars"] > 8 * e["detail"]["obs_chars"] > 0 for e in browser_actions)

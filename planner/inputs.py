@@ -1,0 +1,128 @@
+"""Input a person hands the planner: files named on a command line, and messages about them.
+
+Every path an operator types is checked before it is opened (a FIFO would block forever, a
+device or a /proc file would stream without end), and every message that quotes the input
+echoes only a short, printable piece of it, so a 100 KB argument never comes back as an error.
+The reasons raised here are short phrases ("no such file", "it is a directory, not a file"),
+which callers put after the name of what they were reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+__all__ = [
+    "MAX_PATH_CHARS",
+    "InputError",
+    "describe_validation_error",
+    "exists_as_file",
+    "parse_json",
+    "read_text_file",
+    "shown",
+]
+
+MAX_PATH_CHARS = 4096
+"""Longer than any path Linux accepts (PATH_MAX); a longer one is a mistake, not a file."""
+
+
+class InputError(ValueError):
+    """A file or text that cannot be used; the message is the reason, as a short phrase."""
+
+
+def shown(text: object, limit: int = 80) -> str:
+    """`text` fit to quote in a one-line message: at most `limit` characters, control characters escaped."""
+    text = str(text)
+    clipped = text if len(text) <= limit else text[: limit - 1] + "…"
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in clipped)
+
+
+def _size(count: int) -> str:
+    return f"{count / 1_000_000:.1f} MB" if count >= 100_000 else f"{count:,} bytes"
+
+
+def _os_reason(error: OSError) -> str:
+    if isinstance(error, FileNotFoundError | NotADirectoryError):
+        return "no such file"
+    return (error.strerror or type(error).__name__).lower()
+
+
+def read_text_file(path: str | os.PathLike[str], limit: int) -> str:
+    """The UTF-8 text of a regular file of at most `limit` bytes.
+
+    Anything else is refused before it is read: a directory, a FIFO (opening it would wait for a
+    writer), a device or socket, an empty file (which is also how /proc files that stream without
+    end present themselves), a file over the limit, an empty or over-long path, a NUL byte.
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise InputError("the path is empty")
+    if "\0" in text:
+        raise InputError("the path contains a NUL character")
+    if len(text) > MAX_PATH_CHARS:
+        raise InputError(f"the path is {len(text):,} characters long; a path has at most {MAX_PATH_CHARS:,}")
+    try:
+        _check_regular(os.stat(text), limit)
+        # O_NONBLOCK: should the path turn into a FIFO after the check, opening it still cannot block.
+        fd = os.open(text, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            _check_regular(os.fstat(handle.fileno()), limit)
+            data = handle.read(limit + 1)
+    except OSError as error:
+        raise InputError(_os_reason(error)) from None
+    if len(data) > limit:
+        raise InputError(f"it is larger than {_size(limit)}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("it is not UTF-8 text") from None
+
+
+def _check_regular(info: os.stat_result, limit: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError("it is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError("it is a pipe, device or socket, not a regular file")
+    if info.st_size == 0:
+        raise InputError("it is empty (or a special file that reports no size, as in /proc)")
+    if info.st_size > limit:
+        raise InputError(f"it is {_size(info.st_size)}; the limit is {_size(limit)}")
+
+
+def parse_json(text: str) -> Any:
+    """JSON text as Python values; a syntax error names its line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"it is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+    except RecursionError:
+        raise InputError("its JSON is nested too deeply to read") from None
+
+
+def describe_validation_error(error: ValidationError, *, skip: int = 0) -> str:
+    """pydantic's errors as one phrase: where the first problem is, what it is, and how many more there are.
+
+    `skip` drops leading location parts that mean nothing to a person (the tag of a tagged union).
+    Inputs are never echoed, so a huge value cannot flood the message.
+    """
+    problems = error.errors(include_url=False, include_input=False, include_context=False)
+    if not problems:
+        return "the value is not valid"
+    first = problems[0]
+    where = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in first["loc"][skip:])
+    message = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{shown(where, 60) + ': ' if where else ''}{shown(message, 200)}{more}"
+
+
+def exists_as_file(text: str) -> bool:
+    """Whether `text` names an existing file, without raising for names no file could have."""
+    try:
+        return "\0" not in text and len(text) <= MAX_PATH_CHARS and Path(text).is_file()
+    except OSError:
+        return False
