@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +56,10 @@ def console() -> Console:
     artifacts = artifacts_root(db)
     pool = RunnerPool(store, artifacts)
     shop = _shop()
-    atexit.register(pool.shutdown)
+    # Runners must pause their sessions while the interpreter can still run them: `threading`'s
+    # exit hooks (where concurrent.futures stops its executors, which Playwright needs) run before
+    # `atexit`'s, so a runner stopped from `atexit` would fail mid-action instead of pausing cleanly.
+    threading._register_atexit(pool.shutdown)
     if shop is not None:
         atexit.register(shop.stop)
     return Console(store, pool, shop, artifacts)
