@@ -61,7 +61,10 @@ def _markup_chars(url: str) -> int:
 def main() -> None:
     with start_shop() as shop, tempfile.TemporaryDirectory() as shots:
         env = BrowserEnvironment(
-            shop.url + "/", screenshot_dir=Path(shots), storage_path=Path(shots) / "browser-state.json"
+            shop.url + "/",
+            screenshot_dir=Path(shots),
+            storage_path=Path(shots) / "browser-state.json",
+            allowed_domains=[],  # fenced to the shop's host, as every browser session is
         )
         total_obs = total_html = total_markup = 0
         print(f"{'page':40} {'observation':>12} {'raw HTML':>10} {'ratio':>7} {'no CSS':>8} {'ratio':>7}")
