@@ -11,7 +11,7 @@ $(STAMP): requirements.txt
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 browser: $(STAMP)
-	$(PY) -m planner.chromium
+	$(PY) -m planner.browser.chromium
 	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; } || echo "note: SVG export needs Graphviz (apt-get install graphviz)"
 
 # The console on http://127.0.0.1:8501 with the demo shop and the offline model.

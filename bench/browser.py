@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 from demo.shop import start_shop
-from planner.browser import BrowserEnvironment
+from planner.browser.environment import BrowserEnvironment
 
 PAGES = [
     "/",
@@ -40,7 +40,7 @@ GOAL_RATIO = 8.0
 
 
 def _element(text: str, role: str, name: str | None = None) -> int:
-    from planner.offline import read_elements
+    from planner.models.offline import read_elements
 
     for element in read_elements(text):
         if element.role == role and (name is None or element.name == name):

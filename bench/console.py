@@ -17,11 +17,11 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 from bench.engine import balanced_script
-from planner.chromium import find_chromium, launch_args
+from planner.browser.chromium import find_chromium, launch_args
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import EngineConfig
-from planner.dry import DRY_START, DryEnvironment
 from planner.engine import Engine
-from planner.scripted import ScriptedModel
+from planner.models.scripted import ScriptedModel
 from planner.state import replay
 from sessions.runner import create_session, queue_command
 from sessions.sql import SqlStore, database_url

@@ -12,11 +12,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import EngineConfig
-from planner.dry import DRY_START, DryEnvironment
 from planner.engine import Engine
 from planner.events import Kind
-from planner.scripted import Script, ScriptedModel
+from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, SessionState, replay
 from sessions.sql import SqlStore, database_url
 

@@ -25,11 +25,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from planner.actions import is_note
-from planner.claude import CACHE_MINIMUM, DEFAULT_MODEL, ClaudeModel, cache_minimum
 from planner.config import EngineConfig
 from planner.events import Event, Kind
+from planner.models.claude import CACHE_MINIMUM, DEFAULT_MODEL, ClaudeModel, cache_minimum
+from planner.models.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.operators import View
-from planner.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.tree import Node, NodeType, Status, Tree
 
 __all__ = ["calls_per_action", "main", "prompt_tokens"]
@@ -106,7 +106,7 @@ def _observations(base: str) -> dict[str, tuple[str, str | None]]:
         raw[product[1]] = urllib.request.urlopen(base + product[1], timeout=10).read().decode()
     compact: dict[str, str | None] = dict.fromkeys(raw)
     try:
-        from planner.browser import BrowserEnvironment
+        from planner.browser.environment import BrowserEnvironment
 
         env = BrowserEnvironment(base + PAGES[0])
     except Exception as error:  # noqa: BLE001 - any launch failure means "no browser here"; we say so
@@ -136,7 +136,7 @@ def _print_pages(base: str) -> None:
     raw_sizes = prompt_tokens(_view(raw_results, base + PAGES[1]))
     for operator, (prefix, call) in prompt_tokens(_view(compact or raw_results, base + PAGES[1])).items():
         print(f"   {operator:14} {prefix:>13} {call:>9} {raw_sizes[operator][1]:>19}")
-    print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.prompts.OBSERVATION_BUDGET)")
+    print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.models.prompts.OBSERVATION_BUDGET)")
     prefix = next(iter(raw_sizes.values()))[0]
     print(f"   the cached prefix is shared by every operator: ~{prefix} tokens; the API caches prefixes of at least")
     for model in (DEFAULT_MODEL, *sorted(set(CACHE_MINIMUM) - {DEFAULT_MODEL})):
@@ -163,8 +163,8 @@ def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> Non
 
 def _demo_runs(tasks: Sequence[str] | None, lookahead: int) -> list[tuple[str, list[Event]]]:
     """Run demo tasks with the offline model in the browser and return their logs."""
+    from demo.suite import run_suite
     from sessions.sql import open_store
-    from sessions.suite import run_suite
 
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")

@@ -14,7 +14,7 @@ from typing import Annotated, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
-from planner.offline import Playbook
+from planner.models.offline import Playbook
 
 __all__ = [
     "TASKS_PATH",
@@ -85,7 +85,7 @@ class DemoTask(_Frozen):
     notes: _Text | None = None
     correction: Correction | None = None
     playbook: Playbook | None = None
-    """How the offline demo model decomposes this task (see `planner.offline`)."""
+    """How the offline demo model decomposes this task (see `planner.models.offline`)."""
 
     @model_validator(mode="after")
     def _kind_needs(self) -> Self:

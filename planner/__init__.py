@@ -2,7 +2,6 @@
 
 from planner.commands import Command, apply_command, parse_command
 from planner.config import Breakpoint, EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.errors import (
     CommandRejected,
@@ -17,7 +16,6 @@ from planner.errors import (
 from planner.events import Event, Kind
 from planner.frames import Frame, active_path, next_position
 from planner.protocols import ActionResult, Environment, Model, Page
-from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState, apply, replay
 from planner.tree import Node, NodeType, Origin, Status, Tree
 
@@ -26,7 +24,6 @@ __all__ = [
     "Breakpoint",
     "Command",
     "CommandRejected",
-    "DryEnvironment",
     "Engine",
     "EngineConfig",
     "Environment",
@@ -45,9 +42,7 @@ __all__ = [
     "Page",
     "PlannerError",
     "RunStatus",
-    "Script",
     "ScriptError",
-    "ScriptedModel",
     "SessionState",
     "Status",
     "Tree",

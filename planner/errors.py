@@ -8,7 +8,7 @@ PlannerError
 │   └── ModelEnvelopeError  the endpoint answered, but not with a usable response (an HTML page, a
 │                           cut-off body, impossible token counts); retried by the engine, then pauses
 ├── ScriptError         a scripted-model file that cannot be used
-├── BrowserUnavailable  no usable Chromium (defined in `planner.chromium`, next to the code that finds one)
+├── BrowserUnavailable  no usable Chromium (defined in `planner.browser.chromium`, next to the code that finds one)
 └── CommandRejected     an operator command that cannot be applied; its message is shown to a person
 """
 

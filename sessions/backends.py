@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.dry import DryEnvironment, is_dry
+from planner.browser.dry import DryEnvironment, is_dry
 from planner.engine import Guard
 from planner.errors import PlannerError, ScriptError
 from planner.events import Event, Kind
 from planner.guard import GuardRules, make_guard
 from planner.inputs import InputError, exists_as_file, parse_json, read_text_file, shown
-from planner.offline import OfflineModel, Playbook
+from planner.models.offline import OfflineModel, Playbook
+from planner.models.replay import ReplayModel, recorded_calls
+from planner.models.scripted import Script, ScriptedModel, load_script
 from planner.protocols import Environment, Model
-from planner.replay import ReplayModel, recorded_calls
-from planner.scripted import Script, ScriptedModel, load_script
 from planner.state import SessionState, replay
 from sessions.store import EventStore, SessionNotFound
 
@@ -142,7 +142,10 @@ def _model(state: SessionState) -> Model:
     if spec == "demo":
         return OfflineModel(_demo_playbooks())
     if spec == "claude" or spec.startswith("claude:"):
-        from planner.claude import DEFAULT_MODEL, ClaudeModel  # the SDK import is slow; only Claude sessions pay it
+        from planner.models.claude import (  # the SDK import is slow; only Claude sessions pay it
+            DEFAULT_MODEL,
+            ClaudeModel,
+        )
 
         return ClaudeModel(spec.removeprefix("claude:") if spec != "claude" else DEFAULT_MODEL)
     if spec.startswith("replay:"):
@@ -159,7 +162,7 @@ def build_backend(state: SessionState, artifacts: Path | None = None, session_id
     if is_dry(start):
         fail = model.script.fail_actions if isinstance(model, ScriptedModel) else []
         return Backend(model, DryEnvironment(fail))
-    from planner.browser import BrowserEnvironment
+    from planner.browser.environment import BrowserEnvironment
 
     shots = artifacts / session_id if artifacts is not None and session_id else None
     storage = shots / _BROWSER_STATE if shots is not None else None

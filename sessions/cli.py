@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
+from planner.browser.dry import DRY_START, is_dry
 from planner.commands import Inject, SetBudget, describe_command_error, parse_command
 from planner.config import Breakpoint, EngineConfig
-from planner.dry import DRY_START, is_dry
 from planner.errors import PlannerError
 from planner.events import Kind
 from planner.inputs import MAX_PATH_CHARS, describe_validation_error, shown
@@ -113,7 +113,7 @@ def _cli_line(*words: str, db: str | None) -> str:
     return " ".join([PROG, *map(shlex.quote, words), *(["--db", shlex.quote(db)] if db else [])])
 
 
-def pause_notice(state: SessionState, session_id: str, db: str | None, detached: bool) -> str:
+def _pause_notice(state: SessionState, session_id: str, db: str | None, detached: bool) -> str:
     """One line that says why a session waits and which command continues it.
 
     `detached`: this process is leaving (`--exit-on-pause`), so the session continues only when a
@@ -157,7 +157,7 @@ class _PauseNotice:
         key = (state.status, state.reason, state.steps, approval)
         if key != self._last:  # a rejected command while paused changes nothing worth repeating
             self._last = key
-            print(pause_notice(state, self.session_id, self.db, self.exit_on_pause), file=sys.stderr, flush=True)
+            print(_pause_notice(state, self.session_id, self.db, self.exit_on_pause), file=sys.stderr, flush=True)
         self.left = self.exit_on_pause
         return not self.exit_on_pause
 
@@ -295,7 +295,7 @@ def _output_file(path: Path) -> Path:
 
 
 def _cmd_suite(args: argparse.Namespace, store: EventStore) -> int:
-    from sessions.suite import format_table, run_suite
+    from demo.suite import format_table, run_suite
 
     out = _output_file(Path(args.out))
     rows = run_suite(
@@ -316,8 +316,8 @@ def _cmd_suite(args: argparse.Namespace, store: EventStore) -> int:
 def _cmd_demo(args: argparse.Namespace, store: EventStore) -> int:
     """Start the bundled shop, run one demo task with the offline model, show the tree and the check."""
     from demo.shop import start_shop
+    from demo.suite import auto_approver
     from demo.tasks import check_answer, load_tasks, select_tasks
-    from sessions.suite import auto_approver
 
     [task] = select_tasks(load_tasks(), [args.task_id])
     config = _suite_config(args)

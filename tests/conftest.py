@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import EngineConfig
-from planner.dry import DRY_START, DryEnvironment
 from planner.engine import Engine
 from planner.events import Event, Kind
-from planner.scripted import Script, ScriptedModel
+from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, SessionState
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -95,7 +95,7 @@ def dumps(data: Any) -> str:
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     """pytest-playwright drives the same Chromium the product finds (never a downloaded one)."""
-    from planner.chromium import find_chromium, launch_args
+    from planner.browser.chromium import find_chromium, launch_args
 
     return {**browser_type_launch_args, "executable_path": find_chromium(), "args": launch_args()}
 

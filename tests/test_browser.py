@@ -19,9 +19,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from planner.browser import BrowserEnvironment, BrowserThreadError
-from planner.chromium import BrowserUnavailable, find_chromium
-from planner.observation import INTERACTIVE_ROLES, render_observation
+from planner.browser.chromium import BrowserUnavailable, find_chromium
+from planner.browser.environment import BrowserEnvironment, BrowserThreadError
+from planner.browser.observation import INTERACTIVE_ROLES, render_observation
 from planner.protocols import ActionResult, ElementInfo, Environment, Page
 
 PAGES = Path(__file__).parent / "pages"

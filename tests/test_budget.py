@@ -6,13 +6,13 @@ from typing import Any
 
 from conftest import BROWNIE_TASK, drive, load, new_state
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import Resume, SetBudget, Step, apply_command
 from planner.config import EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.events import Kind
+from planner.models.scripted import ScriptedModel
 from planner.operators import CallRecord, Reply
-from planner.scripted import ScriptedModel
 from planner.state import RunStatus
 
 CENT = 0.01

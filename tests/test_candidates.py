@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from conftest import drive, load, new_state
 
-from planner.dry import DryEnvironment
+from planner.browser.dry import DryEnvironment
 from planner.engine import Engine
+from planner.models.prompts import render_user
+from planner.models.scripted import ScriptedModel
 from planner.operators import Candidate, Observation, Reply, View
-from planner.prompts import render_user
-from planner.scripted import ScriptedModel
 from planner.state import RunStatus, replay
 from ui.exports import markdown_report
 

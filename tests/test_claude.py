@@ -18,17 +18,17 @@ import pytest
 from conftest import drive, new_state, snapshot
 from fake_anthropic import FakeAnthropic
 
-from planner.claude import ClaudeModel, estimate_cost
+from planner.browser.dry import DryEnvironment
 from planner.commands import Resume, apply_command
 from planner.config import EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind
+from planner.models.claude import ClaudeModel, estimate_cost
+from planner.models.prompts import PROMPTS, SYSTEM
+from planner.models.replay import ReplayModel, recorded_calls
 from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, View
-from planner.prompts import PROMPTS, SYSTEM
 from planner.protocols import Model
-from planner.replay import ReplayModel, recorded_calls
 from planner.state import RunStatus, SessionState
 from planner.tree import Node, NodeType, Status, Tree
 
@@ -172,7 +172,7 @@ def test_each_operator_is_one_forced_tool_call_with_a_cached_prefix(
 
 
 def test_a_model_that_cannot_cache_the_shared_prefix_gets_the_smallest_request(server: FakeAnthropic) -> None:
-    from planner.claude import cache_minimum
+    from planner.models.claude import cache_minimum
 
     model = _model(server, model="claude-haiku-4-5")
     assert cache_minimum("claude-haiku-4-5") > cache_minimum("claude-sonnet-4-6") and not model.shared_prefix
@@ -444,7 +444,7 @@ def _section(body: dict[str, Any], title: str) -> str:
 
 def _ground(goal: str, page: str) -> str | None:
     """What a model reading the compact observation would answer for one of this task's sub-goals."""
-    from planner.offline import read_elements
+    from planner.models.offline import read_elements
 
     elements = read_elements(page)
     if goal == "search for espresso":

@@ -23,13 +23,13 @@ from fake_anthropic import FakeAnthropic, RawReply
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.claude import ClaudeModel
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.commands import Resume, apply_command
 from planner.config import EngineConfig
-from planner.dry import DRY_START, DryEnvironment
 from planner.engine import Engine
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable, PlannerError
 from planner.events import Event, Kind
+from planner.models.claude import ClaudeModel
 from planner.operators import Reply, View
 from planner.state import RunStatus, SessionState
 from planner.tree import Node, Tree

@@ -11,9 +11,9 @@ import pytest
 from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
 from conftest import BROWNIE_TASK, SCRIPTS, load
 
-from planner.dry import DryEnvironment
+from planner.browser.dry import DryEnvironment
+from planner.models.scripted import ScriptedModel
 from planner.operators import CallRecord, Reply
-from planner.scripted import ScriptedModel
 from sessions.backends import Backend
 from sessions.cli import main
 

@@ -6,6 +6,7 @@ import pytest
 from conftest import BROWNIE_TASK, load, new_state
 from pydantic import ValidationError
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import (
     Approve,
     Edit,
@@ -22,10 +23,9 @@ from planner.commands import (
     apply_command,
     parse_command,
 )
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.events import Kind
-from planner.scripted import Script, ScriptedModel
+from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType, Origin, Status
 

@@ -199,10 +199,10 @@ def test_an_interrupted_session_can_be_resumed(db: str) -> None:
 def test_status_line_says_what_the_agent_does() -> None:
     from conftest import load, new_state
 
+    from planner.browser.dry import DryEnvironment
     from planner.commands import Pause, apply_command
-    from planner.dry import DryEnvironment
     from planner.engine import Engine
-    from planner.scripted import ScriptedModel
+    from planner.models.scripted import ScriptedModel
     from ui.status import status_line
 
     state, _ = new_state(BROWNIE_TASK, EngineConfig())

@@ -6,14 +6,14 @@ import pytest
 from conftest import BROWNIE_TASK, drive, frames, load, new_state
 from pydantic import ValidationError
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import SetConstraints, apply_command, parse_command
 from planner.config import EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.errors import ModelOutputError
 from planner.events import Event, Kind
+from planner.models.scripted import Script, ScriptedModel
 from planner.operators import Constraints, ItemConstraints, Reply, View
-from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
 
 DEFAULTS = EngineConfig()

@@ -13,11 +13,11 @@ import pytest
 from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
 
 from demo.shop import ShopServer, start_shop
+from demo.suite import run_suite
 from demo.tasks import check_answer, load_tasks
 from planner.config import EngineConfig
 from planner.events import Kind
 from sessions.sql import SqlStore
-from sessions.suite import run_suite
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -163,8 +163,8 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
 
 def _cart_after_a_restart(shop: ShopServer, storage: Path | None) -> str:
     """Add a backpack to the cart in one browser, then read the cart in a second one."""
-    from planner.browser import BrowserEnvironment
-    from planner.offline import read_elements
+    from planner.browser.environment import BrowserEnvironment
+    from planner.models.offline import read_elements
 
     with BrowserEnvironment(shop.url + "/search?q=commuter", storage_path=storage) as first:
         product = next(e for e in read_elements(first.observe().text) if e.name == "Acme Commuter 20L")

@@ -6,13 +6,13 @@ from typing import Any
 
 from conftest import frames, new_state, run_script
 
+from planner.browser.dry import DryEnvironment
 from planner.config import Breakpoint, EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Kind
+from planner.models.scripted import Script, ScriptedModel
 from planner.operators import CallRecord, Observation, Reply
-from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
 

@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 from conftest import BROWNIE_TASK, load, new_state, run_script
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import Command, Force, Inject, Pause, Resume, apply_command
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.events import Event
-from planner.scripted import Script, ScriptedModel
+from planner.models.scripted import Script, ScriptedModel
 from planner.state import SessionState
 from sessions.export import trace
 from ui.exports import ExportUnavailable, markdown_report, trace_json, tree_dot, tree_svg

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import Approve, apply_command
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.guard import GuardRules, allowed_hosts, host_allowed, make_guard, normalize_name, resolve_url, url_host
+from planner.models.scripted import Script, ScriptedModel
 from planner.protocols import ActionResult, ElementInfo
-from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus
 
 START = "https://shop.example/catalog"

@@ -24,8 +24,8 @@ import pytest
 from playwright.sync_api import Request, Response
 from test_guard import HARMLESS_NAMES, OUTSIDE_URLS, RISKY_NAMES, SAME_HOST_URLS, spell
 
-from planner.browser import BrowserEnvironment
-from planner.chromium import find_chromium
+from planner.browser.chromium import find_chromium
+from planner.browser.environment import BrowserEnvironment
 from planner.guard import GuardRules, is_web_url, make_guard, url_host
 from planner.protocols import ActionResult
 

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from postgres import database_for
 
-from planner.dry import DRY_START, DryEnvironment
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.events import Kind
-from planner.scripted import Script, ScriptedModel
+from planner.models.scripted import Script, ScriptedModel
 from sessions.backends import Backend
 from sessions.runner import Runner, RunnerBusy, _holder_gone, create_session
 from sessions.sql import SqlStore

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from conftest import drive, new_state
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import Edit, apply_command
 from planner.config import EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.events import Event, Kind
+from planner.models.scripted import Script, ScriptedModel
 from planner.operators import Observation, Proposal, Reply, View
-from planner.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState, replay
 from planner.tree import NodeType
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from planner.errors import ModelOutputError
-from planner.offline import OfflineModel, Playbook, read_elements
+from planner.models.offline import OfflineModel, Playbook, read_elements
 from planner.operators import View
 from planner.tree import Node, NodeType, Status, Tree
 
@@ -139,7 +139,7 @@ def test_a_brand_is_taken_from_the_notes_before_any_assumption() -> None:
 
 
 def test_playbook_nodes_come_first() -> None:
-    from planner.scripted import NodeScript
+    from planner.models.scripted import NodeScript
 
     model = OfflineModel(
         {"t": Playbook(nodes={"t": NodeScript(type="AND", children=["search for x", "note the cart total"])})}

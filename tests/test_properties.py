@@ -9,6 +9,7 @@ from conftest import new_state, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import (
     Edit,
     Force,
@@ -24,11 +25,10 @@ from planner.commands import (
     apply_command,
 )
 from planner.config import Breakpoint, EngineConfig
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.frames import next_position
-from planner.scripted import Script, ScriptedModel
+from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState, replay
 from planner.status import CLOSED, legal_for_type
 from planner.tree import ROOT_ID, NodeType, Status

@@ -9,10 +9,10 @@ import pytest
 from conftest import MECHANICS
 from postgres import database_for
 
-from planner.dry import DRY_START, DryEnvironment
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.events import Kind
+from planner.models.scripted import Script, ScriptedModel
 from planner.protocols import ActionResult
-from planner.scripted import Script, ScriptedModel
 from sessions.backends import Backend
 from sessions.runner import Runner, create_session, queue_command
 from sessions.sql import SqlStore

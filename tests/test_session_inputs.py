@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import cli
 
-from planner.dry import DRY_START
+from planner.browser.dry import DRY_START
 from sessions.runner import create_session, fork_session, load_state
 from sessions.sql import SqlStore, database_url, open_store
 from sessions.store import StoreUnavailable

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from conftest import BROWNIE_TASK, load, new_state, run_script
 
+from planner.browser.dry import DryEnvironment
 from planner.commands import Inject, Pause, apply_command
-from planner.dry import DryEnvironment
 from planner.engine import Engine
 from planner.frames import active_path
-from planner.scripted import ScriptedModel
+from planner.models.scripted import ScriptedModel
 from planner.state import SessionState
 from planner.tree import ROOT_ID, Node, NodeType, Status
 from ui.tree_chart import SERIES_ID, build_chart, clicked_node, legend_markdown

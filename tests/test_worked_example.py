@@ -6,7 +6,7 @@ from conftest import BROWNIE_TASK, frames, load, run_script
 
 from planner.config import EngineConfig
 from planner.events import Kind
-from planner.scripted import Script
+from planner.models.scripted import Script
 from planner.state import RunStatus
 from planner.tree import NodeType, Origin, Status
 

@@ -41,9 +41,9 @@ from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Note, Scroll, Select, Type, parse_action
-from planner.chromium import BrowserUnavailable, launch
+from planner.browser.chromium import BrowserUnavailable, launch
+from planner.browser.observation import Element, render_observation
 from planner.guard import allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
-from planner.observation import Element, render_observation
 from planner.protocols import ActionResult, ElementInfo, Page
 
 __all__ = ["BrowserEnvironment", "BrowserThreadError"]

@@ -31,7 +31,7 @@ from planner.operators import (
 from planner.status import CLOSED
 from planner.tree import Node, Tree
 
-__all__ = ["Script", "ScriptedModel"]
+__all__ = ["NodeScript", "RepairScript", "Script", "ScriptedModel", "UpdateScript", "load_script"]
 
 
 class _Strict(BaseModel):

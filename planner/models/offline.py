@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from planner.actions import leading_actions
 from planner.errors import ModelOutputError
 from planner.frames import upcoming
+from planner.models.scripted import NodeScript, RepairScript
 from planner.operators import (
     Candidate,
     ChildSpec,
@@ -37,7 +38,6 @@ from planner.operators import (
     Reply,
     View,
 )
-from planner.scripted import NodeScript, RepairScript
 from planner.status import REMOVED
 from planner.tree import Node, Status
 

@@ -43,6 +43,7 @@ import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
+from planner.models.prompts import PROMPTS, SYSTEM, render_task, render_user, system_text
 from planner.operators import (
     CallRecord,
     Completion,
@@ -54,7 +55,6 @@ from planner.operators import (
     Reply,
     View,
 )
-from planner.prompts import PROMPTS, SYSTEM, render_task, render_user, system_text
 
 __all__ = ["CACHE_MINIMUM", "DEFAULT_MODEL", "PRICES", "ClaudeModel", "cache_minimum", "estimate_cost"]
 

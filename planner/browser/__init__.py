@@ -1,0 +1,51 @@
+"""The environments the planner acts through: adapters that implement `planner.protocols.Environment`.
+
+- `environment`: `BrowserEnvironment`, a real Chromium driven by Playwright's sync API;
+- `observation`: turns Playwright's ARIA snapshot into the page text a model reads (pure text work);
+- `chromium`: finds and launches a Chromium without downloading one (`python -m planner.browser.chromium`);
+- `dry`: `DryEnvironment`, no browser at all, for tests, rehearsals and benchmarks.
+
+They sit above the core: the engine sees only the `Environment` protocol and never imports this package.
+`dry` and `observation` are imported eagerly (standard library only); the Playwright-backed names load on
+first use (module `__getattr__`), so that a dry session, and every test and benchmark that uses one, neither
+pays for nor needs a Playwright install: `import planner.browser.dry` never imports `playwright`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from planner.browser.dry import DRY_START, DryEnvironment, is_dry
+from planner.browser.observation import render_observation
+
+if TYPE_CHECKING:
+    from planner.browser.chromium import BrowserUnavailable, find_chromium, launch_args
+    from planner.browser.environment import BrowserEnvironment, BrowserThreadError
+
+__all__ = [
+    "DRY_START",
+    "BrowserEnvironment",
+    "BrowserThreadError",
+    "BrowserUnavailable",
+    "DryEnvironment",
+    "find_chromium",
+    "is_dry",
+    "launch_args",
+    "render_observation",
+]
+
+_LAZY = {
+    "BrowserEnvironment": "planner.browser.environment",
+    "BrowserThreadError": "planner.browser.environment",
+    "BrowserUnavailable": "planner.browser.chromium",
+    "find_chromium": "planner.browser.chromium",
+    "launch_args": "planner.browser.chromium",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load the Playwright-backed names on first use, so importing this package stays free of Playwright."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)
