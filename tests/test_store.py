@@ -230,7 +230,7 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     store = SqlStore(url)
     with store._engine.connect() as conn:
         versions = conn.execute(sa.text("select version from schema_migrations")).scalars().all()
-    assert versions == [1, 2]
+    assert versions == [1, 2, 3]
     store.close()
 
 
@@ -262,7 +262,9 @@ def test_version_two_upgrades_a_first_release_database(tmp_path: Path) -> None:
     assert [c.command_id for c in store.pending("s1")] == ["a", "b", "c", "d"]
     info = store.session("s1")
     assert (info.lease_owner, info.lease_gen, info.runner_pid) == (None, 0, 4242)
+    assert info.last_order == 4, "version 3 carries the newest order number on the session row"
     store.enqueue("s1", "e", {"kind": "pause"})
+    assert store.session("s1").last_order == 5
     with store._engine.connect() as conn:
         orders = conn.execute(sa.text("select order_no from commands order by order_no")).scalars().all()
     assert orders == [1, 2, 3, 4, 5]
