@@ -29,5 +29,6 @@ test: browser postgres
 
 bench: browser
 	$(PY) -m bench.engine
+	$(PY) -m bench.durable --cli
 	$(PY) -m bench.browser
 	$(PY) -m bench.console

@@ -13,9 +13,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # annotations only: reading a file or a path needs no pydantic
+    from pydantic import ValidationError
 
 __all__ = [
     "MAX_PATH_CHARS",

@@ -185,6 +185,7 @@ def _new_node(state: SessionState, parent: Node, spec: dict[str, Any], origin: O
         protected=origin is Origin.OPERATOR,
         url=state.url,
         step_created=state.steps,
+        children=[],  # given, not defaulted: pydantic inspects a default factory's signature on every construct
     )
     state.tree.nodes[node.id] = node
     if spec.get("action"):

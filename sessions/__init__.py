@@ -1,17 +1,23 @@
 """Durable sessions: the event store, the runner that steps a session, and the headless CLI."""
 
-from sessions.runner import Runner, create_session, fork_session, load_state, queue_command
-from sessions.sql import SqlStore, open_store
-from sessions.store import (
-    EventStore,
-    LeaseLost,
-    SeqConflict,
-    SessionFinished,
-    SessionInfo,
-    SessionNotFound,
-    StoreError,
-    StoreUnavailable,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sessions.runner import Runner, create_session, fork_session, load_state, queue_command
+    from sessions.sql import SqlStore, open_store
+    from sessions.store import (
+        EventStore,
+        LeaseLost,
+        SeqConflict,
+        SessionFinished,
+        SessionInfo,
+        SessionNotFound,
+        StoreError,
+        StoreUnavailable,
+    )
 
 __all__ = [
     "EventStore",
@@ -30,3 +36,32 @@ __all__ = [
     "open_store",
     "queue_command",
 ]
+
+_HOME = {
+    "EventStore": "sessions.store",
+    "LeaseLost": "sessions.store",
+    "Runner": "sessions.runner",
+    "SeqConflict": "sessions.store",
+    "SessionFinished": "sessions.store",
+    "SessionInfo": "sessions.store",
+    "SessionNotFound": "sessions.store",
+    "SqlStore": "sessions.sql",
+    "StoreError": "sessions.store",
+    "StoreUnavailable": "sessions.store",
+    "create_session": "sessions.runner",
+    "fork_session": "sessions.runner",
+    "load_state": "sessions.runner",
+    "open_store": "sessions.sql",
+    "queue_command": "sessions.runner",
+}
+"""Where each name lives. Imported on first use: a command that needs only one module (the CLI's
+`list` needs no engine) does not pay for all of them."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -36,11 +36,8 @@ from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
 from planner.events import Kind
 from planner.inputs import MAX_PATH_CHARS, describe_validation_error, shown
-from planner.render import tree_text
 from planner.state import RunStatus, SessionState
 from sessions.backends import MODEL_HELP, UnknownModel, artifacts_root
-from sessions.export import trace
-from sessions.runner import InvalidCommand, Runner, create_session, fork_session, load_state, queue_command
 from sessions.sql import open_store
 from sessions.store import EventStore, StoreError
 
@@ -178,7 +175,12 @@ def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
 
 
 def _drive(store: EventStore, session_id: str, args: argparse.Namespace) -> int:
-    """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused."""
+    """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused.
+
+    The runner, the trace and the tree text are imported by the subcommands that use them: `list`,
+    `show` and `export` need no engine."""
+    from sessions.runner import Runner
+
     stopping = threading.Event()
     notice = _PauseNotice(session_id, args.db, args.exit_on_pause)
     print(f"session {session_id}", file=sys.stderr, flush=True)
@@ -219,6 +221,8 @@ def _validated(**settings: object) -> EngineConfig:
 
 
 def _cmd_run(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.runner import create_session
+
     session_id = create_session(
         store,
         args.task,
@@ -232,6 +236,8 @@ def _cmd_run(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _cmd_resume(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.runner import load_state, queue_command
+
     state = load_state(store, args.session_id)
     if state.finished:
         raise _UsageError(f"session {args.session_id} has ended ({state.status.value}); fork it to continue")
@@ -241,6 +247,8 @@ def _cmd_resume(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _cmd_fork(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.runner import fork_session
+
     new_id = fork_session(store, args.session_id, args.at)
     _emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
     return EXIT_OK
@@ -264,13 +272,19 @@ def _cmd_list(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _cmd_export(args: argparse.Namespace, store: EventStore) -> int:
-    state = load_state(store, args.session_id, upto=args.at)  # refuses an --at past the end
-    events = store.load(args.session_id, upto=args.at)
-    _emit(trace(args.session_id, state, events))
+    from planner.state import replay
+    from sessions.export import trace
+    from sessions.runner import load_events
+
+    events = load_events(store, args.session_id, upto=args.at)  # refuses an --at past the end
+    _emit(trace(args.session_id, replay(events), events))
     return EXIT_OK
 
 
 def _cmd_show(args: argparse.Namespace, store: EventStore) -> int:
+    from planner.render import tree_text
+    from sessions.runner import load_state
+
     state = load_state(store, args.session_id, upto=args.at)
     print(f"{state.task}\nstatus: {state.status.value}" + (f" ({state.reason})" if state.reason else ""))
     print(tree_text(state.tree))
@@ -318,6 +332,8 @@ def _cmd_demo(args: argparse.Namespace, store: EventStore) -> int:
     from demo.shop import start_shop
     from demo.suite import auto_approver
     from demo.tasks import check_answer, load_tasks, select_tasks
+    from planner.render import tree_text
+    from sessions.runner import Runner, create_session
 
     [task] = select_tasks(load_tasks(), [args.task_id])
     config = _suite_config(args)
@@ -372,6 +388,8 @@ def _wait_for(store: EventStore, session_id: str, command_id: str, timeout: floa
 
 
 def _cmd_command(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.runner import queue_command
+
     try:
         command = parse_command(_command_payload(args))
     except ValidationError as error:
@@ -709,9 +727,10 @@ _HANDLERS = {
     "show": _cmd_show,
 }
 
-_REFUSED = (_UsageError, InvalidCommand, UnknownModel, PlannerError, StoreError, ValueError, OSError)
+_REFUSED = (_UsageError, UnknownModel, PlannerError, StoreError, ValueError, OSError)
 """The errors raised on purpose for bad input (ValueError covers the file readers' and the runner's
-own), and OSError for paths the system refuses. Anything else is a bug and keeps its traceback."""
+own, `InvalidCommand` included), and OSError for paths the system refuses. Anything else is a bug
+and keeps its traceback."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

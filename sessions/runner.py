@@ -45,6 +45,7 @@ __all__ = [
     "RunnerBusy",
     "create_session",
     "fork_session",
+    "load_events",
     "load_state",
     "queue_command",
 ]
@@ -108,11 +109,16 @@ def _event_number(store: EventStore, session_id: str, at: object) -> int:
     return at
 
 
-def load_state(store: EventStore, session_id: str, upto: int | None = None) -> SessionState:
-    """State at the end of the log, or just after event `upto` (time travel)."""
+def load_events(store: EventStore, session_id: str, upto: int | None = None) -> list[Event]:
+    """The log, or its first `upto` events (refused with one sentence when there is no such event)."""
     if upto is not None:
         upto = _event_number(store, session_id, upto)
-    return replay(store.load(session_id, upto=upto))
+    return store.load(session_id, upto=upto)
+
+
+def load_state(store: EventStore, session_id: str, upto: int | None = None) -> SessionState:
+    """State at the end of the log, or just after event `upto` (time travel)."""
+    return replay(load_events(store, session_id, upto))
 
 
 def fork_session(store: EventStore, session_id: str, at: int) -> str:
@@ -198,6 +204,12 @@ class Lease:
         if self._thread.is_alive():
             self._thread.join(self.stale_after)
 
+    def beaten(self, at: float) -> None:
+        """A fenced write that began at `at` (monotonic) went through: it refreshed the lease's
+        heartbeat in the store too. A runner busy writing step after step may keep the database so
+        busy that its heartbeat thread waits for the lock; its own writes then keep it alive."""
+        self._last_beat = max(self._last_beat, at)
+
     def lose(self, reason: str) -> None:
         """Record that a write was refused: the lease is gone for good."""
         self._lost = self._lost or reason
@@ -282,6 +294,12 @@ class Runner:
         self.stale_after = stale_after
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lease: Lease | None = None
+        self._seen_order = 0
+        """Every command with an order number up to this one has been handled by this runner."""
+        self._last_order: int | None = None
+        """The queue's newest order number as the last append saw it; None once a boundary used it."""
+        self._fresh = True
+        """`state` is the fold of the stored log made by `__init__`: a run need only catch up with it."""
 
     def run(
         self,
@@ -301,9 +319,10 @@ class Runner:
             self.backend.close()
             raise
         failure: Exception | None = None
+        clean = False
         try:
             lease.start()
-            self.state = load_state(self.store, self.session_id)  # another runner may have moved it on
+            self._catch_up()  # another runner may have moved it on
             model = cast(Model, _Fenced(self.backend.model, lease))
             env = cast(Environment, _Fenced(self.backend.env, lease))
             self._restore_page(env)
@@ -322,13 +341,14 @@ class Runner:
                     time.sleep(self.poll)
             if self.state.finished:
                 self._apply_commands()  # queued before the end: rejected with the reason, never left pending
+            clean = True
         except Exception as error:
             # An error after a stop was asked for (the console shutting down under a browser action)
             # is the stop's consequence, not its cause: the reason stays "runner stopped".
             failure = None if should_stop() else error
             raise
         finally:
-            self._close(lease, failure)
+            self._close(lease, failure, clean)
         return self.state
 
     def _claim(self) -> Lease:
@@ -351,9 +371,28 @@ class Runner:
         if url and self.state.steps:
             env.goto(url)
 
+    def _catch_up(self) -> None:
+        """Fold what was appended since `__init__` read the log (the whole log again on a later run,
+        whose engine may have left `state` ahead of what was stored)."""
+        if self._fresh:
+            self._fresh = False
+            replay(self.store.load(self.session_id, after=self.state.seq), self.state)
+        else:
+            self.state = load_state(self.store, self.session_id)
+
     def _apply_commands(self) -> None:
+        """Handle queued commands at a step boundary. While running, the append just before this
+        boundary read the queue's newest order number in its own transaction: when this runner has
+        handled that one, nothing is queued and the queue is not read. Anything queued after that
+        transaction is linearised after this boundary, and is seen at the next one."""
+        last_order, self._last_order = self._last_order, None
+        if self.state.status is RunStatus.RUNNING and last_order is not None and last_order <= self._seen_order:
+            return
+        queued_before = last_order or 0
         for queued in self.store.pending(self.session_id):
             self._persist(self._decide(queued), handled=[queued.command_id])
+            queued_before = max(queued_before, queued.order)
+        self._seen_order = max(self._seen_order, queued_before)
 
     def _decide(self, queued: QueuedCommand) -> list[Event]:
         """Apply or reject one queued command; one that cannot be read is rejected, never retried,
@@ -380,8 +419,9 @@ class Runner:
             return
         state = self.state
         assert self._lease is not None, "a runner writes only under its lease"
+        started = time.monotonic()
         try:
-            self.store.append(
+            self._last_order = self.store.append(
                 self.session_id,
                 events,
                 status=state.status.value,
@@ -389,22 +429,27 @@ class Runner:
                 steps=state.steps,
                 handled=handled or (),
                 lease=self._lease.generation,
+                beat=time.time(),
             )
         except LeaseLost as lost:
             self._lease.lose(str(lost))
             raise
+        self._lease.beaten(started)
         if self.on_events is not None:
             self.on_events(events)
 
-    def _close(self, lease: Lease, failure: Exception | None) -> None:
+    def _close(self, lease: Lease, failure: Exception | None, clean: bool) -> None:
         """However the loop ended, leave the log consistent and an unfinished run resumable: paused,
-        with the reason it stopped. A runner that lost its lease writes nothing more."""
+        with the reason it stopped. A runner that lost its lease writes nothing more. After an
+        exception the state is read back from the log, since the engine may have changed it without
+        storing the change; after a `clean` end everything it changed was stored."""
         try:
             lease.stop()
             if lease.lost or isinstance(failure, LeaseLost):
                 return
             try:
-                self.state = load_state(self.store, self.session_id)
+                if not clean:
+                    self.state = load_state(self.store, self.session_id)
                 if self.state.status is RunStatus.RUNNING:
                     recorder = Recorder(self.state)
                     recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason=_stop_reason(failure))

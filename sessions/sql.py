@@ -14,19 +14,18 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from planner.events import Event, Kind, upgrade
 from planner.inputs import MAX_PATH_CHARS, shown
-from planner.state import TERMINAL
 from sessions.store import (
     EventStore,
     LeaseLost,
@@ -43,8 +42,6 @@ __all__ = ["SqlStore", "database_url", "open_store"]
 
 _SEQ_LIMIT = 2**31 - 1
 """Sequence numbers are 32-bit integer columns; bounds beyond this are clamped, not overflowed."""
-
-_ENDED = frozenset(status.value for status in TERMINAL)
 
 _meta = sa.MetaData()
 
@@ -100,6 +97,10 @@ _sessions.append_column(sa.Column("lease_owner", sa.String(200)))
 _sessions.append_column(sa.Column("lease_gen", sa.Integer, nullable=False, server_default="0"))
 _command_order = sa.Index("uq_commands_session_order", _commands.c.session_id, _commands.c.order_no, unique=True)
 
+# -- version 3: the newest command's order number on the session row, so a runner sees from its own
+# append whether anything was queued, instead of querying the queue before every step --
+_sessions.append_column(sa.Column("last_order", sa.Integer, nullable=False, server_default="0"))
+
 _migrations_table = sa.Table(
     "schema_migrations",
     _meta,
@@ -113,23 +114,42 @@ def _advance(fenced: bool) -> sa.Update:
     running it): it moves `last_seq` on only from the expected value and, when `fenced`, only under
     the writer's lease generation."""
     where = [_sessions.c.id == sa.bindparam("s_id"), _sessions.c.last_seq == sa.bindparam("s_after")]
+    values = {
+        "status": sa.bindparam("s_status"),
+        "reason": sa.bindparam("s_reason"),
+        "steps": sa.bindparam("s_steps"),
+        "last_seq": sa.bindparam("s_last"),
+        "updated_at": sa.bindparam("s_now"),
+    }
     if fenced:
         where += [_sessions.c.lease_gen == sa.bindparam("s_lease"), _sessions.c.lease_owner.is_not(None)]
-    return (
-        _sessions.update()
-        .where(*where)
-        .values(
-            status=sa.bindparam("s_status"),
-            reason=sa.bindparam("s_reason"),
-            steps=sa.bindparam("s_steps"),
-            last_seq=sa.bindparam("s_last"),
-            updated_at=sa.bindparam("s_now"),
-        )
-    )
+        # A runner's write under its lease is a heartbeat too (when it says when: `beat`).
+        values["heartbeat_at"] = sa.func.coalesce(sa.bindparam("s_beat", type_=sa.Float), _sessions.c.heartbeat_at)
+    return _sessions.update().where(*where).values(values).returning(_sessions.c.last_order)
 
+
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+"""`json.dumps` with compact separators, without building an encoder for every event."""
 
 _ADVANCE = {False: _advance(False), True: _advance(True)}
 _INSERT_EVENTS = _events.insert()
+
+
+class _Direct:
+    """A Core statement compiled once for one dialect and run on the driver's own cursor. The runner
+    appends once per step, and SQLAlchemy's per-execution work (context, events, result wrapping)
+    cost more than the write itself; these statements bind plain strings and numbers, which need
+    none of SQLAlchemy's type conversions."""
+
+    __slots__ = ("names", "sql")
+
+    def __init__(self, statement: sa.Executable, dialect: Dialect) -> None:
+        compiled = statement.compile(dialect=dialect)
+        self.sql = compiled.string
+        self.names = compiled.positiontup  # the parameter order for positional styles; None for named ones
+
+    def bind(self, values: Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
+        return values if self.names is None else tuple(values[name] for name in self.names)
 
 
 def _create_v1(conn: Connection) -> None:
@@ -154,7 +174,18 @@ def _lease_and_unique_order_v2(conn: Connection) -> None:
     _command_order.create(conn)
 
 
-_MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _lease_and_unique_order_v2]
+def _last_order_v3(conn: Connection) -> None:
+    """Each session's newest command order number, from the commands already queued."""
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN last_order INTEGER NOT NULL DEFAULT 0"))
+    newest = (
+        sa.select(sa.func.coalesce(sa.func.max(_commands.c.order_no), 0))
+        .where(_commands.c.session_id == _sessions.c.id)
+        .scalar_subquery()
+    )
+    conn.execute(_sessions.update().values(last_order=newest))
+
+
+_MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _lease_and_unique_order_v2, _last_order_v3]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
 
@@ -263,6 +294,10 @@ class SqlStore(EventStore):
             else:
                 self._engine = sa.create_engine(url, pool_pre_ping=True)
             self._migrate()
+            dialect = self._engine.dialect
+            self._advance = {fenced: _Direct(statement, dialect) for fenced, statement in _ADVANCE.items()}
+            self._insert_events = _Direct(_INSERT_EVENTS, dialect)
+            self._driver = dialect.loaded_dbapi  # its errors, raised by the statements `_Direct` runs
         except NoSuchModuleError:
             raise StoreUnavailable(
                 f"unsupported database URL {_safe_url(url)}; give a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
@@ -281,17 +316,18 @@ class SqlStore(EventStore):
     @contextmanager
     def _tx(self, *, write: bool = True) -> Iterator[Connection]:
         """One transaction; database errors leave as the store's own exceptions, here only."""
+        driver = self._driver
         try:
             with self._serial, self._engine.connect() as conn:
                 if not write:
                     conn.execution_options(andor_read=True)
                 with conn.begin():
                     yield conn
-        except IntegrityError as error:
+        except (IntegrityError, driver.IntegrityError) as error:
             raise SeqConflict(f"a concurrent writer got there first: {_sentence(error)}") from error
-        except OperationalError as error:
+        except (OperationalError, driver.OperationalError) as error:
             raise StoreUnavailable(f"session database error: {_sentence(error)}") from error
-        except SQLAlchemyError as error:
+        except (SQLAlchemyError, driver.Error) as error:
             raise StoreError(f"session database error: {_sentence(error)}") from error
 
     def _migrate(self) -> None:
@@ -324,7 +360,7 @@ class SqlStore(EventStore):
                 "kind": e.kind.value,
                 "version": e.version,
                 "node_id": e.node_id,
-                "data": json.dumps(e.data, separators=(",", ":")),
+                "data": _compact(e.data),
                 "at": e.at,
             }
             for e in events
@@ -377,9 +413,10 @@ class SqlStore(EventStore):
         steps: int,
         handled: Sequence[str] = (),
         lease: int | None = None,
-    ) -> None:
+        beat: float | None = None,
+    ) -> int | None:
         if not events:
-            return
+            return None
         after = events[0].seq - 1
         row = {
             "s_id": session_id,
@@ -390,20 +427,29 @@ class SqlStore(EventStore):
             "s_steps": steps,
             "s_last": events[-1].seq,
             "s_now": time.time(),
+            "s_beat": beat,
         }
         with self._tx() as conn:
             # The session row first: it checks sequence and lease together and (on PostgreSQL) locks the
             # row, so a concurrent enqueue sees either the whole batch or none of it.
-            updated = conn.execute(_ADVANCE[lease is not None], row)
-            if updated.rowcount != 1:
-                raise self._refusal(conn, session_id, after, lease)
-            conn.execute(_INSERT_EVENTS, self._rows(session_id, events))
+            cursor = conn.connection.cursor()
+            try:
+                advance, insert = self._advance[lease is not None], self._insert_events
+                cursor.execute(advance.sql, advance.bind(row))
+                advanced = cursor.fetchone()
+                if advanced is None:
+                    raise self._refusal(conn, session_id, after, lease)
+                cursor.executemany(insert.sql, [insert.bind(values) for values in self._rows(session_id, events)])
+            finally:
+                cursor.close()
+            last_order = advanced[0]
             if handled:
                 conn.execute(
                     _commands.update()
                     .where(_commands.c.session_id == session_id, _commands.c.id.in_(list(handled)))
                     .values(handled=True)
                 )
+        return int(last_order)
 
     @staticmethod
     def _refusal(conn: Connection, session_id: str, after: int, lease: int | None) -> StoreError:
@@ -426,7 +472,7 @@ class SqlStore(EventStore):
             ).first()
             if row is None:
                 raise _not_found(session_id)
-            if row.status in _ENDED:
+            if row.status in _ended():
                 raise SessionFinished(
                     f"session {session_id} has ended ({row.status}); commands cannot change it — fork it to continue: "
                     f"python -m sessions fork {session_id} --at {row.last_seq}"
@@ -451,6 +497,7 @@ class SqlStore(EventStore):
                     handled=False,
                 )
             )
+            conn.execute(_sessions.update().where(_sessions.c.id == session_id).values(last_order=order + 1))
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -488,13 +535,13 @@ class SqlStore(EventStore):
 
     def pending(self, session_id: str) -> list[QueuedCommand]:
         query = (
-            sa.select(_commands.c.id, _commands.c.payload, _commands.c.queued_at)
+            sa.select(_commands.c.id, _commands.c.payload, _commands.c.queued_at, _commands.c.order_no)
             .where(_commands.c.session_id == session_id, _commands.c.handled.is_(False))
             .order_by(_commands.c.order_no)
         )
         with self._tx(write=False) as conn:
             rows = conn.execute(query).all()
-        return [_queued(row.id, row.payload, row.queued_at) for row in rows]
+        return [_queued(row.id, row.payload, row.queued_at, row.order_no) for row in rows]
 
     # -- runner lease -----------------------------------------------------------------------------
 
@@ -557,19 +604,27 @@ class SqlStore(EventStore):
         self._engine.dispose()
 
 
+def _ended() -> frozenset[str]:
+    """The statuses no command can change. Imported here, not at the top: reading the store (the CLI's
+    `list`) must not load the planner's state and tree models."""
+    from planner.state import TERMINAL
+
+    return frozenset(status.value for status in TERMINAL)
+
+
 def _clamp(seq: int) -> int:
     """A sequence bound the database can compare with (`--at 10**30` means "all events")."""
     return max(-1, min(seq, _SEQ_LIMIT))
 
 
-def _queued(command_id: str, text: str, queued_at: float) -> QueuedCommand:
+def _queued(command_id: str, text: str, queued_at: float, order: int) -> QueuedCommand:
     try:
         payload = json.loads(text)
     except ValueError:
-        return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not valid JSON")
+        return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not valid JSON", order=order)
     if not isinstance(payload, dict):
-        return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not a JSON object")
-    return QueuedCommand(command_id, payload, queued_at)
+        return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not a JSON object", order=order)
+    return QueuedCommand(command_id, payload, queued_at, order=order)
 
 
 def _not_found(session_id: str) -> SessionNotFound:

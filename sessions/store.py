@@ -80,6 +80,8 @@ class SessionInfo:
     heartbeat_at: float | None = None
     lease_owner: str | None = None
     lease_gen: int = 0
+    last_order: int = 0
+    """The order number of the newest command queued for the session (0: none yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,8 @@ class QueuedCommand:
     queued_at: float
     problem: str | None = None
     """Why the stored payload cannot be read as a command at all (it is then rejected, not retried)."""
+    order: int = 0
+    """Its place in the session's queue: order numbers run 1, 2, 3, ... per session."""
 
 
 class EventStore(ABC):
@@ -121,10 +125,15 @@ class EventStore(ABC):
         steps: int,
         handled: Sequence[str] = (),
         lease: int | None = None,
-    ) -> None:
+        beat: float | None = None,
+    ) -> int | None:
         """Append events whose seqs continue the log, update the listing projection and mark commands
         handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
-        when `lease` (a runner's fencing token) is no longer the session's lease generation."""
+        when `lease` (a runner's fencing token) is no longer the session's lease generation. With
+        `beat` (a time, like `heartbeat`'s `now`), an append under a lease is also its heartbeat.
+
+        Returns the session's `last_order` as of this transaction (None: not known), so a runner
+        that has seen every command up to it need not look at the queue before its next step."""
 
     @abstractmethod
     def load(self, session_id: str, *, after: int = 0, upto: int | None = None) -> list[Event]:

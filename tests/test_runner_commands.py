@@ -67,25 +67,23 @@ def test_a_command_for_an_ended_session_is_refused_with_what_to_do(store: SqlSto
 
 class _LateOperator:
     """The store as the runner sees it, with an operator who queues a command right after the
-    runner's last look at the queue before the session ends."""
+    runner's last look at the queue before the session ends: the append that records the root's
+    success reads the queue (the runner then skips reading it at the next boundary), and the step
+    after it ends the session."""
 
     def __init__(self, store: SqlStore) -> None:
         self.store = store
-        self.armed = False
         self.command_id = ""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
-    def pending(self, session_id: str) -> Any:
-        queued = self.store.pending(session_id)
-        if self.armed and not self.command_id:
+    def append(self, session_id: str, events: list[Any], **options: Any) -> Any:
+        last_order = self.store.append(session_id, events, **options)
+        root_succeeded = any(e.node_id == "0" and e.data.get("status") == "SUCCESS" for e in events)
+        if root_succeeded and not self.command_id:
             self.command_id = queue_command(self.store, session_id, {"kind": "prune", "node": "0.2", "reason": "late"})
-        return queued
-
-    def on_events(self, events: list[Any]) -> None:
-        """Arm once the root has succeeded: the next step is the one that ends the session."""
-        self.armed = self.armed or any(e.node_id == "0" and e.data.get("status") == "SUCCESS" for e in events)
+        return last_order
 
 
 def test_a_command_queued_just_before_the_end_is_rejected_not_lost(store: SqlStore) -> None:
@@ -93,7 +91,7 @@ def test_a_command_queued_just_before_the_end_is_rejected_not_lost(store: SqlSto
     _session(store)
     late = _LateOperator(store)
     backend = Backend(ScriptedModel(SCRIPT), DryEnvironment())
-    runner = Runner(late, "s", backend=backend, on_events=late.on_events)  # type: ignore[arg-type]
+    runner = Runner(late, "s", backend=backend)  # type: ignore[arg-type]
     state = runner.run(should_stop=lambda: runner.state.finished)
     assert state.status.value == "succeeded"
     assert late.command_id, "the test never queued its late command"
@@ -154,3 +152,58 @@ def test_a_stopped_runner_says_so(store: SqlStore) -> None:
     _session(store)
     state = Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), DryEnvironment())).run(should_stop=lambda: True)
     assert (state.status.value, state.reason) == ("paused", "runner stopped; resume to continue")
+
+
+class _CountingStore:
+    """The store, counting how often the runner reads the command queue."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def pending(self, session_id: str) -> Any:
+        self.reads += 1
+        return self.store.pending(session_id)
+
+
+class _QueueingBrowser(DryEnvironment):
+    """Queues a pause while it performs the first action: during a step, as an operator would."""
+
+    def __init__(self, store: SqlStore) -> None:
+        super().__init__()
+        self.store = store
+        self.command_id = ""
+
+    def execute(self, action: str, **options: Any) -> ActionResult:
+        if not self.command_id:
+            self.command_id = queue_command(self.store, "s", {"kind": "pause"})
+        return super().execute(action, **options)
+
+
+def test_a_running_session_reads_the_queue_only_when_something_was_queued(store: SqlStore) -> None:
+    _session(store)
+    counting = _CountingStore(store)
+    state = Runner(counting, "s", backend=Backend(ScriptedModel(SCRIPT), DryEnvironment())).run()  # type: ignore[arg-type]
+    assert state.status.value == "succeeded"
+    assert state.steps > 4
+    # once at the start, and twice at the end (the last boundary, and the sweep that rejects late commands)
+    assert counting.reads <= 3, f"the queue was read {counting.reads} times in {state.steps} steps with nothing queued"
+
+
+def test_a_command_queued_during_a_step_is_applied_at_the_next_boundary(store: SqlStore) -> None:
+    _session(store)
+    browser = _QueueingBrowser(store)
+    state = Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), browser)).run(
+        on_idle=lambda state: False  # leave once paused
+    )
+    assert browser.command_id, "the test never queued its command"
+    events = store.load("s")
+    action = next(e.seq for e in events if e.kind is Kind.ACTION_EXECUTED)
+    applied = next(e for e in events if e.kind is Kind.COMMAND_APPLIED)
+    steps_between = [e for e in events if action < e.seq < applied.seq and e.kind is Kind.STEP]
+    assert applied.data["command_id"] == browser.command_id
+    assert steps_between == [], "the runner took another step before applying a command queued during the last one"
+    assert state.status.value == "paused"

@@ -230,7 +230,7 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     store = SqlStore(url)
     with store._engine.connect() as conn:
         versions = conn.execute(sa.text("select version from schema_migrations")).scalars().all()
-    assert versions == [1, 2]
+    assert versions == [1, 2, 3]
     store.close()
 
 
@@ -262,7 +262,9 @@ def test_version_two_upgrades_a_first_release_database(tmp_path: Path) -> None:
     assert [c.command_id for c in store.pending("s1")] == ["a", "b", "c", "d"]
     info = store.session("s1")
     assert (info.lease_owner, info.lease_gen, info.runner_pid) == (None, 0, 4242)
+    assert info.last_order == 4, "version 3 carries the newest order number on the session row"
     store.enqueue("s1", "e", {"kind": "pause"})
+    assert store.session("s1").last_order == 5
     with store._engine.connect() as conn:
         orders = conn.execute(sa.text("select order_no from commands order by order_no")).scalars().all()
     assert orders == [1, 2, 3, 4, 5]
@@ -275,3 +277,16 @@ def test_sessions_listed_newest_first(store: EventStore) -> None:
     time.sleep(0.01)
     _created(store, "b")
     assert [info.id for info in store.sessions()] == ["b", "a"]
+
+
+def test_an_append_under_the_lease_with_a_beat_is_a_heartbeat(store: EventStore) -> None:
+    """A runner writing step after step may keep its heartbeat thread waiting for the database's
+    lock; its own fenced writes then keep the lease alive."""
+    _created(store)
+    lease = store.claim("s1", "a", now=1000.0, stale_after=15)
+    assert lease is not None
+    store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=lease)
+    assert store.session("s1").heartbeat_at == 1000.0, "an append without a beat leaves the heartbeat alone"
+    store.append("s1", _events(3, 1), status="running", reason=None, steps=2, lease=lease, beat=1010.0)
+    assert store.session("s1").heartbeat_at == 1010.0
+    assert store.claim("s1", "b", now=1020.0, stale_after=15) is None, "the lease is still alive at 1020"
