@@ -12,6 +12,8 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from planner.errors import PlannerError
+
 __all__ = [
     "VOCABULARY",
     "Action",
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class ActionSyntaxError(ValueError):
+class ActionSyntaxError(PlannerError):
     """An action string that is not one of the vocabulary's forms."""
 
 

@@ -19,10 +19,11 @@ from planner.errors import CommandRejected
 from planner.events import Event, Kind
 from planner.inputs import describe_validation_error, shown
 from planner.state import TERMINAL, Recorder, RunStatus, SessionState
-from planner.status import CLOSED, REMOVED
+from planner.status import CLOSED, IN_PROGRESS, REMOVED, REOPENABLE
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 
 __all__ = [
+    "COMMAND_MODELS",
     "OPERATOR_SCORE",
     "Approve",
     "Command",
@@ -210,7 +211,7 @@ def describe_command_error(error: ValidationError) -> str:
     """
     first = error.errors(include_url=False)[0]
     if first["type"] in ("union_tag_invalid", "union_tag_not_found", "model_attributes_type", "dict_type"):
-        kinds = ", ".join(model.model_fields["kind"].default for model in _VALIDATORS)
+        kinds = ", ".join(COMMAND_MODELS)
         tag = (first.get("ctx") or {}).get("tag")
         given = f"'{shown(tag, 30)}' is not a command kind" if tag is not None else "its kind is missing"
         return f"invalid command: {given}; use one of {kinds}"
@@ -359,10 +360,10 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
         raise CommandRejected("scores are only for OR alternatives")
     _or_already_done(state, parent)
     effects = _open_path(state, parent, include_self=not unexpanded)
-    base = len(parent.children)
+    ids = state.tree.new_child_ids(parent, len(command.goals))
     nodes = [
-        {"id": f"{parent.id}.{base + i}", "description": goal, "score": score}
-        for i, (goal, score) in enumerate(zip(command.goals, scores), start=1)
+        {"id": child_id, "description": goal, "score": score}
+        for child_id, goal, score in zip(ids, command.goals, scores)
     ]
     effects.append(
         lambda rec: rec.record(
@@ -401,7 +402,7 @@ def _edit(state: SessionState, command: Edit) -> list[_Effect]:
 
 def _reopen(state: SessionState, command: Reopen) -> list[_Effect]:
     node = _node(state, command.node)
-    if node.status not in (Status.FAIL, Status.PRUNED, Status.DELETED):
+    if node.status not in REOPENABLE:
         raise CommandRejected(f"only FAIL, PRUNED or DELETED nodes can be reopened; {node.id} is {node.status.value}")
     parent = state.tree.parent(node)
     effects: list[_Effect] = []
@@ -444,7 +445,7 @@ def _force(state: SessionState, command: Force) -> list[_Effect]:
         raise CommandRejected(f"{child.id} is {child.status.value}; only an untried alternative can be forced")
     if node.status in CLOSED:
         raise CommandRejected(f"{node.id} is {node.status.value}")
-    running = [c.id for c in state.tree.children(node) if c.status in (Status.VISITED, Status.FAIL)]
+    running = [c.id for c in state.tree.children(node) if c.status in IN_PROGRESS]
     if running:
         raise CommandRejected(f"{running[0]} is in progress; prune it first to switch alternatives")
     return [lambda rec: rec.record(Kind.ALTERNATIVE_FORCED, node.id, child=child.id)]
@@ -523,3 +524,7 @@ _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # 
     SetConstraints: _set_constraints,
     SetBudget: _set_budget,
 }
+
+COMMAND_MODELS: dict[str, type[BaseModel]] = {model.model_fields["kind"].default: model for model in _VALIDATORS}
+"""Each command kind's model: front ends build their forms from these (the CLI's verbs take exactly
+a model's fields), so a field added here reaches every front end or fails its tests."""

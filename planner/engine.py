@@ -328,11 +328,11 @@ class Engine:
                 raise _Invalid(problem)
 
     def _specs(self, parent: Node, children: list[ChildSpec]) -> list[dict[str, object]]:
-        base = len(parent.children)
+        ids = self.state.tree.new_child_ids(parent, len(children))
         specs: list[dict[str, object]] = []
-        for i, child in enumerate(children, start=1):
+        for child_id, child in zip(ids, children):
             spec: dict[str, object] = {
-                "id": f"{parent.id}.{base + i}",
+                "id": child_id,
                 "description": child.description,
                 "score": child.score,
             }

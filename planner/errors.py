@@ -8,8 +8,14 @@ PlannerError
 │   └── ModelEnvelopeError  the endpoint answered, but not with a usable response (an HTML page, a
 │                           cut-off body, impossible token counts); retried by the engine, then pauses
 ├── ScriptError         a scripted-model file that cannot be used
+├── InputError          a file or text that cannot be read (defined in `planner.inputs`, with the readers)
+├── ActionSyntaxError   an action string of no form in the vocabulary (defined in `planner.actions`, with the parser)
 ├── BrowserUnavailable  no usable Chromium (defined in `planner.browser.chromium`, next to the code that finds one)
+├── BrowserThreadError  a browser environment used from a thread other than its own (a bug; `planner.browser.environment`)
 └── CommandRejected     an operator command that cannot be applied; its message is shown to a person
+
+Subclasses defined elsewhere live next to the code that raises them; callers catch them by type,
+or `PlannerError` for "anything the planner refused on purpose".
 """
 
 from __future__ import annotations

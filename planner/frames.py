@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from planner.status import CLOSED
+from planner.status import CLOSED, IN_PROGRESS
 from planner.tree import ROOT_ID, Node, NodeType, Status, Tree
 
 __all__ = ["Frame", "Position", "active_path", "next_position", "or_choice", "upcoming"]
@@ -38,7 +38,7 @@ def or_choice(tree: Tree, node: Node) -> Node | None:
         status = child.status
         if status is Status.SUCCESS:
             return None
-        if status is Status.VISITED or status is Status.FAIL:
+        if status in IN_PROGRESS:
             return child
         if status is Status.UNVISITED:
             untried.append(child)

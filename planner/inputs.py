@@ -15,6 +15,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.errors import PlannerError
+
 if TYPE_CHECKING:  # annotations only: reading a file or a path needs no pydantic
     from pydantic import ValidationError
 
@@ -32,7 +34,7 @@ MAX_PATH_CHARS = 4096
 """Longer than any path Linux accepts (PATH_MAX); a longer one is a mistake, not a file."""
 
 
-class InputError(ValueError):
+class InputError(PlannerError):
     """A file or text that cannot be used; the message is the reason, as a short phrase."""
 
 

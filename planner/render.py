@@ -5,14 +5,15 @@ from __future__ import annotations
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Tree
 
-__all__ = ["node_line", "tree_text"]
+__all__ = ["TYPE_TAG", "node_line", "tree_text"]
 
-_SHAPE = {NodeType.AND: "AND", NodeType.OR: "OR", NodeType.ACTION: "ACT", NodeType.UNKNOWN: "?"}
+TYPE_TAG = {NodeType.AND: "AND", NodeType.OR: "OR", NodeType.ACTION: "ACT", NodeType.UNKNOWN: "?"}
+"""The short tag a node's type is shown with wherever a plan is drawn in text."""
 
 
 def node_line(node: Node) -> str:
     """`[0.2] (OR) Select a recipe [VISITED] score=0.9 (operator)`: one node, everything a reader needs."""
-    parts = [f"[{node.id}] ({_SHAPE[node.type]}) {node.description}"]
+    parts = [f"[{node.id}] ({TYPE_TAG[node.type]}) {node.description}"]
     if node.action:
         parts.append(f"-> {node.action}")
     parts.append(f"[{node.status.value}]")

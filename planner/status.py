@@ -9,7 +9,7 @@ from __future__ import annotations
 from planner.errors import InvalidTransition
 from planner.tree import Node, NodeType, Status
 
-__all__ = ["CLOSED", "OPEN", "REMOVED", "check_transition", "legal_for_type"]
+__all__ = ["CLOSED", "IN_PROGRESS", "REMOVED", "REOPENABLE", "check_transition", "legal_for_type"]
 
 CLOSED = frozenset({Status.SUCCESS, Status.PRUNED, Status.DELETED})
 """No longer processed by the traversal."""
@@ -17,7 +17,11 @@ CLOSED = frozenset({Status.SUCCESS, Status.PRUNED, Status.DELETED})
 REMOVED = frozenset({Status.PRUNED, Status.DELETED})
 """Not counted among a node's valid children."""
 
-OPEN = frozenset({Status.UNVISITED, Status.VISITED, Status.FAIL})
+REOPENABLE = frozenset({Status.FAIL, Status.PRUNED, Status.DELETED})
+"""What an operator may return to UNVISITED: a node that failed or was taken out of the plan."""
+
+IN_PROGRESS = frozenset({Status.VISITED, Status.FAIL})
+"""Entered and not finished: an OR node keeps working on such an alternative (a FAIL one is being repaired)."""
 
 _ALLOWED: dict[Status, frozenset[Status]] = {
     Status.UNVISITED: frozenset({Status.VISITED, Status.SUCCESS, Status.FAIL, Status.PRUNED, Status.DELETED}),

@@ -118,6 +118,11 @@ class Tree:
             yield self.root
             yield from self.descendants(self.root)
 
-    def next_child_id(self, node: Node) -> str:
-        """Ids are never reused: children are only ever closed, not removed."""
-        return f"{node.id}.{len(node.children) + 1}"
+    def new_child_ids(self, node: Node, count: int) -> list[str]:
+        """The ids of `count` children about to be added to `node`, in order.
+
+        Ids are never reused: children are only ever closed, not removed, so numbering on from the
+        number of children gives a fresh id whether the planner or an operator adds them.
+        """
+        base = len(node.children)
+        return [f"{node.id}.{base + i}" for i in range(1, count + 1)]

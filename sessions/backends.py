@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from planner.browser.dry import DryEnvironment, is_dry
 from planner.engine import Guard
@@ -22,9 +22,19 @@ from planner.models.replay import ReplayModel, recorded_calls
 from planner.models.scripted import Script, ScriptedModel, load_script
 from planner.protocols import Environment, Model
 from planner.state import SessionState, replay
-from sessions.store import EventStore, SessionNotFound
+from sessions.errors import UnknownModel
+from sessions.store import EventStore, SessionNotFound, database_target
 
-__all__ = ["MODEL_HELP", "Backend", "UnknownModel", "artifacts_root", "build_backend", "default_model", "prepare_model"]
+__all__ = [
+    "MODEL_HELP",
+    "Backend",
+    "ModelSpec",
+    "artifacts_root",
+    "build_backend",
+    "default_model",
+    "parse_model_spec",
+    "prepare_model",
+]
 
 MODEL_HELP = (
     "demo (the offline demo model, default), script:PATH (a scripted model), claude or claude:MODEL_ID "
@@ -39,10 +49,6 @@ _BROWSER_STATE = "browser-state.json"
 """Cookies and local storage of a session's browser, next to its screenshots; a resume starts from them."""
 
 
-class UnknownModel(ValueError):
-    """A --model value that names no backend."""
-
-
 @dataclass
 class Backend:
     model: Model
@@ -55,7 +61,7 @@ class Backend:
 
 def artifacts_root(db: str | None) -> Path:
     """Screenshots live next to the database they belong to."""
-    target = db or os.environ.get("ANDOR_DB", "var/sessions.db")
+    target = str(database_target(db or None))
     if "://" in target:
         return Path("var/artifacts")
     return Path(target).expanduser().resolve().parent / "artifacts"
@@ -66,17 +72,43 @@ def default_model() -> str:
     return "claude" if os.environ.get("ANTHROPIC_API_KEY") else "demo"
 
 
-def prepare_model(spec: str, store: EventStore | None = None) -> dict[str, Any]:
-    """Check a model spec up front and capture what a later resume needs (the script's content, or
-    the recorded answers of a replayed session, read from `store` or the default store)."""
-    if spec.startswith("script:"):
-        script = load_script(spec.removeprefix("script:"))
-        return {"script": script.model_dump(mode="json")}
-    if spec.startswith("replay:"):
-        return {"calls": [call.to_json() for call in recorded_calls(_recorded_events(spec, store))]}
-    if spec in ("demo", "claude") or (spec.startswith("claude:") and spec != "claude:"):
-        return {}
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A `--model` value read once: which backend, and its argument (a script path, a Claude model id
+    or "" for the default one, a session id or trace file to replay)."""
+
+    kind: Literal["demo", "script", "claude", "replay"]
+    arg: str = ""
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """The one reading of the model-spec grammar (see `MODEL_HELP`); `UnknownModel` for anything else."""
+    if spec == "demo":
+        return ModelSpec("demo")
+    if spec == "claude":
+        return ModelSpec("claude")
+    kind, colon, arg = spec.partition(":")
+    if colon and kind in ("script", "replay"):
+        return ModelSpec(kind, arg)
+    if colon and kind == "claude" and arg:
+        return ModelSpec("claude", arg)
     raise UnknownModel(f"unknown model '{shown(spec, 60)}'; use {MODEL_CHOICES}")
+
+
+def prepare_model(spec: str, store: EventStore | None = None, *, task: str | None = None) -> dict[str, Any]:
+    """Check a model spec up front and capture what a later resume needs, so a resume never reads a
+    file that may have changed since: the script's content, the recorded answers of a replayed
+    session (read from `store` or the default store), or the demo playbook of `task` (None when the
+    bundled tasks have none for it, which the session then says when the demo model cannot plan)."""
+    model = parse_model_spec(spec)
+    if model.kind == "script":
+        return {"script": load_script(model.arg).model_dump(mode="json")}
+    if model.kind == "replay":
+        return {"calls": [call.to_json() for call in recorded_calls(_recorded_events(model.arg, store))]}
+    if model.kind == "demo" and task is not None:
+        playbook = _bundled_playbook(task)
+        return {"playbook": playbook.model_dump(mode="json") if playbook is not None else None}
+    return {}
 
 
 TRACE_LIMIT = 200_000_000
@@ -85,10 +117,9 @@ MAX_SESSION_ID_CHARS = 200
 """Longer than any id a session can have; a longer replay source is not worth a database query."""
 
 
-def _recorded_events(spec: str, store: EventStore | None) -> list[Event]:
+def _recorded_events(source_name: str, store: EventStore | None) -> list[Event]:
     from sessions.sql import open_store
 
-    source_name = spec.removeprefix("replay:")
     if not source_name.strip():
         raise UnknownModel("give a session id or a trace file after `replay:`, e.g. replay:3f2a9c1b7d4e")
     if source_name.endswith(".json") or "/" in source_name or exists_as_file(source_name):
@@ -127,32 +158,34 @@ def _trace_events(path: str) -> list[Event]:
         raise UnknownModel(f"cannot replay '{name}': not a trace written by `export` ({problem})") from None
 
 
-def _demo_playbooks() -> dict[str, Playbook]:
+def _bundled_playbook(task: str) -> Playbook | None:
+    """The demo playbook the bundled tasks give `task`, read once when its session is created."""
     from demo.tasks import load_tasks
 
-    return {task.task: task.playbook for task in load_tasks() if task.playbook is not None}
+    return next((t.playbook for t in load_tasks() if t.task == task), None)
 
 
 def _model(state: SessionState) -> Model:
-    spec = state.model
-    if spec.startswith("script:"):
+    spec = parse_model_spec(state.model)
+    if spec.kind == "script":
         if "script" not in state.model_data:
             raise ScriptError("this session's script was not recorded; it cannot be resumed")
-        return ScriptedModel(Script.model_validate(state.model_data["script"]), name=spec)
-    if spec == "demo":
-        return OfflineModel(_demo_playbooks())
-    if spec == "claude" or spec.startswith("claude:"):
+        return ScriptedModel(Script.model_validate(state.model_data["script"]), name=state.model)
+    if spec.kind == "demo":
+        # A session from before playbooks were recorded runs as one whose task has none: the model
+        # says so when it cannot plan, rather than taking today's tasks file for the old one.
+        recorded = state.model_data.get("playbook")
+        return OfflineModel({state.task: Playbook.model_validate(recorded)} if recorded is not None else {})
+    if spec.kind == "claude":
         from planner.models.claude import (  # the SDK import is slow; only Claude sessions pay it
             DEFAULT_MODEL,
             ClaudeModel,
         )
 
-        return ClaudeModel(spec.removeprefix("claude:") if spec != "claude" else DEFAULT_MODEL)
-    if spec.startswith("replay:"):
-        if "calls" not in state.model_data:
-            raise UnknownModel("this session's recorded answers were not captured; it cannot be resumed")
-        return ReplayModel(state.model_data["calls"], name=spec)
-    raise UnknownModel(f"unknown model {spec!r}; use {MODEL_HELP}")
+        return ClaudeModel(spec.arg or DEFAULT_MODEL)
+    if "calls" not in state.model_data:
+        raise UnknownModel("this session's recorded answers were not captured; it cannot be resumed")
+    return ReplayModel(state.model_data["calls"], name=state.model)
 
 
 def build_backend(state: SessionState, artifacts: Path | None = None, session_id: str | None = None) -> Backend:

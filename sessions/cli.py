@@ -31,15 +31,15 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ValidationError
 
 from planner.browser.dry import DRY_START, is_dry
-from planner.commands import Inject, SetBudget, describe_command_error, parse_command
+from planner.commands import COMMAND_MODELS, Inject, SetBudget, describe_command_error, parse_command
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
-from planner.events import Kind
 from planner.inputs import MAX_PATH_CHARS, describe_validation_error, shown
 from planner.state import RunStatus, SessionState
-from sessions.backends import MODEL_HELP, UnknownModel, artifacts_root
+from sessions.backends import MODEL_HELP, artifacts_root
+from sessions.errors import SessionsError
 from sessions.sql import open_store
-from sessions.store import EventStore, StoreError
+from sessions.store import EventStore
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_PAUSED", "EXIT_USAGE", "build_parser", "main"]
 
@@ -62,7 +62,7 @@ PROG = "python -m sessions"
 
 
 class _UsageError(Exception):
-    pass
+    """Arguments that parse but cannot be used together, or a demo task file/id that cannot be used."""
 
 
 # -- output ----------------------------------------------------------------------------------------
@@ -310,17 +310,21 @@ def _output_file(path: Path) -> Path:
 
 def _cmd_suite(args: argparse.Namespace, store: EventStore) -> int:
     from demo.suite import format_table, run_suite
+    from demo.tasks import TaskError
 
     out = _output_file(Path(args.out))
-    rows = run_suite(
-        store,
-        tasks_file=Path(args.tasks) if args.tasks is not None else None,
-        model=args.model,
-        config=_suite_config(args),
-        approve=not args.reject_guarded,
-        artifacts=artifacts_root(args.db),
-        only=args.only or None,
-    )
+    try:
+        rows = run_suite(
+            store,
+            tasks_file=Path(args.tasks) if args.tasks is not None else None,
+            model=args.model,
+            config=_suite_config(args),
+            approve=not args.reject_guarded,
+            artifacts=artifacts_root(args.db),
+            only=args.only or None,
+        )
+    except TaskError as error:
+        raise _UsageError(str(error)) from None
     print(format_table(rows))
     out.write_text(json.dumps([asdict(row) for row in rows], indent=2, ensure_ascii=False))
     _emit({"tasks": len(rows), "passed": sum(row.success for row in rows), "results": str(out)})
@@ -331,11 +335,14 @@ def _cmd_demo(args: argparse.Namespace, store: EventStore) -> int:
     """Start the bundled shop, run one demo task with the offline model, show the tree and the check."""
     from demo.shop import start_shop
     from demo.suite import auto_approver
-    from demo.tasks import check_answer, load_tasks, select_tasks
+    from demo.tasks import TaskError, check_answer, load_tasks, select_tasks
     from planner.render import tree_text
     from sessions.runner import Runner, create_session
 
-    [task] = select_tasks(load_tasks(), [args.task_id])
+    try:
+        [task] = select_tasks(load_tasks(), [args.task_id])
+    except TaskError as error:
+        raise _UsageError(str(error)) from None
     config = _suite_config(args)
     with start_shop() as shop:
         print(f"demo shop at {shop.url}; task: {task.task}", file=sys.stderr)
@@ -349,55 +356,35 @@ def _cmd_demo(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
+    """The command a verb's arguments describe: the verb is the model's kind and its options are
+    named after the model's fields, so the fields are read off the model rather than listed here."""
     verb = args.verb.replace("-", "_")
     payload: dict[str, Any] = {"kind": verb}
-    fields = {
-        "inject": ("parent", "goals", "position", "node_type", "scores"),
-        "prune": ("node", "reason"),
-        "edit": ("node", "description", "reexpand"),
-        "reopen": ("node",),
-        "force": ("node", "child"),
-        "approve": ("node",),
-        "reject": ("reason",),
-        "edit_action": ("action", "node"),
-        "breakpoints": ("breakpoints",),
-        "constraints": ("constraints",),
-        "budget": ("max_cost_usd",),
-    }.get(verb, ())
-    for name in fields:
+    for name in COMMAND_MODELS[verb].model_fields:
+        if name in ("kind", "command_id"):
+            continue
         value = getattr(args, name, None)
         if value is not None and value is not False:
             payload[name] = value
     return payload
 
 
-def _wait_for(store: EventStore, session_id: str, command_id: str, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    seen = 0
-    while time.monotonic() < deadline:
-        for event in store.load(session_id, after=seen):
-            seen = event.seq
-            if event.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED) and event.data["command_id"] == command_id:
-                applied = event.kind is Kind.COMMAND_APPLIED
-                return {"result": "applied" if applied else "rejected", "reason": event.data.get("reason"), "seq": seen}
-        time.sleep(0.05)
-    return {
-        "result": "queued",
-        "reason": f"no runner handled it within {timeout:g} s; it applies when the session runs",
-    }
-
-
 def _cmd_command(args: argparse.Namespace, store: EventStore) -> int:
-    from sessions.runner import queue_command
+    from sessions.runner import queue_command, wait_for_outcome
 
     try:
         command = parse_command(_command_payload(args))
     except ValidationError as error:
         raise _UsageError(describe_command_error(error)) from None
+    before = store.session(args.session_id).last_seq
     command_id = queue_command(store, args.session_id, command)
     outcome: dict[str, Any] = {"command_id": command_id, "result": "queued"}
     if args.wait:
-        outcome.update(_wait_for(store, args.session_id, command_id, args.timeout))
+        done = wait_for_outcome(store, args.session_id, command_id, args.timeout, after=before)
+        if done is None:
+            outcome["reason"] = f"no runner handled it within {args.timeout:g} s; it applies when the session runs"
+        else:
+            outcome.update(result="applied" if done.applied else "rejected", reason=done.reason, seq=done.seq)
     _emit(outcome)
     return EXIT_FAILED if outcome["result"] == "rejected" else EXIT_OK
 
@@ -727,10 +714,10 @@ _HANDLERS = {
     "show": _cmd_show,
 }
 
-_REFUSED = (_UsageError, UnknownModel, PlannerError, StoreError, ValueError, OSError)
-"""The errors raised on purpose for bad input (ValueError covers the file readers' and the runner's
-own, `InvalidCommand` included), and OSError for paths the system refuses. Anything else is a bug
-and keeps its traceback."""
+_REFUSED = (_UsageError, PlannerError, SessionsError, OSError)
+"""The errors raised on purpose for bad input (the planner's and the sessions package's trees, see
+`planner.errors` and `sessions.errors`), and OSError for paths the system refuses. Anything else is
+a bug and keeps its traceback."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

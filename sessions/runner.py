@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -36,10 +37,11 @@ from planner.inputs import shown
 from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.backends import Backend, build_backend, prepare_model
+from sessions.errors import InvalidCommand, SessionInputError
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
 
 __all__ = [
-    "InvalidCommand",
+    "CommandOutcome",
     "Lease",
     "Runner",
     "RunnerBusy",
@@ -48,6 +50,7 @@ __all__ = [
     "load_events",
     "load_state",
     "queue_command",
+    "wait_for_outcome",
 ]
 
 _log = logging.getLogger(__name__)
@@ -59,11 +62,7 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class RunnerBusy(StoreError):
-    """Another live runner is running this session."""
-
-
-class InvalidCommand(ValueError):
-    """A command that is not of any documented shape (rejected before it is queued)."""
+    """Another live runner is running this session (its place in the tree: `sessions.errors`)."""
 
 
 def create_session(
@@ -79,9 +78,9 @@ def create_session(
     """Record a new session; it starts running (or paused, for plan review) when a runner picks it up."""
     task = task.strip()
     if not task:
-        raise ValueError("the task is empty; describe what the agent should do")
+        raise SessionInputError("the task is empty; describe what the agent should do")
     if session_id is not None and not _SESSION_ID.fullmatch(session_id):
-        raise ValueError(
+        raise SessionInputError(
             f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-'"
         )
     config = config or EngineConfig()
@@ -93,7 +92,7 @@ def create_session(
         task=task,
         start_url=start_url,
         model=model,
-        model_data=prepare_model(model, store),
+        model_data=prepare_model(model, store, task=task),
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
     )
@@ -105,7 +104,7 @@ def _event_number(store: EventStore, session_id: str, at: object) -> int:
     """`at` as an event of the session, or one sentence naming the events there are."""
     last = store.session(session_id).last_seq
     if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= last:
-        raise ValueError(f"session {session_id} has events 1 to {last}; choose one of them, not {shown(at)}")
+        raise SessionInputError(f"session {session_id} has events 1 to {last}; choose one of them, not {shown(at)}")
     return at
 
 
@@ -153,6 +152,34 @@ def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | 
         raise InvalidCommand(describe_command_error(error)) from None
     store.enqueue(session_id, parsed.command_id, parsed.model_dump(mode="json"))
     return parsed.command_id
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """What the runner made of a queued command: applied, or rejected with the engine's reason."""
+
+    applied: bool
+    reason: str | None
+    seq: int
+
+
+def wait_for_outcome(
+    store: EventStore, session_id: str, command_id: str, timeout: float, *, after: int = 0
+) -> CommandOutcome | None:
+    """Poll the log past event `after` until a runner applied or rejected the command; None if none
+    did within `timeout` seconds (the command stays queued and applies when the session runs).
+
+    Give `after` the session's last event number from before the command was queued: an outcome
+    can only come later, so the poll never reads the log's older events."""
+    deadline = time.monotonic() + timeout
+    seen = after
+    while time.monotonic() < deadline:
+        for event in store.load(session_id, after=seen):
+            seen = event.seq
+            if event.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED) and event.data["command_id"] == command_id:
+                return CommandOutcome(event.kind is Kind.COMMAND_APPLIED, event.data.get("reason"), event.seq)
+        time.sleep(0.05)
+    return None
 
 
 def _alive(pid: int) -> bool:

@@ -27,6 +27,7 @@ from sqlalchemy.pool import StaticPool
 from planner.events import Event, Kind, upgrade
 from planner.inputs import MAX_PATH_CHARS, shown
 from sessions.store import (
+    DEFAULT_DATABASE,
     EventStore,
     LeaseLost,
     QueuedCommand,
@@ -36,6 +37,7 @@ from sessions.store import (
     SessionNotFound,
     StoreError,
     StoreUnavailable,
+    database_target,
 )
 
 __all__ = ["SqlStore", "database_url", "open_store"]
@@ -198,7 +200,7 @@ def database_url(target: str | os.PathLike[str]) -> str:
     text = os.fspath(target)
     if not text.strip():
         raise StoreUnavailable(
-            "the database path is empty; give a file path or a postgresql:// URL, or leave --db out for var/sessions.db"
+            f"the database path is empty; give a file path or a postgresql:// URL, or leave --db out for {DEFAULT_DATABASE}"
         )
     if "\x00" in text:
         raise StoreUnavailable("the database path contains a NUL byte; give a plain file path or URL")
@@ -639,8 +641,5 @@ def _lease_lost(session_id: str, lease: int, now_gen: int | None) -> LeaseLost:
 
 
 def open_store(target: str | os.PathLike[str] | None = None) -> SqlStore:
-    """Open the store at a path or URL; default `$ANDOR_DB` or ./var/sessions.db (an empty target is
-    an error, not the default)."""
-    if target is None:
-        target = os.environ.get("ANDOR_DB") or "var/sessions.db"
-    return SqlStore(database_url(target))
+    """Open the store at a path or URL; default `$ANDOR_DB` or ./var/sessions.db (see `database_target`)."""
+    return SqlStore(database_url(database_target(target)))

@@ -1,14 +1,8 @@
 """The session store interface: an append-only event log per session, a command queue, a runner lease.
 
 Backends implement `EventStore` and nothing else; the runner, CLI and console depend only on this
-module. Errors a backend raises are translated into this hierarchy in one place per backend:
-
-    StoreError
-    ├── SessionNotFound   no session with that id
-    ├── SessionFinished   a command for a session that has ended (fork it instead)
-    ├── SeqConflict       another writer appended first (the expected sequence number is stale)
-    ├── LeaseLost         the writer's runner lease has moved on to another runner (its fencing token is stale)
-    └── StoreUnavailable  the database could not be opened or written
+module. Errors a backend raises are translated into `StoreError` and its subclasses here, in one
+place per backend; the whole tree, with the rest of the package's errors, is in `sessions.errors`.
 
 The runner lease makes "exactly one runner per session" a property of the store: `claim` is a
 compare-and-set that returns a generation number, and every write a runner makes carries that
@@ -17,14 +11,17 @@ generation (a fencing token), so a runner that lost its lease can no longer chan
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from planner.events import Event
+from sessions.errors import SessionsError
 
 __all__ = [
+    "DEFAULT_DATABASE",
     "EventStore",
     "LeaseLost",
     "QueuedCommand",
@@ -34,15 +31,28 @@ __all__ = [
     "SessionNotFound",
     "StoreError",
     "StoreUnavailable",
+    "database_target",
 ]
 
 
-class StoreError(Exception):
-    """Base of the store's errors."""
+DEFAULT_DATABASE = "var/sessions.db"
+"""Where sessions are kept when neither `--db` nor `$ANDOR_DB` says otherwise."""
+
+
+def database_target(target: str | os.PathLike[str] | None = None) -> str | os.PathLike[str]:
+    """The database a command means: `target` if given (an empty one stays an error for the backend to
+    refuse), else `$ANDOR_DB` if set and not empty, else `DEFAULT_DATABASE`."""
+    if target is not None:
+        return target
+    return os.environ.get("ANDOR_DB") or DEFAULT_DATABASE
+
+
+class StoreError(SessionsError):
+    """Base of the store's errors (the tree is in `sessions.errors`)."""
 
 
 class SessionNotFound(StoreError):
-    pass
+    """No session with that id."""
 
 
 class SessionFinished(StoreError):
@@ -50,7 +60,7 @@ class SessionFinished(StoreError):
 
 
 class SeqConflict(StoreError):
-    pass
+    """Another writer appended first: the expected sequence number is stale."""
 
 
 class LeaseLost(StoreError):
@@ -58,7 +68,7 @@ class LeaseLost(StoreError):
 
 
 class StoreUnavailable(StoreError):
-    pass
+    """The database could not be opened or written."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import pytest
 
 from planner.browser.chromium import BrowserUnavailable, find_chromium
 from planner.browser.environment import BrowserEnvironment, BrowserThreadError
-from planner.browser.observation import INTERACTIVE_ROLES, render_observation
+from planner.browser.observation import INTERACTIVE_ROLES, render_page
 from planner.protocols import ActionResult, ElementInfo, Environment, Page
 
 PAGES = Path(__file__).parent / "pages"
@@ -139,7 +139,7 @@ SNAPSHOT = """\
 
 
 def test_render_gives_ids_to_interactive_elements_only() -> None:
-    observation = render_observation("http://x/", "X", SNAPSHOT, secrets=["hunter2"])
+    observation = render_page("http://x/", "X", SNAPSHOT, secrets=["hunter2"])
     lines = observation.text.splitlines()
     assert lines[:2] == ["URL: http://x/", "Title: X"]
     assert '[3] link "Home"' in lines
@@ -158,7 +158,7 @@ def test_render_gives_ids_to_interactive_elements_only() -> None:
 
 def test_render_cuts_to_budget_and_says_how_much() -> None:
     snapshot = "\n".join(f'- link "Item number {i}" [ref=e{i}]' for i in range(1, 400))
-    observation = render_observation("http://x/", "X", snapshot, budget=1000)
+    observation = render_page("http://x/", "X", snapshot, budget=1000)
     assert len(observation.text) <= 1000
     last = observation.text.splitlines()[-1]
     assert re.fullmatch(r"\((\d+) more characters cut; scroll down to see more\)", last)
@@ -169,7 +169,7 @@ def test_render_cuts_to_budget_and_says_how_much() -> None:
 
 def test_render_drops_what_is_above_the_viewport_first() -> None:
     rows = [f'- paragraph [ref=e{i}] [box=0,{(i - 50) * 20},800,20]: "Paragraph {i} text"' for i in range(1, 200)]
-    observation = render_observation("http://x/", "X", "\n".join(rows), budget=600)
+    observation = render_page("http://x/", "X", "\n".join(rows), budget=600)
     lines = observation.text.splitlines()
     assert re.fullmatch(r"\(\d+ characters above the viewport not shown; scroll up to see them\)", lines[2])
     assert lines[3] == "Paragraph 50 text"  # the first line whose box is not wholly above the viewport
@@ -188,7 +188,7 @@ def test_render_flattens_cells_with_block_content_and_decodes_escapes() -> None:
   - cell "say \"hi\"" [ref=e7]
 - text: "caf\xe9 \"quoted\"\nnext"
 """
-    observation = render_observation("http://x/", "X", snapshot)
+    observation = render_page("http://x/", "X", snapshot)
     assert observation.text.splitlines()[2:] == [
         r'| Red [6] link "Blue \| dark" | say "hi" |',
         'café "quoted"',

@@ -373,7 +373,8 @@ def test_replay_without_a_recording_names_the_operator_and_node() -> None:
 def test_model_specs_resolve_through_the_session_store(
     server: FakeAnthropic, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sessions.backends import UnknownModel, build_backend, prepare_model
+    from sessions.backends import build_backend, prepare_model
+    from sessions.errors import UnknownModel
     from sessions.export import trace
     from sessions.runner import create_session, load_state
     from sessions.sql import open_store

@@ -9,6 +9,7 @@ import pytest
 from cli_helpers import cli
 
 from planner.browser.dry import DRY_START
+from sessions.errors import SessionInputError
 from sessions.runner import create_session, fork_session, load_state
 from sessions.sql import SqlStore, database_url, open_store
 from sessions.store import StoreUnavailable
@@ -80,7 +81,7 @@ def test_an_unreachable_server_is_one_sentence_without_the_password() -> None:
 @pytest.mark.parametrize("session_id", ["x" * 100_000, "", "a/b", "a b", "é", "x" * 65])
 def test_session_ids(session_id: str) -> None:
     store = SqlStore("sqlite://")
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(SessionInputError) as raised:
         create_session(store, "task", "demo", start_url=DRY_START, session_id=session_id)
     assert "give 1 to 64 letters, digits, '.', '_' or '-'" in _one_sentence(raised.value)
     assert store.sessions() == []
@@ -94,7 +95,7 @@ def test_fork_and_time_travel_points_outside_the_log(at: int) -> None:
     last = store.session("s").last_seq
     assert last == 1
     for call in (lambda: fork_session(store, "s", at), lambda: load_state(store, "s", upto=at)):
-        with pytest.raises(ValueError) as raised:
+        with pytest.raises(SessionInputError) as raised:
             call()
         assert f"session s has events 1 to {last}; choose one of them, not " in _one_sentence(raised.value)
     assert [info.id for info in store.sessions()] == ["s"]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from planner.events import Kind
-from sessions.runner import InvalidCommand, queue_command
+from sessions.errors import InvalidCommand
+from sessions.runner import queue_command, wait_for_outcome
 from sessions.store import SessionFinished
 from ui.context import Console
 
@@ -35,13 +34,9 @@ def send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float = 2
     except (InvalidCommand, SessionFinished) as error:
         return Outcome("invalid", str(error))
     ctx.pool.ensure_running(session_id)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        for event in ctx.store.load(session_id, after=seen):
-            seen = event.seq
-            if event.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED) and event.data["command_id"] == command_id:
-                if event.kind is Kind.COMMAND_APPLIED:
-                    return Outcome("applied", f"{payload['kind']} applied")
-                return Outcome("rejected", event.data["reason"])
-        time.sleep(0.05)
-    return Outcome("queued", f"{payload['kind']} queued; it applies at the next step boundary")
+    done = wait_for_outcome(ctx.store, session_id, command_id, wait, after=seen)
+    if done is None:
+        return Outcome("queued", f"{payload['kind']} queued; it applies at the next step boundary")
+    if done.applied:
+        return Outcome("applied", f"{payload['kind']} applied")
+    return Outcome("rejected", done.reason or "rejected")

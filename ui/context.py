@@ -19,7 +19,7 @@ from demo.shop import ShopServer, start_shop
 from sessions.backends import artifacts_root
 from sessions.service import RunnerPool
 from sessions.sql import open_store
-from sessions.store import EventStore
+from sessions.store import EventStore, database_target
 
 __all__ = ["Console", "console"]
 
@@ -51,7 +51,7 @@ def _shop() -> ShopServer | None:
 
 @st.cache_resource(show_spinner=False)
 def console() -> Console:
-    db = os.environ.get("ANDOR_DB", "var/sessions.db")
+    db = str(database_target())
     store = open_store(db)
     artifacts = artifacts_root(db)
     pool = RunnerPool(store, artifacts)

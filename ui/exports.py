@@ -47,7 +47,7 @@ _DOT_LINES = 3
 _CELL_CHARS = 160
 
 
-class ExportUnavailable(RuntimeError):
+class ExportUnavailable(Exception):
     """An export needs a program or package that is not installed; the message says how to get it."""
 
 

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.frames import active_path
+from planner.render import TYPE_TAG
 from planner.state import SessionState
 from planner.status import CLOSED, REMOVED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
+from ui.text import short
 
 __all__ = ["SERIES_ID", "TreeChart", "build_chart", "clicked_node", "legend_markdown"]
 
@@ -31,7 +33,6 @@ SERIES_ID = "plan"
 """The graph series' id, as reported in a selection's `series_id`."""
 
 _SYMBOL = {NodeType.AND: "rect", NodeType.OR: "diamond", NodeType.ACTION: "circle", NodeType.UNKNOWN: "triangle"}
-_TAG = {NodeType.AND: "AND", NodeType.OR: "OR", NodeType.ACTION: "ACT", NodeType.UNKNOWN: "?"}
 _SIZE = {NodeType.AND: 16, NodeType.OR: 20, NodeType.ACTION: 16, NodeType.UNKNOWN: 18}
 """Diamonds and triangles cover less area than squares and circles at the same box size."""
 
@@ -377,18 +378,12 @@ def _view(centre: tuple[float, float], leaves: int) -> dict[str, Any] | None:
     return {"center": [centre[0], centre[1]], "zoom": round(min(leaves / _LEAVES_IN_VIEW, _MAX_ZOOM), 2)}
 
 
-def _short(text: str, limit: int) -> str:
-    """One line, at most `limit` characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _label_text(text: str, limit: int) -> str:
-    return _short(text, limit).translate(_LABEL_SAFE)
+    return short(text, limit).translate(_LABEL_SAFE)
 
 
 def _tip_text(text: str, limit: int = _TIP_CHARS) -> str:
-    return html.escape(_short(text, limit)).translate(_TIP_SAFE)
+    return html.escape(short(text, limit)).translate(_TIP_SAFE)
 
 
 def _score(node: Node) -> str | None:
@@ -423,7 +418,7 @@ def _item(
         size = round(size * 1.75)
 
     score = _score(node) if or_child else None
-    head = [f"{_MARKER[node.origin]}{_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"]
+    head = [f"{_MARKER[node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"]
     if score is not None:
         head.append(score)
     if folded:
@@ -462,7 +457,7 @@ def _short_id(node_id: str) -> str:
 def _tooltip(
     node: Node, *, folded: int, is_current: bool, on_path: bool, score: str | None, planned: str | None
 ) -> str:
-    facts = [_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
+    facts = [TYPE_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
     if is_current:
         facts.append("current")
     elif on_path:

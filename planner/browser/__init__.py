@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from planner.browser.dry import DRY_START, DryEnvironment, is_dry
-from planner.browser.observation import render_observation
+from planner.browser.observation import render_page
 
 if TYPE_CHECKING:
     from planner.browser.chromium import BrowserUnavailable, find_chromium, launch_args
@@ -32,7 +32,7 @@ __all__ = [
     "find_chromium",
     "is_dry",
     "launch_args",
-    "render_observation",
+    "render_page",
 ]
 
 _LAZY = {

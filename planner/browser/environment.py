@@ -42,7 +42,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, launch
-from planner.browser.observation import Element, render_observation
+from planner.browser.observation import Element, render_page
+from planner.errors import PlannerError
 from planner.guard import allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
 from planner.protocols import ActionResult, ElementInfo, Page
 
@@ -122,7 +123,7 @@ def _release_driver() -> None:
         _drivers.playwright = None
 
 
-class BrowserThreadError(RuntimeError):
+class BrowserThreadError(PlannerError):
     """The environment was used from a thread other than the one its browser started on."""
 
 
@@ -517,9 +518,7 @@ class BrowserEnvironment:
             try:
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
                 title = page.title()
-                observation = render_observation(
-                    page.url, title, snapshot, self.observation_budget, self._password_values()
-                )
+                observation = render_page(page.url, title, snapshot, self.observation_budget, self._password_values())
                 result = Page(url=page.url, title=title, text=observation.text, html_chars=len(page.content()))
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
                 if _is_crash(error):

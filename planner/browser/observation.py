@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 __all__ = [
     "INTERACTIVE_ROLES",
     "Element",
-    "Observation",
+    "PageText",
     "SnapshotNode",
     "parse_snapshot",
-    "render_observation",
+    "render_page",
 ]
 
 INTERACTIVE_ROLES = frozenset(
@@ -118,7 +118,7 @@ class Element:
 
 
 @dataclass(frozen=True, slots=True)
-class Observation:
+class PageText:
     """The page text and the ids it shows; ids cut by the budget are absent, so unusable."""
 
     text: str
@@ -524,13 +524,13 @@ def _fit(header: list[str], lines: list[_Line], budget: int) -> tuple[list[str],
     return notes, kept, above_chars + cut_below
 
 
-def render_observation(
+def render_page(
     url: str,
     title: str,
     snapshot: str,
     budget: int = 6000,
     secrets: Collection[str] = (),
-) -> Observation:
+) -> PageText:
     """Render a snapshot as compact page text of at most `budget` characters.
 
     `secrets` are values to mask if they appear as a field's value (the current password inputs'
@@ -545,4 +545,4 @@ def render_observation(
     shown = {element_id for line in lines for element_id in line.ids}
     text = "\n".join([*header, *(line.text for line in lines)])
     elements = {i: e for i, e in renderer.elements.items() if i in shown}
-    return Observation(text=text, elements=elements, cut_chars=cut)
+    return PageText(text=text, elements=elements, cut_chars=cut)

@@ -258,6 +258,8 @@ class ClaudeModel:
 
     def _send(self, params: dict[str, Any], call: CallRecord) -> _Message:
         """One Messages API request, its transport failures translated, its envelope checked."""
+        if not _has_credentials(self._client):
+            raise ModelUnavailable("no API key: set ANTHROPIC_API_KEY and resume the session")
         try:
             response = self._client.messages.with_raw_response.create(**params).http_response
         except anthropic.APIStatusError as error:
@@ -280,10 +282,6 @@ class ClaudeModel:
             ) from None
         except anthropic.AnthropicError as error:
             raise ModelUnavailable(f"the Claude API call failed: {_scrub(str(error))}; resume the session") from None
-        except TypeError as error:
-            if "authentication" in str(error):
-                raise ModelUnavailable("no API key: set ANTHROPIC_API_KEY and resume the session") from None
-            raise
         return self._read(response.status_code, response.headers.get("content-type", ""), response.content, call)
 
     def _read(self, status: int, content_type: str, body: bytes, call: CallRecord) -> _Message:
@@ -406,6 +404,13 @@ def _fault(error: ValidationError) -> str:
     if item["type"] in ("model_type", "model_attributes_type"):
         return f"whose {where} is {_short(value)}, not an object"
     return f"whose {where} is {_short(value)} ({item['msg'].removeprefix('Value error, ')})"
+
+
+def _has_credentials(client: anthropic.Anthropic) -> bool:
+    """Whether the client resolved a way to authenticate: an API key, a bearer token, or the SDK's
+    own credential provider (`custom_auth`). Asked before each request, on the client's own
+    attributes, because without one the SDK refuses the request with an untyped `TypeError`."""
+    return client.api_key is not None or client.auth_token is not None or client.custom_auth is not None
 
 
 def _short(value: Any) -> str:

@@ -189,7 +189,15 @@ class OfflineModel:
         if entry is not None:
             children = [ChildSpec(description=c) if isinstance(c, str) else c for c in entry.children]
             return Reply(Expansion(type=entry.type, children=children, action=entry.action, reasoning="playbook"))
-        return self._ground(view, self._resolve(view, description.strip()))
+        try:
+            return self._ground(view, self._resolve(view, description.strip()))
+        except ModelOutputError as error:
+            if view.task in self.playbooks:
+                raise
+            raise ModelOutputError(
+                f"{error.reason}; the demo model has no playbook for this task, so it can only carry out a goal "
+                "that names one action on the page"
+            ) from None
 
     def _plan_ahead(self, view: View, descriptions: list[str]) -> list[tuple[str, str]]:
         """(description, action) for the leading sub-goals that are single actions on this page,

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from planner.actions import describe_actions
 from planner.frames import upcoming
 from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, View
-from planner.status import CLOSED
+from planner.status import CLOSED, REOPENABLE
 from planner.tree import ROOT_ID, Node
 
 __all__ = [
@@ -215,7 +215,7 @@ def render_node(node: Node, *, mark: str = "") -> str:
         parts.append(f"(score {node.score:g})")
     if node.action:
         parts.append(f"-> {node.action}")
-    if node.reason and node.status.value in ("FAIL", "PRUNED", "DELETED"):
+    if node.reason and node.status in REOPENABLE:
         parts.append(f"-- {node.reason}")
     return " ".join(parts) + (f"   <== {mark}" if mark else "")
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from planner.config import Breakpoint
 from planner.state import RunStatus, SessionState
-from planner.status import CLOSED
+from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
 from ui.commands import send
 from ui.context import Console
@@ -68,7 +68,7 @@ def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node |
     _inject(ctx, session_id, state, node)
     _prune(ctx, session_id, node)
     _rewrite(ctx, session_id, node)
-    if node.status in (Status.FAIL, Status.PRUNED, Status.DELETED):
+    if node.status in REOPENABLE:
         if st.button(f"Reopen {md_line(node.id)}", key="reopen_btn"):
             _submit(ctx, session_id, "reopen", {"kind": "reopen", "node": node.id})
         _result("reopen")

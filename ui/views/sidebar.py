@@ -15,7 +15,8 @@ import streamlit as st
 from demo.tasks import load_tasks
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
-from sessions.backends import MODEL_HELP, UnknownModel, default_model
+from sessions.backends import MODEL_HELP, default_model
+from sessions.errors import SessionsError
 from sessions.runner import create_session
 from ui.context import Console
 from ui.text import md, short
@@ -101,7 +102,7 @@ def _new_session_form(ctx: Console) -> None:
             breakpoints=frozenset(points),
         )
         session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config, paused=paused)
-    except (ValueError, UnknownModel, PlannerError) as error:
+    except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return
     ctx.pool.ensure_running(session_id)

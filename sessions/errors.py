@@ -1,0 +1,37 @@
+"""The sessions package's exception tree, every error it raises on purpose.
+
+    SessionsError
+    ├── StoreError            the event store (defined in `sessions.store`; each backend translates its own errors)
+    │   ├── SessionNotFound   no session with that id
+    │   ├── SessionFinished   a command for a session that has ended (fork it instead)
+    │   ├── SeqConflict       another writer appended first (the expected sequence number is stale)
+    │   ├── LeaseLost         the writer's runner lease has moved on to another runner (its fencing token is stale)
+    │   ├── StoreUnavailable  the database could not be opened or written
+    │   └── RunnerBusy        another live runner holds the session (defined in `sessions.runner`)
+    ├── SessionInputError     a task, session id or event number that cannot be used to create or fork a session
+    ├── InvalidCommand        an operator command of no documented shape (refused before it is queued)
+    └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
+
+Every message is one sentence a person can act on; the CLI and the console catch these by type
+(with `planner.errors.PlannerError`) and show the message, never a traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = ["InvalidCommand", "SessionInputError", "SessionsError", "UnknownModel"]
+
+
+class SessionsError(Exception):
+    """Base of every error the sessions package raises on purpose."""
+
+
+class SessionInputError(SessionsError):
+    """A task, session id or event number given to `create_session`, `fork_session` or `load_state` that cannot be used."""
+
+
+class InvalidCommand(SessionsError):
+    """A command that is not of any documented shape (rejected before it is queued)."""
+
+
+class UnknownModel(SessionsError):
+    """A --model value that names no backend, or a session whose recorded model data cannot be used."""
