@@ -34,7 +34,7 @@ from planner.browser.dry import DRY_START, is_dry
 from planner.commands import Inject, SetBudget, describe_command_error, parse_command
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
-from planner.events import Kind
+from planner.events import CommandApplied, CommandRejected
 from planner.inputs import MAX_PATH_CHARS, describe_validation_error, shown
 from planner.state import RunStatus, SessionState
 from sessions.backends import MODEL_HELP, UnknownModel, artifacts_root
@@ -131,7 +131,7 @@ def _pause_notice(state: SessionState, session_id: str, db: str | None, detached
         )
     spent = state.over_budget
     if spent is not None:
-        cap = float(state.config.get("max_cost_usd") or 0.0)
+        cap = float(state.config.max_cost_usd or 0.0)
         raised = min(10_000.0, max(2 * cap, 2 * state.metrics.cost_usd))
         budget = _cli_line("command", session_id, "budget", "--max-cost", f"{raised:.4g}", db=db)
         return f"session {session_id} paused ({spent}); continue with: {budget} && {resume}"
@@ -377,9 +377,11 @@ def _wait_for(store: EventStore, session_id: str, command_id: str, timeout: floa
     while time.monotonic() < deadline:
         for event in store.load(session_id, after=seen):
             seen = event.seq
-            if event.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED) and event.data["command_id"] == command_id:
-                applied = event.kind is Kind.COMMAND_APPLIED
-                return {"result": "applied" if applied else "rejected", "reason": event.data.get("reason"), "seq": seen}
+            handled = event.payload
+            if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
+                applied = isinstance(handled, CommandApplied)
+                reason = handled.reason if isinstance(handled, CommandRejected) else None
+                return {"result": "applied" if applied else "rejected", "reason": reason, "seq": seen}
         time.sleep(0.05)
     return {
         "result": "queued",

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from planner.events import Kind
+from planner.events import CommandApplied, CommandRejected
 from sessions.runner import InvalidCommand, queue_command
 from sessions.store import SessionFinished
 from ui.context import Console
@@ -39,9 +39,10 @@ def send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float = 2
     while time.monotonic() < deadline:
         for event in ctx.store.load(session_id, after=seen):
             seen = event.seq
-            if event.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED) and event.data["command_id"] == command_id:
-                if event.kind is Kind.COMMAND_APPLIED:
-                    return Outcome("applied", f"{payload['kind']} applied")
-                return Outcome("rejected", event.data["reason"])
+            handled = event.payload
+            if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
+                if isinstance(handled, CommandRejected):
+                    return Outcome("rejected", handled.reason)
+                return Outcome("applied", f"{payload['kind']} applied")
         time.sleep(0.05)
     return Outcome("queued", f"{payload['kind']} queued; it applies at the next step boundary")
