@@ -21,6 +21,7 @@ from planner.browser.chromium import find_chromium, launch_args
 from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import EngineConfig
 from planner.engine import Engine
+from planner.events import SessionStatus
 from planner.models.scripted import ScriptedModel
 from planner.state import replay
 from sessions.runner import create_session, queue_command
@@ -68,7 +69,7 @@ def event_latency(page: Page, url: str, store: SqlStore, rounds: int = 20) -> li
         target = None
         while target is None and time.time() < deadline:
             for event in store.load(session_id, after=last):
-                if event.kind.value == "session_status" and event.data.get("reason") == "paused after one step":
+                if isinstance(event.payload, SessionStatus) and event.payload.reason == "paused after one step":
                     target = event
             time.sleep(0.005)
         assert target is not None, "the console's runner did not take the step"

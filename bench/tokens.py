@@ -26,7 +26,7 @@ from pathlib import Path
 
 from planner.actions import is_note
 from planner.config import EngineConfig
-from planner.events import Event, Kind
+from planner.events import ActionExecuted, Event, Kind
 from planner.models.claude import CACHE_MINIMUM, DEFAULT_MODEL, ClaudeModel, cache_minimum
 from planner.models.prompts import OBSERVATION_BUDGET, PROMPTS
 from planner.operators import View
@@ -93,7 +93,7 @@ def calls_per_action(events: Iterable[Event]) -> tuple[int, int]:
     for event in events:
         if event.kind is Kind.MODEL_CALL:
             calls += 1
-        elif event.kind is Kind.ACTION_EXECUTED and not is_note(event.data.get("action", "")):
+        elif isinstance(event.payload, ActionExecuted) and not is_note(event.payload.action):
             actions += 1
     return calls, actions
 

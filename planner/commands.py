@@ -489,13 +489,13 @@ def _edit_action(state: SessionState, command: EditAction) -> list[_Effect]:
 
 def _set_breakpoints(state: SessionState, command: SetBreakpoints) -> list[_Effect]:
     chosen = sorted({b.value for b in command.breakpoints})
-    if chosen == sorted(state.config.get("breakpoints", [])):
+    if set(chosen) == state.config.breakpoints:
         raise CommandRejected("those breakpoints are already set")
     return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"breakpoints": chosen})]
 
 
 def _set_budget(state: SessionState, command: SetBudget) -> list[_Effect]:
-    if command.max_cost_usd == state.config.get("max_cost_usd"):
+    if command.max_cost_usd == state.config.max_cost_usd:
         raise CommandRejected("that is the budget already")
     return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"max_cost_usd": command.max_cost_usd})]
 

@@ -29,7 +29,7 @@ from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailabl
 from planner.events import Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
-from planner.operators import CallRecord, Candidate, ChildSpec, Expansion, Observation, Repair, Reply, View
+from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Operator, Repair, Reply, StepWork, View
 from planner.protocols import Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
@@ -58,18 +58,13 @@ class Engine:
         self.state = state
         self.model = model
         self.env = env
-        self._config_source: dict[str, object] | None = None
-        self._config = EngineConfig()
         self.guard = guard
         self._rec = Recorder(state, clock)
 
     @property
     def config(self) -> EngineConfig:
         """The session's own settings; operators can change breakpoints mid-run, so read them live."""
-        if self.state.config is not self._config_source:
-            self._config = EngineConfig.model_validate(self.state.config or {})
-            self._config_source = self.state.config
-        return self._config
+        return self.state.config
 
     def step(self) -> list[Event]:
         """Perform one unit of work and return the events it produced (already applied).
@@ -105,20 +100,20 @@ class Engine:
     def _work(self, position: Position) -> None:
         node, frame = position.node, position.frame
         if frame is Frame.ENTERING:
-            work = "expand" if node.type is NodeType.UNKNOWN else "execute"
+            work = StepWork.EXPAND if node.type is NodeType.UNKNOWN else StepWork.EXECUTE
         elif frame is Frame.EXITING:
-            work = "check"
+            work = StepWork.CHECK
         else:
-            work = "recover"
+            work = StepWork.RECOVER
         self._rec.record(Kind.STEP, node.id, frame=frame.value, work=work)
         for ancestor in self.state.tree.ancestors(node):
             if ancestor.status is Status.UNVISITED:
                 self._set(ancestor, Status.VISITED, "entered")
-        if work == "expand":
+        if work is StepWork.EXPAND:
             self._expand(node)
-        elif work == "execute":
+        elif work is StepWork.EXECUTE:
             self._execute(node)
-        elif work == "check":
+        elif work is StepWork.CHECK:
             self._exit(node)
         else:
             self._recover(node)
@@ -145,13 +140,13 @@ class Engine:
             return True
         return False
 
-    def _pause_after(self, node: Node, work: str) -> None:
+    def _pause_after(self, node: Node, work: StepWork) -> None:
         state = self.state
         if state.status is not RunStatus.RUNNING:
             return
         points = self.config.breakpoints
         reason = None
-        if work == "expand" and Breakpoint.AFTER_EXPANSION in points and node.status is Status.VISITED:
+        if work is StepWork.EXPAND and Breakpoint.AFTER_EXPANSION in points and node.status is Status.VISITED:
             reason = f"plan review: {node.id} expanded as {node.type.value}"
         elif Breakpoint.ON_FAILURE in points and node.status is Status.FAIL:
             reason = f"breakpoint: {node.id} failed ({node.reason})"
@@ -177,13 +172,13 @@ class Engine:
             url=state.url,
             allow_or=self.config.or_alternatives,
             constraints=tuple(state.constraints or ()),
-            candidates=tuple(Candidate.model_construct(**c) for c in state.candidates.values()),
+            candidates=tuple(state.candidates.values()),
             lookahead=self.config.lookahead,
         )
 
     def _ask(
         self,
-        operator: str,
+        operator: Operator,
         node: Node,
         call: Callable[[], Reply[OutputT]],
         check: Callable[[OutputT], None] | None = None,
@@ -223,7 +218,7 @@ class Engine:
 
     def _record_call(
         self,
-        operator: str,
+        operator: Operator,
         node: Node,
         attempt: int,
         output: BaseModel | None,
@@ -252,8 +247,10 @@ class Engine:
     def _extract_constraints(self) -> None:
         """Read the task's explicit requirements once; a failure costs the prompts that context, not the run."""
         root = self.state.tree[ROOT_ID]
-        self._rec.record(Kind.STEP, ROOT_ID, frame=None, work="constraints")
-        constraints, reason = self._ask("constraints", root, lambda: self.model.extract_constraints(self._view(root)))
+        self._rec.record(Kind.STEP, ROOT_ID, frame=None, work=StepWork.CONSTRAINTS)
+        constraints, reason = self._ask(
+            Operator.CONSTRAINTS, root, lambda: self.model.extract_constraints(self._view(root))
+        )
         if constraints is None:
             self._rec.record(
                 Kind.CONSTRAINTS_SET,
@@ -264,7 +261,7 @@ class Engine:
             )
         else:
             self._rec.record(Kind.CONSTRAINTS_SET, ROOT_ID, constraints=constraints.lines(), by=Origin.PLANNER.value)
-        self._pause_after(root, "constraints")
+        self._pause_after(root, StepWork.CONSTRAINTS)
 
     # -- ENTERING ---------------------------------------------------------------------------------
 
@@ -291,7 +288,7 @@ class Engine:
             own = [expansion.action or ""] if expansion.type == "ACTION" else []
             self._check_actions([*own, *self._planned(expansion.children)])
 
-        expansion, reason = self._ask("expand", node, lambda: self.model.expand(self._view(node)), check)
+        expansion, reason = self._ask(Operator.EXPAND, node, lambda: self.model.expand(self._view(node)), check)
         if expansion is None:
             self._fail(node, f"expansion failed: {reason}")
             return
@@ -384,13 +381,15 @@ class Engine:
                 if problem:
                     raise _Invalid(f"ahead action for {proposal.node}: {problem}")
 
-        observation, reason = self._ask("observe", node, lambda: self.model.observe(self._view(node), action), check)
+        observation, reason = self._ask(
+            Operator.OBSERVE, node, lambda: self.model.observe(self._view(node), action), check
+        )
         if observation is None:
             self._rec.record(
                 Kind.UPDATE_REFUSED, node.id, reason=f"observation summary and tree update skipped: {reason}"
             )
             return
-        ahead = [p.model_dump() for p in observation.ahead] if lookahead else []
+        proposals = [p.model_dump() for p in observation.ahead] if lookahead else []
         self._rec.record(
             Kind.OBSERVED,
             node.id,
@@ -398,7 +397,7 @@ class Engine:
             progress=observation.progress,
             feedback=observation.feedback,
             notes=observation.notes,
-            ahead=ahead,
+            proposals=proposals,
             candidates=[candidate.model_dump() for candidate in observation.candidates],
         )
         for target_id in observation.prune:
@@ -450,7 +449,7 @@ class Engine:
             self._fail(node, "no sub-goals left")
             return
         if node.id == ROOT_ID or self.config.completion_check == "every_and":
-            verdict, reason = self._ask("complete", node, lambda: self.model.check_completion(self._view(node)))
+            verdict, reason = self._ask(Operator.COMPLETE, node, lambda: self.model.check_completion(self._view(node)))
             if verdict is None:
                 self._fail(node, f"completion check failed: {reason}")
             elif verdict.complete:
@@ -508,7 +507,7 @@ class Engine:
             self._check_actions(self._planned(repair.add))
 
         repair, reason = self._ask(
-            "repair", node, lambda: self.model.repair(self._view(node), node.reason or ""), check
+            Operator.REPAIR, node, lambda: self.model.repair(self._view(node), node.reason or ""), check
         )
         if repair is None or not repair.add:
             why = reason if repair is None else (repair.reasoning or "nothing to add")
@@ -551,12 +550,12 @@ class Engine:
     def _finish(self, reason: str | None) -> None:
         """End the run; the answer the root's completion check already gave is reused, not asked again."""
         root = self.state.tree[ROOT_ID]
-        self._rec.record(Kind.STEP, ROOT_ID, frame=None, work="finish")
+        self._rec.record(Kind.STEP, ROOT_ID, frame=None, work=StepWork.FINISH)
         succeeded = root.status is Status.SUCCESS and reason is None
         answer = self.state.final_answer if succeeded else None
         why = ""
         if answer is None:
-            reply, why = self._ask("final_answer", root, lambda: self.model.final_answer(self._view(root)))
+            reply, why = self._ask(Operator.FINAL_ANSWER, root, lambda: self.model.final_answer(self._view(root)))
             answer = reply.answer if reply is not None else None
         if reason is None and not succeeded:
             reason = root.reason or "the task could not be completed"

@@ -1,8 +1,10 @@
 """Events: the only record of what happened, and the only input to state.
 
 Every change the engine, an operator command or the runner makes is one of these. An event has a
-kind, a per-kind schema version and a JSON-ready payload; older payloads are upgraded on load by the
-small functions in `_UPGRADES`, so stored sessions stay readable as payloads evolve.
+kind, a per-kind schema version and a typed payload: one frozen model per kind below, so each kind's
+fields are declared in exactly one place and validated when the event is recorded or read from a
+store. Older stored payloads are upgraded on load by the small functions in `_UPGRADES`, so stored
+sessions stay readable as payloads evolve.
 """
 
 from __future__ import annotations
@@ -10,9 +12,52 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["SCHEMA_VERSIONS", "Event", "Kind", "upgrade"]
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.config import EngineConfig
+from planner.operators import Operator, StepWork
+from planner.tree import NodeType, Origin, Status
+
+__all__ = [
+    "PAYLOADS",
+    "SCHEMA_VERSIONS",
+    "ActionEdited",
+    "ActionExecuted",
+    "AlternativeForced",
+    "ApprovalGranted",
+    "ApprovalRequested",
+    "CandidateReport",
+    "CommandApplied",
+    "CommandRejected",
+    "ConfigChanged",
+    "ConstraintsSet",
+    "Event",
+    "Kind",
+    "ModelCalled",
+    "NodeExpanded",
+    "NodeReset",
+    "NodeRewritten",
+    "NodeSpec",
+    "NodesAdded",
+    "NoteAdded",
+    "Observed",
+    "PageObserved",
+    "Payload",
+    "PlannedAction",
+    "RevisionUsed",
+    "RolledBack",
+    "RunStatus",
+    "SessionCreated",
+    "SessionFinished",
+    "SessionForked",
+    "SessionStatus",
+    "StatusChanged",
+    "StepTaken",
+    "UpdateRefused",
+    "upgrade",
+]
 
 
 class Kind(StrEnum):
@@ -44,25 +89,349 @@ class Kind(StrEnum):
     COMMAND_REJECTED = "command_rejected"
 
 
-SCHEMA_VERSIONS: dict[str, int] = {kind.value: 1 for kind in Kind}
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    PAUSED = "paused"
+    AWAITING_APPROVAL = "awaiting_approval"
+    STOPPED = "stopped"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Payload(BaseModel):
+    """What one kind of event says. Frozen: an event never changes once recorded."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    KIND: ClassVar[Kind]
+    VERSION: ClassVar[int] = 1
+
+
+class NodeSpec(BaseModel):
+    """A node an event creates; `action` is one planned ahead for it, if any."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    description: str
+    score: float | None = None
+    action: str | None = None
+
+
+class PlannedAction(BaseModel):
+    """An action a model planned ahead for an unexpanded node."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    node: str
+    action: str
+
+
+class CandidateReport(BaseModel):
+    """An item an observation reported. The model's answer was bounded when it was checked
+    (`planner.operators.Candidate`); the log keeps it as it was, whatever it says."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    verdict: str = "uncertain"
+    fields: dict[str, str] = Field(default_factory=dict)
+    unmet: list[str] = Field(default_factory=list)
+
+
+class SessionCreated(Payload):
+    KIND = Kind.SESSION_CREATED
+    task: str
+    start_url: str | None = None
+    model: str = ""
+    model_data: dict[str, Any] = Field(default_factory=dict)
+    config: EngineConfig = EngineConfig()
+    status: RunStatus = RunStatus.RUNNING
+
+
+class SessionForked(Payload):
+    KIND = Kind.SESSION_FORKED
+    from_session: str
+    at_seq: int
+
+
+class SessionStatus(Payload):
+    KIND = Kind.SESSION_STATUS
+    status: RunStatus
+    reason: str | None = None
+    single_step: bool = False
+    breakpoint_node: str | None = None
+
+
+class SessionFinished(Payload):
+    KIND = Kind.SESSION_FINISHED
+    status: RunStatus
+    final_answer: str | None = None
+    reason: str | None = None
+
+
+class ConfigChanged(Payload):
+    """Only the settings that changed, by `EngineConfig` field name."""
+
+    KIND = Kind.CONFIG_CHANGED
+    changes: dict[str, Any]
+
+
+class ConstraintsSet(Payload):
+    KIND = Kind.CONSTRAINTS_SET
+    constraints: list[str]
+    by: Origin = Origin.PLANNER
+    error: str | None = None
+
+
+class StepTaken(Payload):
+    """The engine began one unit of work; `frame` is None for session-level work (constraints, finish)."""
+
+    KIND = Kind.STEP
+    frame: str | None = None
+    work: StepWork
+
+
+class NodeExpanded(Payload):
+    KIND = Kind.NODE_EXPANDED
+    type: NodeType
+    action: str | None = None
+    children: list[NodeSpec] = Field(default_factory=list)
+    origin: Origin = Origin.PLANNER
+    note: str | None = None
+
+
+class NodesAdded(Payload):
+    """New children of the event's node at `position` (None: at the end); `parent_type` types an unexpanded parent."""
+
+    KIND = Kind.NODES_ADDED
+    nodes: list[NodeSpec]
+    origin: Origin
+    position: int | None = None
+    parent_type: NodeType | None = None
+
+
+class StatusChanged(Payload):
+    KIND = Kind.STATUS_CHANGED
+    status: Status
+    reason: str | None = None
+    subtree: bool = False
+    answer: str | None = None
+
+
+class NodeRewritten(Payload):
+    KIND = Kind.NODE_REWRITTEN
+    description: str
+    by: Origin
+
+
+class NodeReset(Payload):
+    KIND = Kind.NODE_RESET
+    reason: str | None = None
+    reexpand: bool = False
+    by: Origin | None = None
+
+
+class RevisionUsed(Payload):
+    KIND = Kind.REVISION_USED
+    ok: bool
+    reason: str | None = None
+
+
+class AlternativeForced(Payload):
+    KIND = Kind.ALTERNATIVE_FORCED
+    child: str
+
+
+class _PageSeen(Payload):
+    """The page after something happened; every field is None (or 0) when no page could be read."""
+
+    url: str | None = None
+    title: str | None = None
+    observation: str | None = None
+    obs_chars: int = 0
+    html_chars: int = 0
+
+
+class ActionExecuted(_PageSeen):
+    KIND = Kind.ACTION_EXECUTED
+    action: str
+    ok: bool
+    error: str | None = None
+    screenshot: str | None = None
+    duration_ms: float = 0.0
+
+
+class PageObserved(_PageSeen):
+    KIND = Kind.PAGE_OBSERVED
+
+
+class RolledBack(_PageSeen):
+    """An OR node went back to `target` (a URL) before trying its alternative `to`."""
+
+    KIND = Kind.ROLLBACK
+    ok: bool
+    error: str | None = None
+    to: str | None = None
+    target: str | None = None
+
+
+class ActionEdited(Payload):
+    KIND = Kind.ACTION_EDITED
+    action: str
+
+
+class ApprovalRequested(Payload):
+    KIND = Kind.APPROVAL_REQUESTED
+    action: str
+    rule: str
+
+
+class ApprovalGranted(Payload):
+    KIND = Kind.APPROVAL_GRANTED
+    action: str | None = None
+
+
+class Observed(Payload):
+    """An observation's summary; `proposals` are actions planned ahead for unexpanded nodes.
+
+    Version 2 renamed `ahead` (which said when, not what) to `proposals`, the name the state uses.
+    """
+
+    KIND = Kind.OBSERVED
+    VERSION = 2
+    summary: str = ""
+    progress: str = ""
+    feedback: str = ""
+    notes: list[str] = Field(default_factory=list)
+    proposals: list[PlannedAction] = Field(default_factory=list)
+    candidates: list[CandidateReport] = Field(default_factory=list)
+
+
+class NoteAdded(Payload):
+    KIND = Kind.NOTE_ADDED
+    text: str
+
+
+class ModelCalled(Payload):
+    """One model call, accepted (`ok`) or not; `usage` is as the adapter reported it, read defensively."""
+
+    KIND = Kind.MODEL_CALL
+    operator: Operator
+    attempt: int = 1
+    ok: bool = True
+    error: str | None = None
+    output: dict[str, Any] | None = None
+    latency_ms: float = 0.0
+    prompt: str | None = None
+    raw: str | None = None
+    usage: dict[str, Any] = Field(default_factory=dict)
+
+
+class UpdateRefused(Payload):
+    KIND = Kind.UPDATE_REFUSED
+    reason: str
+
+
+class CommandApplied(Payload):
+    KIND = Kind.COMMAND_APPLIED
+    command_id: str
+    command: dict[str, Any] = Field(default_factory=dict)
+
+
+class CommandRejected(Payload):
+    KIND = Kind.COMMAND_REJECTED
+    command_id: str
+    command: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+
+
+PAYLOADS: dict[Kind, type[Payload]] = {
+    model.KIND: model
+    for model in (
+        SessionCreated,
+        SessionForked,
+        SessionStatus,
+        SessionFinished,
+        ConfigChanged,
+        ConstraintsSet,
+        StepTaken,
+        NodeExpanded,
+        NodesAdded,
+        StatusChanged,
+        NodeRewritten,
+        NodeReset,
+        RevisionUsed,
+        AlternativeForced,
+        ActionExecuted,
+        ActionEdited,
+        ApprovalRequested,
+        ApprovalGranted,
+        Observed,
+        PageObserved,
+        NoteAdded,
+        ModelCalled,
+        UpdateRefused,
+        RolledBack,
+        CommandApplied,
+        CommandRejected,
+    )
+}
+"""The payload model of every kind."""
+
+SCHEMA_VERSIONS: dict[str, int] = {kind.value: model.VERSION for kind, model in PAYLOADS.items()}
 
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """A sequenced, immutable event of one session."""
+    """A sequenced, immutable event of one session; `payload` is the kind's model."""
 
     seq: int
     kind: Kind
     node_id: str | None
-    data: dict[str, Any]
+    payload: Payload
     version: int = 1
     at: float = 0.0
 
+    @classmethod
+    def from_data(
+        cls, seq: int, kind: str, node_id: str | None, data: dict[str, Any], version: int | None = None, at: float = 0.0
+    ) -> Event:
+        """An event from its JSON form (a store row, a trace): upgraded to the current version, then validated.
+
+        `version` None means current. Raises `ValueError` (a `pydantic.ValidationError`) for a payload
+        that does not fit its kind, `KeyError` for an unknown kind or version.
+        """
+        kind = Kind(kind)
+        current = SCHEMA_VERSIONS[kind]
+        if version is not None and version < current:
+            data = upgrade(kind, version, data)
+        return cls(seq, kind, node_id, PAYLOADS[kind].model_validate(data), current, at)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The payload as JSON-ready data: what the store and traces keep."""
+        return self.payload.model_dump(mode="json")
+
     def to_row(self) -> dict[str, Any]:
-        return {"seq": self.seq, "kind": self.kind.value, "node_id": self.node_id, "detail": self.data}
+        return {
+            "seq": self.seq,
+            "kind": self.kind.value,
+            "version": self.version,
+            "node_id": self.node_id,
+            "detail": self.data,
+        }
 
 
-_UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+def _observed_ahead_to_proposals(data: dict[str, Any]) -> dict[str, Any]:
+    data = dict(data)
+    data["proposals"] = data.pop("ahead", [])
+    return data
+
+
+_UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    (Kind.OBSERVED.value, 1): _observed_ahead_to_proposals,
+}
 """(kind, from_version) -> function returning the payload at from_version + 1."""
 
 

@@ -14,6 +14,7 @@ one expansion may propose is the session's `EngineConfig.max_children`, at most 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
@@ -31,11 +32,35 @@ __all__ = [
     "FinalAnswer",
     "ItemConstraints",
     "Observation",
+    "Operator",
     "Proposal",
     "Repair",
     "Reply",
+    "StepWork",
     "View",
 ]
+
+
+class Operator(StrEnum):
+    """The questions a planner asks its model: one per `planner.protocols.Model` method."""
+
+    CONSTRAINTS = "constraints"
+    EXPAND = "expand"
+    OBSERVE = "observe"
+    REPAIR = "repair"
+    COMPLETE = "complete"
+    FINAL_ANSWER = "final_answer"
+
+
+class StepWork(StrEnum):
+    """What one engine step does: the work of a node's frame, or the session's first and last steps."""
+
+    CONSTRAINTS = "constraints"
+    EXPAND = "expand"
+    EXECUTE = "execute"
+    CHECK = "check"
+    RECOVER = "recover"
+    FINISH = "finish"
 
 
 MAX_CHILDREN = 100

@@ -11,32 +11,66 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from planner.actions import is_note
 from planner.config import EngineConfig
 from planner.errors import EventOrderError
-from planner.events import SCHEMA_VERSIONS, Event, Kind
+from planner.events import (
+    PAYLOADS,
+    ActionEdited,
+    ActionExecuted,
+    AlternativeForced,
+    ApprovalRequested,
+    CommandApplied,
+    CommandRejected,
+    ConfigChanged,
+    ConstraintsSet,
+    Event,
+    Kind,
+    ModelCalled,
+    NodeExpanded,
+    NodeReset,
+    NodeRewritten,
+    NodesAdded,
+    NodeSpec,
+    NoteAdded,
+    Observed,
+    PageObserved,
+    Payload,
+    RevisionUsed,
+    RolledBack,
+    RunStatus,
+    SessionCreated,
+    SessionFinished,
+    SessionForked,
+    SessionStatus,
+    StatusChanged,
+)
+from planner.operators import Candidate
 from planner.status import CLOSED, check_transition
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
 
-__all__ = ["TERMINAL", "Approval", "Metrics", "Recorder", "RunStatus", "SessionState", "apply", "replay"]
-
-
-_EXTRACTS_CONSTRAINTS: bool = EngineConfig.model_fields["constraints"].default
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    PAUSED = "paused"
-    AWAITING_APPROVAL = "awaiting_approval"
-    STOPPED = "stopped"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
+__all__ = [
+    "TERMINAL",
+    "Approval",
+    "Metrics",
+    "Recorder",
+    "RunStatus",
+    "SeenCandidate",
+    "SessionState",
+    "apply",
+    "replay",
+]
 
 
 TERMINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED})
+
+
+class SeenCandidate(Candidate):
+    """A candidate as the session knows it: its fields merged over every report, and the node that last saw it."""
+
+    seen_at: str | None = None
 
 
 @dataclass(slots=True)
@@ -79,7 +113,7 @@ class SessionState:
     start_url: str | None = None
     model: str = ""
     model_data: dict[str, Any] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
+    config: EngineConfig = field(default_factory=EngineConfig)
     tree: Tree = field(default_factory=Tree)
     status: RunStatus = RunStatus.RUNNING
     reason: str | None = None
@@ -93,7 +127,7 @@ class SessionState:
     summary: str = ""
     page_text: str = ""
     constraints: list[str] | None = None
-    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    candidates: dict[str, SeenCandidate] = field(default_factory=dict)
     proposals: dict[str, str] = field(default_factory=dict)
     final_answer: str | None = None
     single_step: bool = False
@@ -113,7 +147,7 @@ class SessionState:
     @property
     def over_budget(self) -> str | None:
         """Why the run may not call the model again (its cost cap is spent), or None."""
-        cap = self.config.get("max_cost_usd")
+        cap = self.config.max_cost_usd
         if cap is None or self.metrics.cost_usd < cap:
             return None
         return f"cost budget spent: ${self.metrics.cost_usd:.4f} of ${cap:g}; raise it to go on"
@@ -121,52 +155,57 @@ class SessionState:
     @property
     def awaits_constraints(self) -> bool:
         """Constraint extraction has yet to run: it is the first thing a session does, unless switched off."""
-        return self.constraints is None and bool(self.config.get("constraints", _EXTRACTS_CONSTRAINTS))
+        return self.constraints is None and self.config.constraints
 
 
 def _session_created(state: SessionState, event: Event) -> None:
-    data = event.data
-    state.task = data["task"]
-    state.start_url = data.get("start_url")
-    state.url = data.get("start_url")
-    state.model = data.get("model", "")
-    state.model_data = data.get("model_data", {})
-    state.config = data.get("config", {})
-    state.status = RunStatus(data.get("status", RunStatus.RUNNING))
-    state.tree.nodes[ROOT_ID] = Node(id=ROOT_ID, description=data["task"], url=state.url)
+    p = cast(SessionCreated, event.payload)
+    state.task = p.task
+    state.start_url = p.start_url
+    state.url = p.start_url
+    state.model = p.model
+    state.model_data = p.model_data
+    state.config = p.config
+    state.status = p.status
+    state.tree.nodes[ROOT_ID] = Node(id=ROOT_ID, description=p.task, url=state.url)
 
 
 def _session_forked(state: SessionState, event: Event) -> None:
-    state.forked_from = (event.data["from_session"], event.data["at_seq"])
+    p = cast(SessionForked, event.payload)
+    state.forked_from = (p.from_session, p.at_seq)
     state.status = RunStatus.PAUSED
-    state.reason = f"forked from {event.data['from_session']} at event {event.data['at_seq']}"
+    state.reason = f"forked from {p.from_session} at event {p.at_seq}"
     state.handled_commands.clear()
     state.single_step = False
 
 
 def _session_status(state: SessionState, event: Event) -> None:
-    state.status = RunStatus(event.data["status"])
-    state.reason = event.data.get("reason")
-    state.single_step = bool(event.data.get("single_step", False))
-    if event.data.get("breakpoint_node"):
-        state.breakpoint_passed = event.data["breakpoint_node"]
+    p = cast(SessionStatus, event.payload)
+    state.status = p.status
+    state.reason = p.reason
+    state.single_step = p.single_step
+    if p.breakpoint_node:
+        state.breakpoint_passed = p.breakpoint_node
     if state.status is not RunStatus.AWAITING_APPROVAL:
         state.approval = None
 
 
 def _session_finished(state: SessionState, event: Event) -> None:
-    state.status = RunStatus(event.data["status"])
-    state.reason = event.data.get("reason")
-    state.final_answer = event.data.get("final_answer")
+    p = cast(SessionFinished, event.payload)
+    state.status = p.status
+    state.reason = p.reason
+    state.final_answer = p.final_answer
     state.current = None
 
 
 def _config_changed(state: SessionState, event: Event) -> None:
-    state.config = {**state.config, **event.data["changes"]}
+    """Validated against the whole config, so a change that breaks it fails here, once, not in every reader."""
+    changes = cast(ConfigChanged, event.payload).changes
+    state.config = EngineConfig.model_validate({**state.config.model_dump(), **changes})
 
 
 def _constraints_set(state: SessionState, event: Event) -> None:
-    state.constraints = list(event.data["constraints"])
+    state.constraints = list(cast(ConstraintsSet, event.payload).constraints)
 
 
 def _step(state: SessionState, event: Event) -> None:
@@ -174,13 +213,13 @@ def _step(state: SessionState, event: Event) -> None:
     state.current = event.node_id
 
 
-def _new_node(state: SessionState, parent: Node, spec: dict[str, Any], origin: Origin) -> Node:
+def _new_node(state: SessionState, parent: Node, spec: NodeSpec, origin: Origin) -> Node:
     """Events were validated when they were made; constructing without re-validation keeps replay fast."""
     node = Node.model_construct(
-        id=spec["id"],
+        id=spec.id,
         parent=parent.id,
-        description=spec["description"],
-        score=spec.get("score"),
+        description=spec.description,
+        score=spec.score,
         origin=origin,
         protected=origin is Origin.OPERATOR,
         url=state.url,
@@ -188,127 +227,127 @@ def _new_node(state: SessionState, parent: Node, spec: dict[str, Any], origin: O
         children=[],  # given, not defaulted: pydantic inspects a default factory's signature on every construct
     )
     state.tree.nodes[node.id] = node
-    if spec.get("action"):
-        state.proposals[node.id] = spec["action"]
+    if spec.action:
+        state.proposals[node.id] = spec.action
     return node
 
 
 def _node_expanded(state: SessionState, event: Event) -> None:
-    data = event.data
+    p = cast(NodeExpanded, event.payload)
     node = state.tree[event.node_id]
     check_transition(node, Status.VISITED)
-    node.type = NodeType(data["type"])
+    node.type = p.type
     node.status = Status.VISITED
     node.reason = None
     state.proposals.pop(node.id, None)
     if node.type is NodeType.ACTION:
-        node.action = data["action"]
-    origin = Origin(data.get("origin", Origin.PLANNER))
-    for spec in data.get("children", ()):
-        node.children.append(_new_node(state, node, spec, origin).id)
+        node.action = p.action
+    for spec in p.children:
+        node.children.append(_new_node(state, node, spec, p.origin).id)
 
 
 def _nodes_added(state: SessionState, event: Event) -> None:
-    data = event.data
+    p = cast(NodesAdded, event.payload)
     parent = state.tree[event.node_id]
-    if data.get("parent_type"):
-        parent.type = NodeType(data["parent_type"])
+    if p.parent_type:
+        parent.type = p.parent_type
         state.proposals.pop(parent.id, None)
         if parent.status is Status.FAIL:
             parent.status = Status.VISITED
-    origin = Origin(data["origin"])
-    position = data.get("position")
-    ids = [_new_node(state, parent, spec, origin).id for spec in data["nodes"]]
-    if position is None:
+    ids = [_new_node(state, parent, spec, p.origin).id for spec in p.nodes]
+    if p.position is None:
         parent.children.extend(ids)
     else:
-        parent.children[position:position] = ids
+        parent.children[p.position : p.position] = ids
 
 
 def _status_changed(state: SessionState, event: Event) -> None:
-    data = event.data
+    p = cast(StatusChanged, event.payload)
     node = state.tree[event.node_id]
-    new = Status(data["status"])
+    new = p.status
     check_transition(node, new)
     node.status = new
-    node.reason = data.get("reason")
+    node.reason = p.reason
     if node.id == ROOT_ID:
-        state.final_answer = data.get("answer")
+        state.final_answer = p.answer
     if new in CLOSED:
         state.proposals.pop(node.id, None)
-    if data.get("subtree"):
+    if p.subtree:
         for child in state.tree.descendants(node):
             if child.status not in CLOSED:
                 child.status = new
-                child.reason = data.get("reason")
+                child.reason = p.reason
                 state.proposals.pop(child.id, None)
 
 
 def _node_rewritten(state: SessionState, event: Event) -> None:
+    p = cast(NodeRewritten, event.payload)
     node = state.tree[event.node_id]
-    node.description = event.data["description"]
+    node.description = p.description
     state.proposals.pop(node.id, None)
-    if event.data.get("by") == Origin.OPERATOR:
+    if p.by is Origin.OPERATOR:
         node.protected = True
 
 
 def _node_reset(state: SessionState, event: Event) -> None:
     """Back to UNVISITED: unexpanded again unless it is an action that should simply run again."""
+    p = cast(NodeReset, event.payload)
     node = state.tree[event.node_id]
     check_transition(node, Status.UNVISITED)
     node.status = Status.UNVISITED
-    node.reason = event.data.get("reason")
+    node.reason = p.reason
     node.forced = None
     state.proposals.pop(node.id, None)
     if node.id == ROOT_ID:
         state.final_answer = None
-    if node.type is not NodeType.ACTION or event.data.get("reexpand"):
+    if node.type is not NodeType.ACTION or p.reexpand:
         node.type = NodeType.UNKNOWN
         node.action = None
-    if event.data.get("by") == Origin.OPERATOR:
+    if p.by is Origin.OPERATOR:
         node.protected = True
 
 
 def _revision_used(state: SessionState, event: Event) -> None:
     state.tree[event.node_id].revisions += 1
     state.metrics.repair_attempts += 1
-    if event.data.get("ok"):
+    if cast(RevisionUsed, event.payload).ok:
         state.metrics.repairs += 1
 
 
 def _alternative_forced(state: SessionState, event: Event) -> None:
-    state.tree[event.node_id].forced = event.data["child"]
+    state.tree[event.node_id].forced = cast(AlternativeForced, event.payload).child
 
 
 def _action_executed(state: SessionState, event: Event) -> None:
-    data = event.data
+    p = cast(ActionExecuted, event.payload)
     node = state.tree[event.node_id]
-    new = Status.SUCCESS if data["ok"] else Status.FAIL
+    new = Status.SUCCESS if p.ok else Status.FAIL
     check_transition(node, new)
     node.status = new
-    node.reason = data.get("error")
+    node.reason = p.error
     state.metrics.actions += 1
-    if not data["ok"]:
+    if not p.ok:
         state.metrics.failed_actions += 1
-    if not is_note(data["action"]):
+    if not is_note(p.action):
         state.proposals.clear()
-    _see_page(state, data)
-    if data.get("screenshot"):
-        state.last_screenshot = data["screenshot"]
+    _see_page(state, p)
+    if p.screenshot:
+        state.last_screenshot = p.screenshot
     if state.approved_node == node.id:
         state.approved_node = None
 
 
 def _action_edited(state: SessionState, event: Event) -> None:
     node = state.tree[event.node_id]
-    node.action = event.data["action"]
+    node.action = cast(ActionEdited, event.payload).action
     node.protected = True
 
 
 def _approval_requested(state: SessionState, event: Event) -> None:
-    state.approval = Approval(event.node_id, event.data["action"], event.data["rule"])
+    p = cast(ApprovalRequested, event.payload)
+    state.approval = Approval(event.node_id, p.action, p.rule)
     state.status = RunStatus.AWAITING_APPROVAL
-    state.reason = f"approval required: {event.data['rule']}"
+    state.reason = f"approval required: {p.rule}"
 
 
 def _approval_granted(state: SessionState, event: Event) -> None:
@@ -319,28 +358,32 @@ def _approval_granted(state: SessionState, event: Event) -> None:
 
 
 def _observed(state: SessionState, event: Event) -> None:
-    state.progress = event.data.get("progress", state.progress)
-    state.summary = event.data.get("summary", state.summary)
-    state.feedback = event.data.get("feedback", "")
-    state.notes.extend(event.data.get("notes", ()))
-    for proposal in event.data.get("ahead", ()):
-        state.proposals[proposal["node"]] = proposal["action"]
-    for candidate in event.data.get("candidates", ()):
-        known = state.candidates.get(candidate["name"], {})
-        fields = {**known.get("fields", {}), **candidate["fields"]}
-        state.candidates[candidate["name"]] = {**candidate, "fields": fields, "seen_at": event.node_id}
+    p = cast(Observed, event.payload)
+    state.progress = p.progress
+    state.summary = p.summary
+    state.feedback = p.feedback
+    state.notes.extend(p.notes)
+    for proposal in p.proposals:
+        state.proposals[proposal.node] = proposal.action
+    for candidate in p.candidates:
+        known = state.candidates.get(candidate.name)
+        fields = {**known.fields, **candidate.fields} if known is not None else candidate.fields
+        state.candidates[candidate.name] = SeenCandidate.model_construct(
+            **{**dict(candidate), "fields": fields, "seen_at": event.node_id}
+        )
 
 
 def _note_added(state: SessionState, event: Event) -> None:
-    state.notes.append(event.data["text"])
+    state.notes.append(cast(NoteAdded, event.payload).text)
 
 
 def _model_call(state: SessionState, event: Event) -> None:
+    p = cast(ModelCalled, event.payload)
     metrics = state.metrics
     metrics.model_calls += 1
-    if not event.data.get("ok", True):
+    if not p.ok:
         metrics.model_errors += 1
-    usage = event.data.get("usage") or {}
+    usage = p.usage
     metrics.input_tokens += _usage_value(usage, "input_tokens")
     metrics.output_tokens += _usage_value(usage, "output_tokens")
     metrics.cache_read_tokens += _usage_value(usage, "cache_read_tokens")
@@ -360,28 +403,29 @@ def _usage_value(usage: dict[str, Any], key: str) -> Any:
     return value
 
 
-def _see_page(state: SessionState, data: dict[str, Any]) -> None:
-    if data.get("url"):
-        state.url = data["url"]
-        state.title = data.get("title")
-    if data.get("observation") is not None:
-        state.page_text = data["observation"]
+def _see_page(state: SessionState, page: ActionExecuted | PageObserved | RolledBack) -> None:
+    if page.url:
+        state.url = page.url
+        state.title = page.title
+    if page.observation is not None:
+        state.page_text = page.observation
 
 
 def _page_observed(state: SessionState, event: Event) -> None:
     state.proposals.clear()
-    _see_page(state, event.data)
+    _see_page(state, cast(PageObserved, event.payload))
 
 
 def _rollback(state: SessionState, event: Event) -> None:
+    p = cast(RolledBack, event.payload)
     state.metrics.rollbacks += 1
     state.proposals.clear()
-    if event.data.get("ok"):
-        _see_page(state, event.data)
+    if p.ok:
+        _see_page(state, p)
 
 
 def _command_handled(state: SessionState, event: Event) -> None:
-    state.handled_commands.add(event.data["command_id"])
+    state.handled_commands.add(cast(CommandApplied | CommandRejected, event.payload).command_id)
     if event.kind is Kind.COMMAND_APPLIED:
         state.metrics.commands_applied += 1
     else:
@@ -448,8 +492,10 @@ class Recorder:
         self.events: list[Event] = []
         self._clock = clock
 
-    def record(self, kind: Kind, node_id: str | None = None, **data: Any) -> Event:
-        event = Event(self.state.seq + 1, kind, node_id, data, SCHEMA_VERSIONS[kind], self._clock())
+    def record(self, kind: Kind, node_id: str | None = None, **fields: Any) -> Event:
+        """Validate `fields` into the kind's payload model (so a wrong field fails here, where it was made)."""
+        payload: Payload = PAYLOADS[kind](**fields)
+        event = Event(self.state.seq + 1, kind, node_id, payload, payload.VERSION, self._clock())
         apply(self.state, event)
         self.events.append(event)
         return event

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from planner.browser.dry import DryEnvironment, is_dry
 from planner.engine import Guard
 from planner.errors import PlannerError, ScriptError
-from planner.events import Event, Kind
+from planner.events import Event
 from planner.guard import GuardRules, make_guard
 from planner.inputs import InputError, exists_as_file, parse_json, read_text_file, shown
 from planner.models.offline import OfflineModel, Playbook
@@ -148,7 +148,10 @@ def _trace_events(path: str) -> list[Event]:
     name = shown(path)
     try:
         rows = parse_json(read_text_file(path, TRACE_LIMIT))["events"]
-        events = [Event(row["seq"], Kind(row["kind"]), row["node_id"], row["detail"]) for row in rows]
+        events = [
+            Event.from_data(row["seq"], row["kind"], row["node_id"], row["detail"], row.get("version", 1))
+            for row in rows
+        ]
         replay(events)
         return events
     except InputError as error:
@@ -199,7 +202,7 @@ def build_backend(state: SessionState, artifacts: Path | None = None, session_id
 
     shots = artifacts / session_id if artifacts is not None and session_id else None
     storage = shots / _BROWSER_STATE if shots is not None else None
-    rules = GuardRules(allowed_domains=list(state.config.get("allowed_domains") or ()))
+    rules = GuardRules(allowed_domains=list(state.config.allowed_domains))
     env = BrowserEnvironment(
         start or "", screenshot_dir=shots, storage_path=storage, allowed_domains=rules.allowed_domains
     )  # the fence behind the guard: the same hosts, enforced in the browser

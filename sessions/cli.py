@@ -131,7 +131,7 @@ def _pause_notice(state: SessionState, session_id: str, db: str | None, detached
         )
     spent = state.over_budget
     if spent is not None:
-        cap = float(state.config.get("max_cost_usd") or 0.0)
+        cap = float(state.config.max_cost_usd or 0.0)
         raised = min(10_000.0, max(2 * cap, 2 * state.metrics.cost_usd))
         budget = _cli_line("command", session_id, "budget", "--max-cost", f"{raised:.4g}", db=db)
         return f"session {session_id} paused ({spent}); continue with: {budget} && {resume}"

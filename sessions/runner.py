@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from planner.commands import Command, apply_command, describe_command_error, parse_command
 from planner.config import EngineConfig
 from planner.engine import Engine
-from planner.events import Event, Kind
+from planner.events import CommandApplied, CommandRejected, Event, Kind
 from planner.inputs import shown
 from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
@@ -176,8 +176,10 @@ def wait_for_outcome(
     while time.monotonic() < deadline:
         for event in store.load(session_id, after=seen):
             seen = event.seq
-            if event.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED) and event.data["command_id"] == command_id:
-                return CommandOutcome(event.kind is Kind.COMMAND_APPLIED, event.data.get("reason"), event.seq)
+            handled = event.payload
+            if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
+                reason = handled.reason if isinstance(handled, CommandRejected) else None
+                return CommandOutcome(isinstance(handled, CommandApplied), reason, event.seq)
         time.sleep(0.05)
     return None
 

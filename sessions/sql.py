@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from planner.events import Event, Kind, upgrade
+from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind
 from planner.inputs import MAX_PATH_CHARS, shown
 from sessions.store import (
     DEFAULT_DATABASE,
@@ -129,9 +129,6 @@ def _advance(fenced: bool) -> sa.Update:
         values["heartbeat_at"] = sa.func.coalesce(sa.bindparam("s_beat", type_=sa.Float), _sessions.c.heartbeat_at)
     return _sessions.update().where(*where).values(values).returning(_sessions.c.last_order)
 
-
-_compact = json.JSONEncoder(separators=(",", ":")).encode
-"""`json.dumps` with compact separators, without building an encoder for every event."""
 
 _ADVANCE = {False: _advance(False), True: _advance(True)}
 _INSERT_EVENTS = _events.insert()
@@ -277,6 +274,18 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.connection.driver_connection.execute("BEGIN" if reading else "BEGIN IMMEDIATE")  # type: ignore[union-attr]
 
 
+_KINDS = {kind.value: kind for kind in Kind}
+
+
+def _event(seq: int, kind: str, version: int, node_id: str | None, data: str, at: float) -> Event:
+    """A stored row as an event: a current payload is parsed and validated in one pass (pydantic's
+    JSON parser), an older one is upgraded first (`planner.events.upgrade`)."""
+    if version < SCHEMA_VERSIONS[kind]:
+        return Event.from_data(seq, kind, node_id, json.loads(data), version, at)
+    typed = _KINDS[kind]
+    return Event(seq, typed, node_id, PAYLOADS[typed].model_validate_json(data), version, at)
+
+
 class SqlStore(EventStore):
     """`EventStore` on any SQLAlchemy database."""
 
@@ -362,7 +371,7 @@ class SqlStore(EventStore):
                 "kind": e.kind.value,
                 "version": e.version,
                 "node_id": e.node_id,
-                "data": _compact(e.data),
+                "data": e.payload.model_dump_json(),
                 "at": e.at,
             }
             for e in events
@@ -513,15 +522,7 @@ class SqlStore(EventStore):
             rows = conn.execute(query.order_by(_events.c.seq)).all()
         if not rows and after == 0:
             self.session(session_id)
-        kinds = {kind.value: kind for kind in Kind}
-        loads = json.loads
-        events = []
-        for seq, kind, version, node_id, data, at in rows:
-            payload = loads(data)
-            if version != 1:
-                payload = upgrade(kind, version, payload)
-            events.append(Event(seq, kinds[kind], node_id, payload, version, at))
-        return events
+        return [_event(*row) for row in rows]
 
     def session(self, session_id: str) -> SessionInfo:
         with self._tx(write=False) as conn:

@@ -41,8 +41,8 @@ def test_candidates_are_merged_by_name_and_rebuilt_from_the_log() -> None:
     drive(Engine(state, model, DryEnvironment()), log)
     assert state.status is RunStatus.SUCCEEDED
     fudgy = state.candidates["Fudgy vegan brownies"]
-    assert fudgy["verdict"] == "qualifies" and fudgy["fields"] == {"rating": "4.8", "vegan": "yes"}
-    assert state.candidates["Cakey brownies"]["unmet"] == ["vegan"]
+    assert fudgy.verdict == "qualifies" and fudgy.fields == {"rating": "4.8", "vegan": "yes"}
+    assert state.candidates["Cakey brownies"].unmet == ["vegan"]
     assert replay(log).candidates == state.candidates
     later = model.views[-1]
     assert [c.name for c in later.candidates] == ["Fudgy vegan brownies", "Cakey brownies"]

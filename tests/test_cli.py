@@ -51,7 +51,7 @@ def test_export_is_the_documented_trace_and_time_travels(tmp_path: Path) -> None
     assert set(trace) >= {"session", "nodes", "events", "metrics"}
     assert trace["session"]["status"] == "succeeded"
     assert {"id", "parent", "type", "status", "description", "action", "origin"} <= set(trace["nodes"][0])
-    assert {"seq", "kind", "node_id", "detail"} == set(trace["events"][0])
+    assert {"seq", "kind", "version", "node_id", "detail"} == set(trace["events"][0])
     early = last_json(cli("export", session_id, "--db", db, "--at", "8"))
     assert early["session"]["status"] == "running"
     assert len(early["events"]) == 8

@@ -180,7 +180,7 @@ def test_breakpoints_form_changes_a_running_session(db: str) -> None:
     at.multiselect(key="bp_choice").select(Breakpoint.BEFORE_ACTION)
     at.form_submit_button(key="bp_submit").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).config.get("breakpoints") == ["before_action"])
+    wait_for(lambda: load_state(store, session_id).config.breakpoints == {Breakpoint.BEFORE_ACTION})
     at.button(key="ctl_resume").click()
     at.run()
     wait_for(lambda: "breakpoint: before 0.1" in (load_state(store, session_id).reason or ""))
@@ -257,7 +257,7 @@ def test_the_cost_cap_is_set_from_the_edit_tab_and_shown_in_the_status(db: str) 
     cap.set_value(2.5)
     at.form_submit_button(key="budget_submit").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).config.get("max_cost_usd") == 2.5)
+    wait_for(lambda: load_state(store, session_id).config.max_cost_usd == 2.5)
     at.run()
     assert "cost cap $2.5" in markdown_text(at)
 
@@ -308,7 +308,16 @@ def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
         for text in strings:
             assert live_markup(text) == [], f"{view}: {text!r} reaches Markdown unescaped"
     shown = "\n".join(parsed for _, strings in views for parsed in strings).replace("\\", "").replace("\u2060", "")
-    for tag in ("progress", "expansion-note", "operator", "usage-key", "rule", "pause-reason", "finish-reason", "note"):
+    for tag in (
+        "progress",
+        "expansion-note",
+        "model-error",
+        "usage-key",
+        "rule",
+        "pause-reason",
+        "finish-reason",
+        "note",
+    ):
         assert first_line(tag, HOST) in shown, f"the {tag} field is not shown"
 
 

@@ -121,12 +121,12 @@ def hostile_sessions(host: str) -> dict[str, tuple[SessionState, list[Event]]]:
         status="running",
     )
     rec.record(Kind.CONSTRAINTS_SET, constraints=[p("constraint-one"), p("constraint-two")])
-    rec.record(Kind.STEP, "0", frame="entering", work=p("work"))
+    rec.record(Kind.STEP, "0", frame="entering", work="expand")  # typed: the schema refuses other work
     rec.record(
         Kind.MODEL_CALL,
         "0",
-        operator=p("operator"),
-        attempt=p("attempt"),
+        operator="expand",  # typed: the schema refuses an unknown operator or a textual attempt
+        attempt=1,
         ok=False,
         error=p("model-error"),
         output=None,
@@ -191,7 +191,7 @@ def hostile_sessions(host: str) -> dict[str, tuple[SessionState, list[Event]]]:
         progress=p("progress"),
         feedback=p("feedback"),
         notes=[p("observed-note")],
-        ahead=[{"node": "0.2", "action": p("ahead")}],
+        proposals=[{"node": "0.2", "action": p("ahead")}],
         candidates=[
             {"name": p("candidate"), "fields": {p("field"): p("value")}, "unmet": [p("unmet")], "verdict": p("verdict")}
         ],
@@ -535,7 +535,7 @@ def open_session(visit: Visit, console: ConsoleProcess, session_id: str, task_ta
 
 
 INSPECTED = {
-    "0": ["task", "expansion-note", "operator", "model-error", "usage-key", "prompt", "raw", "output"],
+    "0": ["task", "expansion-note", "model-error", "usage-key", "prompt", "raw", "output"],
     "0.1": ["desc-or", "or-note"],
     "0.1.1": ["desc-alt-one", "action", "action-error", "summary", "progress"],
     "0.1.2": ["desc-alt-two"],

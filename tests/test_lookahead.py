@@ -139,7 +139,7 @@ def test_an_expansion_grounds_its_first_children_and_lookahead_zero_ignores_that
 
     _, off = _run(Grounding(), config=EngineConfig(constraints=False, lookahead=0))
     assert _expansions(off) == ["0", "0.1", "0.2", "0.3"]
-    assert "action" not in next(e for e in off if e.kind is Kind.NODE_EXPANDED).data["children"][0]
+    assert next(e for e in off if e.kind is Kind.NODE_EXPANDED).payload.children[0].action is None
 
 
 def test_planned_actions_are_rebuilt_from_the_log() -> None:

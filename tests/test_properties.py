@@ -204,4 +204,4 @@ def test_replay_refuses_a_gap() -> None:
 
     state, _log = new_state(TASK)
     with pytest.raises(EventOrderError):
-        replay([Event(3, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand"})], state)
+        replay([Event.from_data(3, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand"})], state)

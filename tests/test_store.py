@@ -15,7 +15,7 @@ import pytest
 import sqlalchemy as sa
 from postgres import database_for
 
-from planner.events import Event, Kind
+from planner.events import Event, Kind, NoteAdded
 from sessions.sql import SqlStore, database_url
 from sessions.store import EventStore, LeaseLost, SeqConflict, SessionFinished, SessionNotFound
 
@@ -31,7 +31,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
 
 def _events(start: int, count: int) -> list[Event]:
     return [
-        Event(seq, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand", "n": seq}, 1, time.time())
+        Event(seq, Kind.NOTE_ADDED, "0", NoteAdded(text=f"note {seq}"), 1, time.time())
         for seq in range(start, start + count)
     ]
 
@@ -45,8 +45,8 @@ def test_append_and_load_round_trip(store: EventStore) -> None:
     store.append("s1", _events(2, 3), status="running", reason=None, steps=3)
     events = store.load("s1")
     assert [e.seq for e in events] == [1, 2, 3, 4]
-    assert events[2].data == {"frame": "ENTERING", "work": "expand", "n": 3}
-    assert events[2].kind is Kind.STEP
+    assert events[2].payload == NoteAdded(text="note 3")
+    assert events[2].kind is Kind.NOTE_ADDED
     assert [e.seq for e in store.load("s1", after=2, upto=3)] == [3]
     info = store.session("s1")
     assert (info.status, info.steps, info.last_seq) == ("running", 3, 4)
@@ -57,7 +57,7 @@ def test_duplicate_seq_is_a_conflict_not_an_overwrite(store: EventStore) -> None
     store.append("s1", _events(2, 2), status="running", reason=None, steps=2)
     with pytest.raises(SeqConflict):
         store.append("s1", _events(3, 1), status="running", reason=None, steps=9)
-    assert [e.data["n"] for e in store.load("s1")[1:]] == [2, 3]
+    assert [e.payload.text for e in store.load("s1")[1:]] == [f"note {n}" for n in (2, 3)]
     assert store.session("s1").steps == 2
 
 

@@ -14,9 +14,18 @@ import json
 import textwrap
 from collections import Counter
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from planner.events import Event, Kind
+from planner.events import (
+    ActionExecuted,
+    CommandApplied,
+    CommandRejected,
+    Event,
+    Kind,
+    SessionFinished,
+    SessionStatus,
+    StatusChanged,
+)
 from planner.render import node_line
 from planner.state import SessionState
 from planner.status import REMOVED
@@ -172,10 +181,10 @@ def _candidates(state: SessionState) -> str:
         return "## Candidates\n\n_None reported._"
     rows = [
         [
-            md_line(c["verdict"]),
-            md_line(c["name"]),
-            md_line(", ".join(c["unmet"]) or "–"),
-            md_line("; ".join(f"{k}: {v}" for k, v in c["fields"].items()) or "–"),
+            md_line(c.verdict),
+            md_line(c.name),
+            md_line(", ".join(c.unmet) or "–"),
+            md_line("; ".join(f"{k}: {v}" for k, v in c.fields.items()) or "–"),
         ]
         for c in state.candidates.values()
     ]
@@ -214,9 +223,10 @@ def _interventions(events: list[Event]) -> str:
     for event in events:
         if event.kind not in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED):
             continue
-        command = event.data.get("command") or {}
-        applied = event.kind is Kind.COMMAND_APPLIED
-        detail = _command_detail(command) if applied else event.data.get("reason", "")
+        handled = cast(CommandApplied | CommandRejected, event.payload)
+        command = handled.command
+        applied = isinstance(handled, CommandApplied)
+        detail = _command_detail(command) if applied else cast(CommandRejected, handled).reason
         rows.append(
             [
                 str(event.seq),
@@ -246,12 +256,13 @@ def _failures(state: SessionState, events: list[Event]) -> str:
     rows = []
     for event in events:
         node = state.tree.get(event.node_id) if event.node_id is not None else None
-        if event.kind is Kind.ACTION_EXECUTED and not event.data.get("ok", True):
-            what = f"action {event.data.get('action', '')}"
-            reason = event.data.get("error") or ""
-        elif event.kind is Kind.STATUS_CHANGED and event.data.get("status") == Status.FAIL.value:
+        payload = event.payload
+        if isinstance(payload, ActionExecuted) and not payload.ok:
+            what = f"action {payload.action}"
+            reason = payload.error or ""
+        elif isinstance(payload, StatusChanged) and payload.status is Status.FAIL:
             what = node.description if node is not None else ""
-            reason = event.data.get("reason") or ""
+            reason = payload.reason or ""
         else:
             continue
         rows.append(
@@ -272,9 +283,9 @@ def _timeline(events: list[Event]) -> str:
     lines = ["## Timeline", "", span + "."]
     changes = []
     for event in events:
-        if event.kind in (Kind.SESSION_STATUS, Kind.SESSION_FINISHED):
-            reason = event.data.get("reason")
-            change = f"- {event.seq}: {md_line(event.data.get('status', '?'))}"
+        if isinstance(event.payload, SessionStatus | SessionFinished):
+            reason = event.payload.reason
+            change = f"- {event.seq}: {md_line(event.payload.status)}"
             changes.append(change + (f" ({md_line(reason)})" if reason else ""))
     if changes:
         lines += ["", "Status changes:", "", *changes]

@@ -51,6 +51,7 @@ from planner.operators import (
     Expansion,
     FinalAnswer,
     Observation,
+    Operator,
     Repair,
     Reply,
     View,
@@ -190,26 +191,26 @@ class ClaudeModel:
     # -- operators ----------------------------------------------------------------------------------
 
     def extract_constraints(self, view: View) -> Reply[Constraints]:
-        return self._call("constraints", view, Constraints)
+        return self._call(Operator.CONSTRAINTS, view, Constraints)
 
     def expand(self, view: View) -> Reply[Expansion]:
-        return self._call("expand", view, Expansion)
+        return self._call(Operator.EXPAND, view, Expansion)
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
-        return self._call("repair", view, Repair, detail=reason)
+        return self._call(Operator.REPAIR, view, Repair, detail=reason)
 
     def check_completion(self, view: View) -> Reply[Completion]:
-        return self._call("complete", view, Completion)
+        return self._call(Operator.COMPLETE, view, Completion)
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
-        return self._call("observe", view, Observation, detail=action)
+        return self._call(Operator.OBSERVE, view, Observation, detail=action)
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        return self._call("final_answer", view, FinalAnswer)
+        return self._call(Operator.FINAL_ANSWER, view, FinalAnswer)
 
     # -- one call -----------------------------------------------------------------------------------
 
-    def request(self, operator: str, view: View, detail: str = "") -> dict[str, Any]:
+    def request(self, operator: Operator, view: View, detail: str = "") -> dict[str, Any]:
         """The Messages API arguments for one operator call (public so benchmarks can size prompts)."""
         tool = PROMPTS[operator].tool
         system: dict[str, Any] = {"type": "text", "text": SYSTEM}
@@ -234,7 +235,7 @@ class ClaudeModel:
             "tool_choice": {"type": "tool", "name": tool},
         }
 
-    def _call(self, operator: str, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
+    def _call(self, operator: Operator, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
         params = self.request(operator, view, detail)
         user = params["messages"][0]["content"]
         call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")

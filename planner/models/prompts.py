@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from planner.actions import describe_actions
 from planner.frames import upcoming
-from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, View
+from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Operator, Repair, View
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import ROOT_ID, Node
 
@@ -76,7 +76,7 @@ the operator's instructions below."""
 class OperatorPrompt:
     """One operator: its tool, the pydantic model the tool's input must validate as, and its instructions."""
 
-    operator: str
+    operator: Operator
     tool: str
     tool_description: str
     output: type[BaseModel]
@@ -85,7 +85,7 @@ class OperatorPrompt:
 
 # Task-constraint extraction: list what the task explicitly requires, once, before any planning.
 _CONSTRAINTS = OperatorPrompt(
-    "constraints",
+    Operator.CONSTRAINTS,
     "extract_constraints",
     "List the requirements the task states explicitly, per item and for the task as a whole.",
     Constraints,
@@ -101,7 +101,7 @@ never add requirements it merely implies. Empty lists are a valid answer.""",
 
 # Node Expansion: decide whether the current node is a single action or needs AND/OR children.
 _EXPAND = OperatorPrompt(
-    "expand",
+    Operator.EXPAND,
     "expand_node",
     "Decompose the current node into sub-goals or alternatives, or ground it as one browser action.",
     Expansion,
@@ -124,7 +124,7 @@ Keep the reasoning to one or two sentences.""",
 
 # Node Repair: the node failed; drop hopeless open children and add new ones, or give up.
 _REPAIR = OperatorPrompt(
-    "repair",
+    Operator.REPAIR,
     "repair_node",
     "Repair a failed node by pruning some of its open children and appending new ones.",
     Repair,
@@ -139,7 +139,7 @@ and say why in the reasoning.""",
 
 # Observation Summarizer and Global Tree Update, in one call: both read the page an action reached.
 _OBSERVE = OperatorPrompt(
-    "observe",
+    Operator.OBSERVE,
     "observe_page",
     "Summarize the page after an action, record facts, and prune or sharpen open nodes of the plan.",
     Observation,
@@ -166,7 +166,7 @@ time the plan needs no change: leave prune and rewrite empty.""",
 
 # Node Completion Check: is the node's objective really met by its children and the notes?
 _COMPLETE = OperatorPrompt(
-    "complete",
+    Operator.COMPLETE,
     "check_completion",
     "Decide whether the current node's objective has been achieved.",
     Completion,
@@ -181,7 +181,7 @@ the notes only.""",
 
 # Final answer: write the answer to the task from the notes gathered during the run.
 _FINAL = OperatorPrompt(
-    "final_answer",
+    Operator.FINAL_ANSWER,
     "final_answer",
     "Write the final answer to the task.",
     FinalAnswer,
@@ -190,14 +190,14 @@ The run is over. Write the answer to the task using only the notes and the page.
 specific (names, prices). If the notes do not contain the answer, say plainly what is missing.""",
 )
 
-PROMPTS: dict[str, OperatorPrompt] = {
+PROMPTS: dict[Operator, OperatorPrompt] = {
     p.operator: p for p in (_CONSTRAINTS, _EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)
 }
 OPERATORS = tuple(PROMPTS)
 
 
 @functools.cache
-def system_text(*operators: str) -> str:
+def system_text(*operators: Operator) -> str:
     """The system text for these operators (all of them: the shared, cached system text)."""
     chosen = [PROMPTS[o] for o in operators] if operators else list(PROMPTS.values())
     parts = [_BASICS.format(actions=describe_actions()), "Operators:"]
@@ -289,7 +289,7 @@ def _upcoming(view: View) -> str:
     return "\n".join(render_node(node) for node in upcoming(view.tree, view.node, view.lookahead))
 
 
-def render_user(operator: str, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET) -> str:
+def render_user(operator: Operator, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET) -> str:
     """The volatile half of a prompt: everything after the cached task text.
 
     `detail` is the operator's extra input: the failure reason for repair, the action just run for
@@ -297,7 +297,7 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
     """
     node = view.node
     ask = f"Operator: {PROMPTS[operator].tool}"
-    if operator == "constraints":
+    if operator == Operator.CONSTRAINTS:
         return f"{ask}\n\n## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
     sections = [
         ask,
@@ -306,15 +306,15 @@ def render_user(operator: str, view: View, *, detail: str = "", budget: int = OB
         f"## Current node\n{node.id}: {node.description}",
         f"## Local tree\n{render_local_tree(view)}",
     ]
-    if operator == "expand" and not view.allow_or:
+    if operator == Operator.EXPAND and not view.allow_or:
         sections.append("## Restriction\nOR alternatives are switched off: answer AND or ACTION only.")
-    if operator == "expand" and view.lookahead:
+    if operator == Operator.EXPAND and view.lookahead:
         sections.append(f"## Planning ahead\nYou may give actions for up to {view.lookahead} leading AND children.")
-    if operator == "repair":
+    if operator == Operator.REPAIR:
         sections.append(f"## Why it failed\n{detail or '(no reason recorded)'}")
-    if view.candidates and operator in ("observe", "complete", "final_answer"):
+    if view.candidates and operator in (Operator.OBSERVE, Operator.COMPLETE, Operator.FINAL_ANSWER):
         sections.append(f"## Candidate items so far\n{render_candidates(view)}")
-    if operator == "observe":
+    if operator == Operator.OBSERVE:
         sections.append(f"## Action just executed\n{detail}")
         sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")
         if following := _upcoming(view):

@@ -15,8 +15,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from planner.errors import ModelOutputError
-from planner.events import Event, Kind
-from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
+from planner.events import Event, ModelCalled
+from planner.operators import (
+    Completion,
+    Constraints,
+    Expansion,
+    FinalAnswer,
+    Observation,
+    Operator,
+    Repair,
+    Reply,
+    View,
+)
 from planner.state import SessionState, apply
 
 __all__ = ["RecordedCall", "ReplayModel", "recorded_calls"]
@@ -53,14 +63,11 @@ def recorded_calls(events: Iterable[Event]) -> list[RecordedCall]:
     state = SessionState()
     calls = []
     for event in events:
-        if event.kind is Kind.MODEL_CALL and event.data.get("ok") and event.data.get("output") is not None:
+        call = event.payload
+        if isinstance(call, ModelCalled) and call.ok and call.output is not None:
             node = state.tree.get(event.node_id or "")
             if node is not None:
-                calls.append(
-                    RecordedCall(
-                        event.data["operator"], node.description, event.data["output"], node.id, node.revisions
-                    )
-                )
+                calls.append(RecordedCall(call.operator, node.description, call.output, node.id, node.revisions))
         apply(state, event)
     return calls
 
@@ -74,24 +81,24 @@ class ReplayModel:
         self._used: set[int] = set()
 
     def extract_constraints(self, view: View) -> Reply[Constraints]:
-        return self._answer("constraints", view, Constraints)
+        return self._answer(Operator.CONSTRAINTS, view, Constraints)
 
     def expand(self, view: View) -> Reply[Expansion]:
-        return self._answer("expand", view, Expansion)
+        return self._answer(Operator.EXPAND, view, Expansion)
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
-        return self._answer("repair", view, Repair)
+        return self._answer(Operator.REPAIR, view, Repair)
 
     def check_completion(self, view: View) -> Reply[Completion]:
-        return self._answer("complete", view, Completion)
+        return self._answer(Operator.COMPLETE, view, Completion)
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
-        return self._answer("observe", view, Observation)
+        return self._answer(Operator.OBSERVE, view, Observation)
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        return self._answer("final_answer", view, FinalAnswer)
+        return self._answer(Operator.FINAL_ANSWER, view, FinalAnswer)
 
-    def _answer(self, operator: str, view: View, output: type[OutputT]) -> Reply[OutputT]:
+    def _answer(self, operator: Operator, view: View, output: type[OutputT]) -> Reply[OutputT]:
         node = view.node
         candidates = [
             i

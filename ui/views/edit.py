@@ -8,7 +8,6 @@ from typing import Any
 
 import streamlit as st
 
-from planner.config import Breakpoint
 from planner.state import RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
@@ -77,7 +76,7 @@ def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node |
 
 
 def _breakpoints(ctx: Console, session_id: str, state: SessionState) -> None:
-    current = [Breakpoint(b) for b in state.config.get("breakpoints", [])]
+    current = sorted(state.config.breakpoints)
     with st.form("breakpoints"):
         chosen = st.multiselect(
             "Breakpoints (pause the run by itself)",
@@ -92,7 +91,7 @@ def _breakpoints(ctx: Console, session_id: str, state: SessionState) -> None:
 
 
 def _budget(ctx: Console, session_id: str, state: SessionState) -> None:
-    cap = state.config.get("max_cost_usd")
+    cap = state.config.max_cost_usd
     with st.form("budget"):
         value = st.number_input(
             f"Cost cap, USD (0: none) · spent so far ${state.metrics.cost_usd:.4f}",

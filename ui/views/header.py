@@ -67,7 +67,7 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
     alive = _runner_alive(ctx, session_id)
     icon = STATUS_ICONS.get(state.status.value, "")
     metrics = state.metrics
-    cap = state.config.get("max_cost_usd")
+    cap = state.config.max_cost_usd
     st.markdown(
         f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md(status_line(state, alive))}  \n"
         f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import streamlit as st
 
-from planner.events import Event, Kind
+from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
 from planner.state import SessionState
 from ui.text import md, md_line
 from ui.views.live import Live
@@ -54,53 +55,45 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
 
 def _node_events(follower: Live, node_id: str) -> None:
     events = follower.by_node.get(node_id, [])
-    for event in (e for e in events if e.kind is Kind.NODE_EXPANDED and e.data.get("note")):
-        st.caption(f"Expansion: {md(event.data['note'])}")
-    executed = [e for e in events if e.kind is Kind.ACTION_EXECUTED]
-    for event in executed[-1:]:
-        data = event.data
-        outcome = "succeeded" if data["ok"] else f"failed: {data.get('error')}"
+    payloads = [event.payload for event in events]
+    for expanded in (p for p in payloads if isinstance(p, NodeExpanded) and p.note):
+        st.caption(f"Expansion: {md(expanded.note or '')}")
+    executed = [p for p in payloads if isinstance(p, ActionExecuted)]
+    for run in executed[-1:]:
+        outcome = "succeeded" if run.ok else f"failed: {run.error}"
         st.markdown(f"Outcome: {md(outcome)}")
-        st.text(
-            f"Page after: {data.get('url') or ''} ({data.get('obs_chars', 0):,} chars observed of {data.get('html_chars', 0):,} HTML)"
-        )
-        _screenshot(data.get("screenshot"), f"after {md_line(data['action'])}")
-    for event in (e for e in events if e.kind is Kind.OBSERVED):
+        st.text(f"Page after: {run.url or ''} ({run.obs_chars:,} chars observed of {run.html_chars:,} HTML)")
+        _screenshot(run.screenshot, f"after {md_line(run.action)}")
+    for observed in (p for p in payloads if isinstance(p, Observed)):
         st.markdown("Observation summary:")
-        st.text(event.data.get("summary", ""))
-        if event.data.get("progress"):
-            st.caption(f"Progress: {md(event.data['progress'])}")
-    calls = [e for e in events if e.kind is Kind.MODEL_CALL]
-    tokens = sum(
-        (e.data.get("usage") or {}).get("input_tokens", 0) + (e.data.get("usage") or {}).get("output_tokens", 0)
-        for e in calls
-    )
-    cost = sum((e.data.get("usage") or {}).get("cost_usd", 0.0) for e in calls)
+        st.text(observed.summary)
+        if observed.progress:
+            st.caption(f"Progress: {md(observed.progress)}")
+    calls = [e for e in events if isinstance(e.payload, ModelCalled)]
+    usages = [cast(ModelCalled, e.payload).usage for e in calls]
+    tokens = sum(usage.get("input_tokens", 0) + usage.get("output_tokens", 0) for usage in usages)
+    cost = sum(usage.get("cost_usd", 0.0) for usage in usages)
     st.markdown(f"**Model calls: {len(calls)}**" + (f" · {tokens:,} tokens · ${cost:.4f}" if tokens else ""))
     for event in calls:
-        _model_call(event)
+        _model_call(event.seq, cast(ModelCalled, event.payload))
 
 
-def _model_call(event: Event) -> None:
-    data = event.data
+def _model_call(seq: int, call: ModelCalled) -> None:
     title = (
-        f"#{event.seq} {md_line(data['operator'])} (attempt {md_line(data['attempt'])}) — "
-        f"{'ok' if data['ok'] else 'error'} · {data.get('latency_ms', 0):.0f} ms"
+        f"#{seq} {md_line(call.operator)} (attempt {md_line(str(call.attempt))}) — "
+        f"{'ok' if call.ok else 'error'} · {call.latency_ms:.0f} ms"
     )
     with st.expander(title):  # an expander's title is Markdown
-        if data.get("error"):
-            st.markdown(f"Error: {md(data['error'])}")
-        usage = data.get("usage") or {}
-        if usage:
-            st.caption(md_line(", ".join(f"{key} {value}" for key, value in usage.items())))
-        if data.get("prompt"):
+        if call.error:
+            st.markdown(f"Error: {md(call.error)}")
+        if call.usage:
+            st.caption(md_line(", ".join(f"{key} {value}" for key, value in call.usage.items())))
+        if call.prompt:
             st.markdown("Prompt")
-            st.code(data["prompt"], language=None)
+            st.code(call.prompt, language=None)
         st.markdown("Response")
         st.code(
-            json.dumps(data.get("output"), indent=2, ensure_ascii=False)
-            if data.get("output")
-            else (data.get("raw") or ""),
+            json.dumps(call.output, indent=2, ensure_ascii=False) if call.output else (call.raw or ""),
             language="json",
         )
 
@@ -127,16 +120,16 @@ def render_run_panel(state: SessionState) -> None:
 def _candidates(state: SessionState) -> None:
     if not state.candidates:
         return
-    qualifying = sum(1 for c in state.candidates.values() if c["verdict"] == "qualifies")
+    qualifying = sum(1 for c in state.candidates.values() if c.verdict == "qualifies")
     st.markdown(f"**Candidates ({qualifying} of {len(state.candidates)} qualify)**")
     table = pd.DataFrame(
         [
             {
-                "verdict": c["verdict"],
-                "item": c["name"],
-                "fails": ", ".join(c["unmet"]),
-                "seen": "; ".join(f"{key}: {value}" for key, value in c["fields"].items()),
-                "at": c.get("seen_at") or "",
+                "verdict": c.verdict,
+                "item": c.name,
+                "fails": ", ".join(c.unmet),
+                "seen": "; ".join(f"{key}: {value}" for key, value in c.fields.items()),
+                "at": c.seen_at or "",
             }
             for c in state.candidates.values()
         ]
