@@ -73,10 +73,10 @@ def test_the_multi_item_task_keeps_a_candidate_table_that_matches_its_answer(res
 
     row = results["wireless-photo-printers"]
     candidates = replay(suite_store.load(row.session_id)).candidates
-    qualifying = [c["name"] for c in candidates.values() if c["verdict"] == "qualifies"]
-    rejected = [c for c in candidates.values() if c["verdict"] == "rejected"]
+    qualifying = [c.name for c in candidates.values() if c.verdict == "qualifies"]
+    rejected = [c for c in candidates.values() if c.verdict == "rejected"]
     assert len(qualifying) >= 3 and all(name in (row.answer or "") for name in qualifying)
-    assert rejected and all(c["unmet"] and c["name"] not in (row.answer or "") for c in rejected)
+    assert rejected and all(c.unmet and c.name not in (row.answer or "") for c in rejected)
 
 
 def test_the_repair_task_recovers_only_with_repair(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
