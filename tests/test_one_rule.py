@@ -85,9 +85,15 @@ def test_the_outcome_poll_reads_only_events_after_the_command_was_queued() -> No
     store = SqlStore("sqlite://")
     create_session(store, "task", "demo", start_url=DRY_START, session_id="s")
     rejected = {"command_id": "c1", "reason": "no such node"}
-    store.append("s", [Event.from_data(2, Kind.COMMAND_REJECTED, None, rejected)], status="running", reason=None, steps=0)
     store.append(
-        "s", [Event.from_data(3, Kind.COMMAND_APPLIED, None, {"command_id": "c2"})], status="running", reason=None, steps=0
+        "s", [Event.from_data(2, Kind.COMMAND_REJECTED, None, rejected)], status="running", reason=None, steps=0
+    )
+    store.append(
+        "s",
+        [Event.from_data(3, Kind.COMMAND_APPLIED, None, {"command_id": "c2"})],
+        status="running",
+        reason=None,
+        steps=0,
     )
     outcome = wait_for_outcome(store, "s", "c1", 60, after=1)
     assert outcome is not None and not outcome.applied and outcome.reason == "no such node" and outcome.seq == 2
