@@ -14,6 +14,7 @@ from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
+from planner.operators import CallRecord, Reply
 from planner.state import Recorder, SessionState
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -22,6 +23,28 @@ BROWNIE_TASK = "Find a vegan chocolate brownie recipe with 4+ rating"
 
 def load(name: str) -> Script:
     return Script.model_validate_json((SCRIPTS / name).read_text())
+
+
+CENT = 0.01
+
+
+class Billed:
+    """The brownie script at one cent a call (100 input, 10 output tokens), so a cost cap can be
+    reached on the dry environment."""
+
+    name = "billed"
+
+    def __init__(self) -> None:
+        self._inner = ScriptedModel(load("brownie.json"))
+
+    def __getattr__(self, operator: str) -> Any:
+        answer = getattr(self._inner, operator)
+
+        def billed(*args: Any) -> Reply[Any]:
+            usage = {"input_tokens": 100, "output_tokens": 10, "cost_usd": CENT}
+            return Reply(answer(*args).output, CallRecord(usage=usage))
+
+        return billed
 
 
 MECHANICS = EngineConfig(constraints=False)

@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from conftest import BROWNIE_TASK, drive, load, new_state
+from conftest import BROWNIE_TASK, Billed, drive, new_state
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Resume, SetBudget, Step, apply_command
 from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Kind
-from planner.models.scripted import ScriptedModel
-from planner.operators import CallRecord, Reply
 from planner.state import RunStatus
-
-CENT = 0.01
-
-
-class Billed:
-    """A model that costs one cent a call: the brownie script behind it."""
-
-    name = "billed"
-
-    def __init__(self) -> None:
-        self._inner = ScriptedModel(load("brownie.json"))
-
-    def __getattr__(self, operator: str) -> Any:
-        answer = getattr(self._inner, operator)
-
-        def billed(*args: Any) -> Reply[Any]:
-            usage = {"input_tokens": 100, "output_tokens": 10, "cost_usd": CENT}
-            return Reply(answer(*args).output, CallRecord(usage=usage))
-
-        return billed
 
 
 def test_a_spent_budget_pauses_the_run_and_refuses_to_resume_until_raised() -> None:

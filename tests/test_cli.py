@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
-from conftest import BROWNIE_TASK, SCRIPTS, load
+from conftest import BROWNIE_TASK, SCRIPTS, Billed, load
 
 from planner.browser.dry import DryEnvironment
 from planner.models.scripted import ScriptedModel
-from planner.operators import CallRecord, Reply
 from sessions.backends import Backend
 from sessions.cli import main
 
@@ -263,25 +261,6 @@ def test_exit_on_pause_leaves_at_a_breakpoint_and_prints_the_line_that_continues
     assert done.returncode == 0 and last_json(done)["status"] == "succeeded", done.stderr
 
 
-class _Billed:
-    """The brownie script at one cent a call, so a cost cap can be reached on the dry environment."""
-
-    name = "billed"
-
-    def __init__(self) -> None:
-        self._inner = ScriptedModel(load("brownie.json"))
-
-    def __getattr__(self, operator: str) -> Any:
-        answer = getattr(self._inner, operator)
-
-        def billed(*args: Any) -> Reply[Any]:
-            return Reply(
-                answer(*args).output, CallRecord(usage={"input_tokens": 1, "output_tokens": 1, "cost_usd": 0.01})
-            )
-
-        return billed
-
-
 def _follow(line: str) -> int:
     """Run a printed `python -m sessions ... && python -m sessions ...` line in this process."""
     code = 0
@@ -302,7 +281,7 @@ def _notice(stderr: str) -> str:
 def test_a_spent_cost_cap_says_how_to_raise_it_and_the_printed_lines_finish_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("sessions.runner.build_backend", lambda *_: Backend(_Billed(), DryEnvironment()))
+    monkeypatch.setattr("sessions.runner.build_backend", lambda *_: Backend(Billed(), DryEnvironment()))
     db = str(tmp_path / "s.db")
     code = main(
         [
