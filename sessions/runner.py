@@ -372,9 +372,7 @@ class Runner:
                 self._apply_commands()  # queued before the end: rejected with the reason, never left pending
             clean = True
         except Exception as error:
-            # An error after a stop was asked for (the console shutting down under a browser action)
-            # is the stop's consequence, not its cause: the reason stays "runner stopped".
-            failure = None if should_stop() else error
+            failure = error
             raise
         finally:
             self._close(lease, failure, clean)
