@@ -716,6 +716,15 @@ class BrowserEnvironment:
         else:
             route.abort("blockedbyclient")
 
+    def _give_up(self, route: Route) -> None:
+        """A navigation the fence fetched too slowly: this page's own stays where it was (the action
+        has already failed as timed out), as a refused one does; any other fails as timed out."""
+        frame = _frame(route.request)
+        if frame is not None and frame.page is self._page:
+            route.fulfill(status=204)
+        else:
+            route.abort("timedout")
+
     def _fetch_navigation(self, route: Route) -> None:
         """Fetch a navigation here, one redirect hop at a time, so no hop reaches another host.
 
@@ -728,7 +737,7 @@ class BrowserEnvironment:
         try:
             response = route.fetch(max_redirects=0, timeout=self.timeout_ms)
         except PlaywrightTimeout:
-            route.abort("timedout")
+            self._give_up(route)
             return
         except Error:
             route.abort("failed")
