@@ -315,13 +315,19 @@ def _stop(state: SessionState, command: Stop) -> list[_Effect]:
 
 
 def _open_path(state: SessionState, node: Node, include_self: bool) -> list[_Effect]:
-    """Reopen finished or failed ancestors so the traversal can reach `node` again."""
+    """Reopen finished or failed ancestors so the traversal can reach `node` again.
+
+    Refused under a node waiting to be expanded again: its old children are history (pruned or
+    finished), and reopening one would leave open work under a node the traversal expands afresh.
+    """
     effects: list[_Effect] = []
     chain = [node] if include_self else []
     chain.extend(state.tree.ancestors(node))
     for ancestor in chain:
         if ancestor.status in REMOVED:
             raise CommandRejected(f"{ancestor.id} is {ancestor.status.value}; reopen it first")
+        if ancestor.type is NodeType.UNKNOWN and ancestor is not node:
+            raise CommandRejected(f"{ancestor.id} is waiting to be expanded again; its old children are history")
     for ancestor in chain:
         if ancestor.status in (Status.SUCCESS, Status.FAIL):
             effects.append(_set(ancestor.id, Status.VISITED, "reopened by operator"))
@@ -407,8 +413,6 @@ def _reopen(state: SessionState, command: Reopen) -> list[_Effect]:
     parent = state.tree.parent(node)
     effects: list[_Effect] = []
     if parent is not None:
-        if parent.type is NodeType.UNKNOWN:
-            raise CommandRejected(f"{parent.id} is waiting to be expanded again; its old children are history")
         _or_already_done(state, parent)
         effects = _open_path(state, parent, include_self=True)
     if node.type is NodeType.ACTION:

@@ -48,7 +48,7 @@ from planner.events import (
     StatusChanged,
 )
 from planner.operators import Candidate
-from planner.status import CLOSED, check_transition
+from planner.status import CLOSED, move
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
 
 __all__ = [
@@ -235,9 +235,8 @@ def _new_node(state: SessionState, parent: Node, spec: NodeSpec, origin: Origin)
 def _node_expanded(state: SessionState, event: Event) -> None:
     p = cast(NodeExpanded, event.payload)
     node = state.tree[event.node_id]
-    check_transition(node, Status.VISITED)
+    move(node, Status.VISITED)
     node.type = p.type
-    node.status = Status.VISITED
     node.reason = None
     state.proposals.pop(node.id, None)
     if node.type is NodeType.ACTION:
@@ -253,7 +252,7 @@ def _nodes_added(state: SessionState, event: Event) -> None:
         parent.type = p.parent_type
         state.proposals.pop(parent.id, None)
         if parent.status is Status.FAIL:
-            parent.status = Status.VISITED
+            move(parent, Status.VISITED)
     ids = [_new_node(state, parent, spec, p.origin).id for spec in p.nodes]
     if p.position is None:
         parent.children.extend(ids)
@@ -265,8 +264,7 @@ def _status_changed(state: SessionState, event: Event) -> None:
     p = cast(StatusChanged, event.payload)
     node = state.tree[event.node_id]
     new = p.status
-    check_transition(node, new)
-    node.status = new
+    move(node, new)
     node.reason = p.reason
     if node.id == ROOT_ID:
         state.final_answer = p.answer
@@ -275,7 +273,7 @@ def _status_changed(state: SessionState, event: Event) -> None:
     if p.subtree:
         for child in state.tree.descendants(node):
             if child.status not in CLOSED:
-                child.status = new
+                move(child, new)
                 child.reason = p.reason
                 state.proposals.pop(child.id, None)
 
@@ -293,8 +291,7 @@ def _node_reset(state: SessionState, event: Event) -> None:
     """Back to UNVISITED: unexpanded again unless it is an action that should simply run again."""
     p = cast(NodeReset, event.payload)
     node = state.tree[event.node_id]
-    check_transition(node, Status.UNVISITED)
-    node.status = Status.UNVISITED
+    move(node, Status.UNVISITED)
     node.reason = p.reason
     node.forced = None
     state.proposals.pop(node.id, None)
@@ -322,8 +319,7 @@ def _action_executed(state: SessionState, event: Event) -> None:
     p = cast(ActionExecuted, event.payload)
     node = state.tree[event.node_id]
     new = Status.SUCCESS if p.ok else Status.FAIL
-    check_transition(node, new)
-    node.status = new
+    move(node, new)
     node.reason = p.error
     state.metrics.actions += 1
     if not p.ok:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from planner.errors import InvalidTransition
 from planner.tree import Node, NodeType, Status
 
-__all__ = ["CLOSED", "IN_PROGRESS", "REMOVED", "REOPENABLE", "check_transition", "legal_for_type"]
+__all__ = ["CLOSED", "IN_PROGRESS", "REMOVED", "REOPENABLE", "legal_for_type", "move"]
 
 CLOSED = frozenset({Status.SUCCESS, Status.PRUNED, Status.DELETED})
 """No longer processed by the traversal."""
@@ -41,12 +41,15 @@ _FOR_TYPE: dict[NodeType, frozenset[Status]] = {
 """An AND/OR node is UNVISITED when an operator gave it children before the traversal reached it."""
 
 
-def check_transition(node: Node, new: Status) -> None:
-    """Raise `InvalidTransition` unless `node` may move to `new`."""
-    if new is node.status:
-        return
-    if new not in _ALLOWED[node.status]:
+def move(node: Node, new: Status) -> None:
+    """Set `node`'s status, or raise `InvalidTransition` unless the table allows the change.
+
+    The only writer of `Node.status`, so a fold of any log, edited or not, cannot reach a state
+    the table forbids.
+    """
+    if new is not node.status and new not in _ALLOWED[node.status]:
         raise InvalidTransition(f"node {node.id}: {node.status} -> {new} is not a legal transition")
+    node.status = new
 
 
 def legal_for_type(node: Node) -> bool:

@@ -85,7 +85,7 @@ def drive(engine: Engine, log: list[Event], max_steps: int = 500) -> None:
 
 
 def frames(log: list[Event]) -> list[tuple[str, str | None, str]]:
-    return [(e.node_id or "", e.data["frame"], e.data["work"]) for e in log if e.kind is Kind.STEP]
+    return [(e.node_id or "", e.payload.frame, e.payload.work) for e in log if e.kind is Kind.STEP]
 
 
 def snapshot(state: SessionState) -> dict[str, Any]:

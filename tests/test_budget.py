@@ -21,7 +21,7 @@ def test_a_spent_budget_pauses_the_run_and_refuses_to_resume_until_raised() -> N
 
     for command in (Resume(), Step()):
         [refused] = apply_command(state, command)
-        assert refused.kind is Kind.COMMAND_REJECTED and refused.data["reason"] == state.reason
+        assert refused.kind is Kind.COMMAND_REJECTED and refused.payload.reason == state.reason
 
     log += apply_command(state, SetBudget(max_cost_usd=1.0))
     log += apply_command(state, Resume())
@@ -38,7 +38,7 @@ def test_without_a_cap_the_cost_is_only_counted() -> None:
 def test_setting_the_same_budget_is_rejected() -> None:
     state, _ = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=2.0))
     [rejected] = apply_command(state, SetBudget(max_cost_usd=2.0))
-    assert rejected.data["reason"] == "that is the budget already"
+    assert rejected.payload.reason == "that is the budget already"
     [applied, _] = apply_command(state, SetBudget(max_cost_usd=None))
     assert applied.kind is Kind.CONFIG_CHANGED and state.over_budget is None
 

@@ -47,7 +47,7 @@ def finish(state: SessionState, engine: Engine) -> None:
 def outcome(state: SessionState, command) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
     events = apply_command(state, command)
     last = events[-1]
-    return last.kind.value, last.data.get("reason")
+    return last.kind.value, getattr(last.payload, "reason", None)
 
 
 def test_pause_resume_step_stop(brownie: Script) -> None:
@@ -138,6 +138,33 @@ def test_inject_under_a_finished_and_reopens_it_and_runs_the_new_step() -> None:
     finish(state, engine)
     assert engine.env.executed == ["click [1]", "click [2]", "click [3]"]
     assert state.tree["0.1"].status is Status.SUCCESS and state.status is RunStatus.SUCCEEDED
+
+
+def test_a_node_waiting_to_be_expanded_again_keeps_its_old_children_closed() -> None:
+    script = Script.model_validate(
+        {
+            "nodes": {
+                BROWNIE_TASK: {"type": "AND", "children": ["outer", "last"]},
+                "outer": {"type": "AND", "children": ["group", "other"]},
+                "group": {"type": "AND", "children": ["a", "skip"]},
+                "a": {"type": "ACTION", "action": "click [1]"},
+                "skip": {"type": "ACTION", "action": "click [4]"},
+                "other": {"type": "ACTION", "action": "click [2]"},
+                "last": {"type": "ACTION", "action": "click [3]"},
+            }
+        }
+    )
+    state, engine = started(script, 3)  # group (0.1.1) is expanded
+    assert outcome(state, Prune(node="0.1.1.2", reason="not needed"))[0] == "command_applied"
+    for _ in range(3):
+        engine.step()  # group succeeds without the pruned step; outer (0.1) is still open
+    assert state.tree["0.1.1"].status is Status.SUCCESS and state.tree["0.1"].status is Status.VISITED
+    assert outcome(state, Edit(node="0.1", description="outer", reexpand=True))[0] == "command_applied"
+    assert state.tree["0.1"].type is NodeType.UNKNOWN
+    waiting = "0.1 is waiting to be expanded again; its old children are history"
+    assert outcome(state, Inject(parent="0.1.1", goals=["b"])) == ("command_rejected", waiting)
+    assert outcome(state, Reopen(node="0.1.1.2")) == ("command_rejected", waiting)
+    assert state.tree["0.1.1"].status is Status.SUCCESS
 
 
 def test_prune_keeps_later_siblings_unlike_failure(brownie: Script) -> None:

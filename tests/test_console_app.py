@@ -12,6 +12,7 @@ from conftest import BROWNIE_TASK, SCRIPTS
 from streamlit.testing.v1 import AppTest
 
 from planner.config import Breakpoint, EngineConfig
+from planner.tree import Status
 from sessions.runner import create_session, load_state
 from sessions.sql import open_store
 from ui.text import md
@@ -339,3 +340,14 @@ def test_refusals_and_errors_quote_text_as_text(db: str) -> None:
     at.run()
     [refusal] = [e.value for e in at.sidebar.error]
     assert refusal.startswith("Not started: unknown model") and live_markup(refusal) == [], refusal
+
+
+def test_the_timeline_summarises_each_event_through_its_payload_model() -> None:
+    from planner.events import ModelCalled, StatusChanged
+    from planner.operators import Operator
+    from ui.views.timeline import _detail
+
+    assert _detail(StatusChanged(status=Status.FAIL, reason="no results")).startswith("status=FAIL, reason=no results")
+    call = _detail(ModelCalled(operator=Operator.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
+    assert "operator=expand" in call and "error=bad" in call
+    assert "prompt" not in call and "the whole prompt" not in call

@@ -162,13 +162,13 @@ def test_report_covers_outcome_plan_interventions_and_failures(repaired: tuple[S
         assert f"\\[{node.id}\\]" in report
     assert "  - \\[0.2.1\\] \\(ACT\\) Open recipe A" in report  # nested under its OR parent
     applied = [event for event in events if event.kind.value == "command_applied"]
-    pauses = [event.seq for event in applied if event.data["command"]["kind"] == "pause"]
+    pauses = [event.seq for event in applied if event.payload.command["kind"] == "pause"]
     rejected = [event for event in events if event.kind.value == "command_rejected"]
     assert len(pauses) == 1 and len(rejected) == 1
     assert f"| {pauses[0]} | applied | pause | – | – |" in report
     assert f"| {rejected[0].seq} | rejected | pause | – | the session is already paused |" in report
     failures = report.split("## Failures")[1].split("## Timeline")[0]
-    failed_actions = [event.seq for event in events if event.kind.value == "action_executed" and not event.data["ok"]]
+    failed_actions = [event.seq for event in events if event.kind.value == "action_executed" and not event.payload.ok]
     assert len(failed_actions) == 2
     for seq in failed_actions:
         assert f"| {seq} | 0.2." in failures

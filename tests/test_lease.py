@@ -348,7 +348,7 @@ def test_simultaneous_resumes_after_a_crash_run_the_session_once(url: str, tmp_p
             assert set(outcomes) <= {"ran", "busy"}, f"trial {trial}: {outcomes}"
             assert duplicated(effects) == {}, f"trial {trial}: calls made twice: {duplicated(effects)}"
             events = store.load(session_id)
-            expansions = Counter(e.node_id for e in events if e.kind is Kind.STEP and e.data["work"] == "expand")
+            expansions = Counter(e.node_id for e in events if e.kind is Kind.STEP and e.payload.work == "expand")
             assert expansions and max(expansions.values()) == 1, f"trial {trial}: expansions in the log {expansions}"
             assert store.session(session_id).status == "succeeded", f"trial {trial}: {store.session(session_id)}"
     finally:

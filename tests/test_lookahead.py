@@ -64,7 +64,7 @@ def _run(
 
 def _expansions(log: list[Event]) -> list[str]:
     return [
-        e.node_id or "" for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand" and e.data["ok"]
+        e.node_id or "" for e in log if e.kind is Kind.MODEL_CALL and e.payload.operator == "expand" and e.payload.ok
     ]
 
 
@@ -93,7 +93,7 @@ def test_a_planned_action_that_no_longer_fits_is_expanded_with_the_reason() -> N
     assert "0.2" in _expansions(log)
     expanded = next(e for e in log if e.kind is Kind.NODE_EXPANDED and e.node_id == "0.2")
     assert (
-        expanded.data["note"]
+        expanded.payload.note
         == "the action planned ahead (click [7]) no longer fits the page: no element for click [7]"
     )
     assert state.tree["0.2"].action == "click [2]"
@@ -101,12 +101,12 @@ def test_a_planned_action_that_no_longer_fits_is_expanded_with_the_reason() -> N
 
 def test_planning_a_node_that_is_not_upcoming_is_retried_then_skipped() -> None:
     state, log = _run(Planner({"click [1]": [Proposal(node="0", action="click [3]")]}))
-    refused = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "observe" and not e.data["ok"]]
-    assert [e.data["error"] for e in refused] == [
+    refused = [e for e in log if e.kind is Kind.MODEL_CALL and e.payload.operator == "observe" and not e.payload.ok]
+    assert [e.payload.error for e in refused] == [
         "ahead names 0, which is not an upcoming sub-goal (upcoming: 0.2, 0.3)"
     ] * 3
     skipped = next(e for e in log if e.kind is Kind.UPDATE_REFUSED)
-    assert skipped.node_id == "0.1" and "not an upcoming sub-goal" in skipped.data["reason"]
+    assert skipped.node_id == "0.1" and "not an upcoming sub-goal" in skipped.payload.reason
     assert "0.2" in _expansions(log) and state.status is RunStatus.SUCCEEDED
 
 

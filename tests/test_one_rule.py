@@ -5,9 +5,11 @@ per package, and a demo model whose playbook is stored with its session."""
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -16,11 +18,11 @@ import sessions
 import ui
 from planner.browser.dry import DRY_START
 from planner.commands import COMMAND_MODELS
-from planner.errors import ModelOutputError, PlannerError
+from planner.errors import InvalidTransition, ModelOutputError, PlannerError
 from planner.events import Event, Kind
 from planner.models.offline import OfflineModel, Playbook
 from planner.operators import View
-from planner.status import IN_PROGRESS, REOPENABLE
+from planner.status import IN_PROGRESS, REOPENABLE, move
 from planner.tree import Node, NodeType, Status, Tree
 from sessions.backends import ModelSpec, build_backend, parse_model_spec, prepare_model
 from sessions.cli import build_parser
@@ -42,6 +44,30 @@ def _bundled_task() -> tuple[str, Playbook]:
 def test_status_sets_say_what_can_be_reopened_and_what_is_in_progress() -> None:
     assert frozenset({Status.FAIL, Status.PRUNED, Status.DELETED}) == REOPENABLE
     assert frozenset({Status.VISITED, Status.FAIL}) == IN_PROGRESS
+
+
+def _status_writers() -> list[str]:
+    """`x.status = ...` in the product, except the run status (`state.status`) and `planner.status.move`."""
+    root = Path(__file__).resolve().parent.parent
+    writers = []
+    for path in sorted(p for package in ("planner", "sessions", "ui", "demo") for p in (root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == "status":
+                    owner = ast.unparse(target.value)
+                    if owner != "state" and path.relative_to(root).as_posix() != "planner/status.py":
+                        writers.append(f"{path.relative_to(root)}:{node.lineno} {owner}.status")
+    return writers
+
+
+def test_node_statuses_change_only_through_the_transition_table() -> None:
+    assert _status_writers() == []
+    node = Node(id="0.1", description="t", type=NodeType.ACTION, status=Status.PRUNED, children=[])
+    with pytest.raises(InvalidTransition, match=r"node 0\.1: PRUNED -> SUCCESS is not a legal transition"):
+        move(node, Status.SUCCESS)
+    move(node, Status.UNVISITED)
+    assert node.status is Status.UNVISITED
 
 
 def test_child_ids_number_on_past_closed_children() -> None:

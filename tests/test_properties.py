@@ -192,7 +192,7 @@ def test_random_plans_and_commands_keep_invariants(
     assert state.finished
 
     assert snapshot(replay(log)) == snapshot(state)
-    handled = [e.data["command_id"] for e in log if e.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED)]
+    handled = [e.payload.command_id for e in log if e.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED)]
     assert len(handled) == len(set(handled))
     assert {c.command_id for c in sent} <= set(handled)
 

@@ -46,7 +46,7 @@ def _session(store: SqlStore, session_id: str = "s", paused: bool = False) -> st
 
 def _handled(store: SqlStore, session_id: str) -> dict[str, tuple[str, str | None]]:
     return {
-        e.data["command_id"]: (e.kind.value, e.data.get("reason"))
+        e.payload.command_id: (e.kind.value, getattr(e.payload, "reason", None))
         for e in store.load(session_id)
         if e.kind in (Kind.COMMAND_APPLIED, Kind.COMMAND_REJECTED)
     }
@@ -80,7 +80,7 @@ class _LateOperator:
 
     def append(self, session_id: str, events: list[Any], **options: Any) -> Any:
         last_order = self.store.append(session_id, events, **options)
-        root_succeeded = any(e.node_id == "0" and e.data.get("status") == "SUCCESS" for e in events)
+        root_succeeded = any(e.node_id == "0" and getattr(e.payload, "status", None) == "SUCCESS" for e in events)
         if root_succeeded and not self.command_id:
             self.command_id = queue_command(self.store, session_id, {"kind": "prune", "node": "0.2", "reason": "late"})
         return last_order
@@ -204,6 +204,6 @@ def test_a_command_queued_during_a_step_is_applied_at_the_next_boundary(store: S
     action = next(e.seq for e in events if e.kind is Kind.ACTION_EXECUTED)
     applied = next(e for e in events if e.kind is Kind.COMMAND_APPLIED)
     steps_between = [e for e in events if action < e.seq < applied.seq and e.kind is Kind.STEP]
-    assert applied.data["command_id"] == browser.command_id
+    assert applied.payload.command_id == browser.command_id
     assert steps_between == [], "the runner took another step before applying a command queued during the last one"
     assert state.status.value == "paused"

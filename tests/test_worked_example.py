@@ -37,7 +37,7 @@ def test_brownie_success_follows_the_papers_frames(brownie: Script) -> None:
         "0.2.2": Status.UNVISITED,
         "0.3": Status.SUCCESS,
     }
-    assert not any(e.data.get("frame") == "FAILED" for e in log if e.kind is Kind.STEP)
+    assert not any(getattr(e.payload, "frame", None) == "FAILED" for e in log if e.kind is Kind.STEP)
     assert state.status is RunStatus.SUCCEEDED
     assert state.final_answer == "Fudgy vegan brownies (4.8 stars)"
     assert state.notes == ["Fudgy vegan brownies, 4.8 stars"]
@@ -46,20 +46,20 @@ def test_brownie_success_follows_the_papers_frames(brownie: Script) -> None:
 def test_note_action_skips_summary_and_global_update(brownie: Script) -> None:
     _, log, _ = run_script(brownie, BROWNIE_TASK)
     operators_after = {
-        e.node_id: [x.data["operator"] for x in log if x.kind is Kind.MODEL_CALL and x.node_id == e.node_id]
+        e.node_id: [x.payload.operator for x in log if x.kind is Kind.MODEL_CALL and x.node_id == e.node_id]
         for e in log
         if e.kind is Kind.ACTION_EXECUTED
     }
     assert operators_after["0.1"] == ["expand", "observe"]
     assert operators_after["0.3"] == []  # planned ahead on the page 0.2.1 reached; a note is not observed
     planned = next(e for e in log if e.kind is Kind.NODE_EXPANDED and e.node_id == "0.3")
-    assert planned.data["action"] == brownie.nodes["Note the recipe"].action
-    assert "planned ahead" in planned.data["note"]
+    assert planned.payload.action == brownie.nodes["Note the recipe"].action
+    assert "planned ahead" in planned.payload.note
 
 
 def test_without_lookahead_every_action_node_has_its_own_expansion(brownie: Script) -> None:
     state, log, _ = run_script(brownie, BROWNIE_TASK, EngineConfig(constraints=False, lookahead=0))
-    expanded = {e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand"}
+    expanded = {e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.payload.operator == "expand"}
     assert expanded == {n.id for n in state.tree.walk() if n.type is not NodeType.UNKNOWN}
     assert state.status is RunStatus.SUCCEEDED
 
@@ -96,7 +96,7 @@ def test_brownie_failure_variant_deletes_sibling_and_repairs_root() -> None:
     assert tree["0"].revisions == 1
     assert [tree[i].origin for i in ("0.4", "0.5")] == [Origin.REPAIR, Origin.REPAIR]
     rollbacks = [e for e in log if e.kind is Kind.ROLLBACK]
-    assert [(e.node_id, e.data["target"], e.data["to"]) for e in rollbacks] == [("0.2", tree["0.2.2"].url, "0.2.2")]
+    assert [(e.node_id, e.payload.target, e.payload.to) for e in rollbacks] == [("0.2", tree["0.2.2"].url, "0.2.2")]
     assert tree["0.2.2"].url == "dry://type-12-vegan-chocolate-brownie-1"  # where the alternatives were planned
     assert state.status is RunStatus.SUCCEEDED
     assert state.notes == ["Vegan cocoa brownies, 4.6 stars"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from planner.events import Payload
 from planner.render import tree_text
 from planner.state import SessionState
 from sessions.runner import fork_session
@@ -22,6 +23,15 @@ def _time_travel(ctx: Console) -> TimeTravel:
     if travel is None:
         travel = st.session_state["_time_travel"] = TimeTravel(ctx.store)
     return travel
+
+
+_BULKY = frozenset({"observation", "prompt", "raw", "output"})
+"""Payload fields too long for a one-line summary; the inspector shows them whole."""
+
+
+def _detail(payload: Payload) -> str:
+    """One line naming each field of the event's payload, read through its model."""
+    return ", ".join(f"{name}={getattr(payload, name)}" for name in type(payload).model_fields if name not in _BULKY)
 
 
 def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None:
@@ -43,12 +53,7 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
                 "seq": e.seq,
                 "kind": e.kind.value,
                 "node": e.node_id or "",
-                "detail": short(
-                    ", ".join(
-                        f"{k}={v}" for k, v in e.data.items() if k not in ("observation", "prompt", "raw", "output")
-                    ),
-                    140,
-                ),
+                "detail": short(_detail(e.payload), 140),
             }
             for e in events
         ]
