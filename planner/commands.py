@@ -25,6 +25,7 @@ from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 __all__ = [
     "COMMAND_MODELS",
     "OPERATOR_SCORE",
+    "ActionCheck",
     "Approve",
     "Command",
     "Edit",
@@ -220,14 +221,23 @@ def describe_command_error(error: ValidationError) -> str:
     return f"{subject}: {describe_validation_error(error, skip=1 if kind is not None else 0)}"
 
 
-def apply_command(state: SessionState, command: Command) -> list[Event]:
-    """Apply or reject `command` against `state`; returns the events recorded (none if already handled)."""
+ActionCheck = Callable[[str], "str | None"]
+"""Why an action cannot run on the current page, or None (`Environment.check`)."""
+
+
+def apply_command(state: SessionState, command: Command, check_action: ActionCheck | None = None) -> list[Event]:
+    """Apply or reject `command` against `state`; returns the events recorded (none if already handled).
+
+    `check_action` is the page's own check: an operator's edited action is refused when the page
+    could not run it, exactly as a model's action would be. Without it (no browser yet) the edit is
+    taken as written and the engine's own check still applies before it runs.
+    """
     if command.command_id in state.handled_commands:
         return []
     recorder = Recorder(state)
     summary = command.model_dump(mode="json")
     try:
-        effects = _validate(state, command)
+        effects = _validate(state, command, check_action)
     except CommandRejected as rejection:
         recorder.record(
             Kind.COMMAND_REJECTED,
@@ -256,10 +266,11 @@ def _target(command: Command) -> str | None:
     return None
 
 
-def _validate(state: SessionState, command: Command) -> list[_Effect]:
+def _validate(state: SessionState, command: Command, check_action: ActionCheck | None) -> list[_Effect]:
     if state.status in TERMINAL:
         raise CommandRejected(f"the session has ended ({state.status.value}); fork it to continue")
-    return _VALIDATORS[type(command)](state, command)
+    validator = _VALIDATORS[type(command)]
+    return validator(state, command, check_action) if type(command) in _NEEDS_PAGE else validator(state, command)
 
 
 def _status(status: RunStatus, reason: str, **extra: object) -> _Effect:
@@ -326,7 +337,7 @@ def _open_path(state: SessionState, node: Node, include_self: bool) -> list[_Eff
     for ancestor in chain:
         if ancestor.status in REMOVED:
             raise CommandRejected(f"{ancestor.id} is {ancestor.status.value}; reopen it first")
-        if ancestor.type is NodeType.UNKNOWN and ancestor is not node:
+        if ancestor.type is NodeType.UNKNOWN:
             raise CommandRejected(f"{ancestor.id} is waiting to be expanded again; its old children are history")
     for ancestor in chain:
         if ancestor.status in (Status.SUCCESS, Status.FAIL):
@@ -475,8 +486,11 @@ def _reject(state: SessionState, command: Reject) -> list[_Effect]:
     return [_set(node.id, Status.FAIL, reason), _status(RunStatus.RUNNING, reason)]
 
 
-def _edit_action(state: SessionState, command: EditAction) -> list[_Effect]:
+def _edit_action(state: SessionState, command: EditAction, check_action: ActionCheck | None) -> list[_Effect]:
     action = command.action.strip()
+    problem = check_action(action) if check_action is not None else None
+    if problem:
+        raise CommandRejected(f"{action} cannot run on this page: {problem}")
     if state.status is RunStatus.AWAITING_APPROVAL:
         node = _pending(state, command.node)
         return [
@@ -511,7 +525,7 @@ def _set_constraints(state: SessionState, command: SetConstraints) -> list[_Effe
     return [lambda rec: rec.record(Kind.CONSTRAINTS_SET, ROOT_ID, constraints=chosen, by=Origin.OPERATOR.value)]
 
 
-_VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # type: ignore[dict-item]
+_VALIDATORS: dict[type, Callable[..., list[_Effect]]] = {
     Pause: _pause,
     Resume: _resume,
     Step: _step,
@@ -528,6 +542,9 @@ _VALIDATORS: dict[type, Callable[[SessionState, object], list[_Effect]]] = {  # 
     SetConstraints: _set_constraints,
     SetBudget: _set_budget,
 }
+
+_NEEDS_PAGE = frozenset({EditAction})
+"""Commands whose validator also takes the page's action check."""
 
 COMMAND_MODELS: dict[str, type[BaseModel]] = {model.model_fields["kind"].default: model for model in _VALIDATORS}
 """Each command kind's model: front ends build their forms from these (the CLI's verbs take exactly

@@ -284,6 +284,8 @@ class Engine:
             note = f"the action planned ahead ({planned}) no longer fits the page: {problem}"
 
         def check(expansion: Expansion) -> None:
+            if node.id == ROOT_ID and node.children and expansion.type == "ACTION":
+                raise _Invalid("the task was planned as sub-goals before; expanding it again must give sub-goals")
             self._check_count("expansion", expansion.children)
             own = [expansion.action or ""] if expansion.type == "ACTION" else []
             self._check_actions([*own, *self._planned(expansion.children)])
@@ -556,11 +558,14 @@ class Engine:
         why = ""
         if answer is None:
             reply, why = self._ask(Operator.FINAL_ANSWER, root, lambda: self.model.final_answer(self._view(root)))
-            answer = reply.answer if reply is not None else None
+            if reply is not None:
+                answer = reply.answer.strip() if reply.answer and reply.answer.strip() else None
+                why = reply.missing.strip() or "the notes hold no answer"
         if reason is None and not succeeded:
             reason = root.reason or "the task could not be completed"
         if answer is None:
             reason = f"{reason + '; ' if reason else ''}no final answer: {why}"
+            succeeded = False  # a run that cannot say what it found has not done the task
         self._rec.record(
             Kind.SESSION_FINISHED,
             ROOT_ID,

@@ -197,7 +197,10 @@ class Observation(BaseModel):
 
 
 class FinalAnswer(BaseModel):
-    answer: _Text
+    """The answer to the task, or None with what is missing: a run never succeeds without an answer."""
+
+    answer: _Text | None = None
+    missing: _Text = ""
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from planner.commands import Command, apply_command, describe_command_error, parse_command
+from planner.commands import ActionCheck, Command, apply_command, describe_command_error, parse_command
 from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import CommandApplied, CommandRejected, Event, Kind
@@ -327,6 +327,9 @@ class Runner:
         """Every command with an order number up to this one has been handled by this runner."""
         self._last_order: int | None = None
         """The queue's newest order number as the last append saw it; None once a boundary used it."""
+        self._check_action: ActionCheck | None = None
+        """The page's own action check, once a run has a browser: an operator's edited action is refused
+        when the page could not run it."""
         self._fresh = True
         """`state` is the fold of the stored log made by `__init__`: a run need only catch up with it."""
 
@@ -356,6 +359,7 @@ class Runner:
             env = cast(Environment, _Fenced(self.backend.env, lease))
             self._restore_page(env)
             engine = Engine(self.state, model, env, guard=self.backend.guard)
+            self._check_action = env.check
             while not should_stop():
                 lease.check()
                 self._apply_commands()
@@ -426,7 +430,7 @@ class Runner:
         so it cannot block the commands behind it."""
         if queued.problem is None:
             try:
-                return apply_command(self.state, parse_command(queued.payload))
+                return apply_command(self.state, parse_command(queued.payload), self._check_action)
             except ValidationError as error:
                 problem = describe_command_error(error)
         else:

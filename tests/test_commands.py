@@ -165,6 +165,7 @@ def test_a_node_waiting_to_be_expanded_again_keeps_its_old_children_closed() -> 
     assert outcome(state, Inject(parent="0.1.1", goals=["b"])) == ("command_rejected", waiting)
     assert outcome(state, Reopen(node="0.1.1.2")) == ("command_rejected", waiting)
     assert state.tree["0.1.1"].status is Status.SUCCESS
+    assert outcome(state, Reopen(node="0.1.2")) == ("command_rejected", waiting)  # superseded by the re-expansion
 
 
 def test_prune_keeps_later_siblings_unlike_failure(brownie: Script) -> None:
@@ -273,6 +274,27 @@ def test_edit_action_approves_the_new_text() -> None:
     assert outcome(state, EditAction(action="click [10]"))[0] == "command_applied"
     finish(state, engine)
     assert env.executed == ["click [10]"]
+
+
+def test_an_edited_action_the_page_cannot_run_is_refused_and_the_approval_still_waits() -> None:
+    script = Script.model_validate({"nodes": {BROWNIE_TASK: {"type": "ACTION", "action": "click [9]"}}})
+    state, _ = new_state(BROWNIE_TASK)
+    env = DryEnvironment()
+    engine = Engine(state, ScriptedModel(script), env, guard=lambda action, target: "risky")
+    engine.step()
+    engine.step()
+    assert state.status is RunStatus.AWAITING_APPROVAL
+
+    def page(action: str) -> str | None:
+        return "there is no element [9999] on this page" if "9999" in action else None
+
+    events = apply_command(state, EditAction(action="click [9999]"), page)
+    assert (events[-1].kind, events[-1].payload.reason) == (
+        Kind.COMMAND_REJECTED,
+        "click [9999] cannot run on this page: there is no element [9999] on this page",
+    )
+    assert state.status is RunStatus.AWAITING_APPROVAL and env.executed == []
+    assert apply_command(state, EditAction(action="click [10]"), page)[-1].kind is Kind.COMMAND_APPLIED
 
 
 def test_parse_command_validates_shape() -> None:

@@ -207,3 +207,19 @@ def test_a_command_queued_during_a_step_is_applied_at_the_next_boundary(store: S
     assert applied.payload.command_id == browser.command_id
     assert steps_between == [], "the runner took another step before applying a command queued during the last one"
     assert state.status.value == "paused"
+
+
+class _Page(DryEnvironment):
+    """A page with elements [1] and [2] only."""
+
+    def check(self, action: str) -> str | None:
+        return None if action in ("click [1]", "click [2]") else f"no element for {action!r}"
+
+
+def test_the_runner_checks_an_edited_action_against_its_page(store: SqlStore) -> None:
+    _session(store, paused=True)
+    queue_command(store, "s", {"kind": "edit_action", "node": "0", "action": "click [9999]"})
+    Runner(store, "s", backend=Backend(ScriptedModel(SCRIPT), _Page()), poll=0.01).run(on_idle=lambda state: False)
+    assert list(_handled(store, "s").values()) == [
+        ("command_rejected", "click [9999] cannot run on this page: no element for 'click [9999]'")
+    ]

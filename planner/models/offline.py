@@ -412,12 +412,13 @@ class OfflineModel:
             return []
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        return Reply(FinalAnswer(answer=_answer(view.notes)))
+        answer = _answer(view.notes)
+        return Reply(FinalAnswer(answer=answer, missing="" if answer else "nothing relevant was noted"))
 
 
-def _answer(notes: Iterable[str]) -> str:
+def _answer(notes: Iterable[str]) -> str | None:
     items = [note for note in notes if _NOT_QUALIFIED not in note]
-    return "; ".join(items) if items else "No answer: nothing relevant was noted."
+    return "; ".join(items) if items else None
 
 
 def _after(children: list[Node], child: Node, failed: Node) -> bool:

@@ -187,7 +187,8 @@ _FINAL = OperatorPrompt(
     FinalAnswer,
     """\
 The run is over. Write the answer to the task using only the notes and the page. Be direct and
-specific (names, prices). If the notes do not contain the answer, say plainly what is missing.""",
+specific (names, prices). If the notes do not contain the answer, leave answer empty (null) and
+say plainly in missing what the notes lack; the run then counts as failed, not as answered.""",
 )
 
 PROMPTS: dict[Operator, OperatorPrompt] = {
