@@ -139,8 +139,12 @@ class Approve(_Command):
 
 
 class Reject(_Command):
+    """Refuse the guarded action: it fails, and the planner recovers at once, or (`pause`) the
+    session pauses first so the operator can change the plan before it does."""
+
     kind: Literal["reject"] = "reject"
     reason: Annotated[str, Field(max_length=2000), AfterValidator(_blank_or_text)] = ""
+    pause: bool = False
 
 
 class EditAction(_Command):
@@ -247,15 +251,30 @@ def apply_command(state: SessionState, command: Command, check_action: ActionChe
             reason=str(rejection),
         )
     else:
+        warning = _warning(state, command)
         for effect in effects:
             effect(recorder)
-        recorder.record(Kind.COMMAND_APPLIED, _target(command), command_id=command.command_id, command=summary)
+        recorder.record(
+            Kind.COMMAND_APPLIED, _target(command), command_id=command.command_id, command=summary, warning=warning
+        )
     return recorder.take()
 
 
 # -- validation ------------------------------------------------------------------------------------
 
 _Effect = Callable[[Recorder], object]
+
+
+def _warning(state: SessionState, command: Command) -> str | None:
+    """What an accepted command cannot undo: actions in a pruned subtree that already ran."""
+    if not isinstance(command, Prune):
+        return None
+    node = state.tree[command.node]
+    ran = [n for n in (node, *state.tree.descendants(node)) if n.type is NodeType.ACTION and n.status is Status.SUCCESS]
+    if not ran:
+        return None
+    shown = ", ".join(f"{n.id} ({n.action})" for n in ran[:3]) + (f" and {len(ran) - 3} more" if len(ran) > 3 else "")
+    return f"already ran in the browser: {shown}; pruning takes it out of the plan but does not undo it"
 
 
 def _target(command: Command) -> str | None:
@@ -483,7 +502,10 @@ def _approve(state: SessionState, command: Approve) -> list[_Effect]:
 def _reject(state: SessionState, command: Reject) -> list[_Effect]:
     node = _pending(state, None)
     reason = "rejected by operator" + (f": {command.reason.strip()}" if command.reason.strip() else "")
-    return [_set(node.id, Status.FAIL, reason), _status(RunStatus.RUNNING, reason)]
+    return [
+        _set(node.id, Status.FAIL, reason),
+        _status(RunStatus.PAUSED if command.pause else RunStatus.RUNNING, reason),
+    ]
 
 
 def _edit_action(state: SessionState, command: EditAction, check_action: ActionCheck | None) -> list[_Effect]:

@@ -334,9 +334,13 @@ class UpdateRefused(Payload):
 
 
 class CommandApplied(Payload):
+    """`warning`: what the operator should know that the command could not change (e.g. a pruned
+    action already ran in the browser)."""
+
     KIND = Kind.COMMAND_APPLIED
     command_id: str
     command: dict[str, Any] = Field(default_factory=dict)
+    warning: str | None = None
 
 
 class CommandRejected(Payload):

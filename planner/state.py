@@ -281,6 +281,8 @@ def _status_changed(state: SessionState, event: Event) -> None:
 def _node_rewritten(state: SessionState, event: Event) -> None:
     p = cast(NodeRewritten, event.payload)
     node = state.tree[event.node_id]
+    if p.description != node.description:
+        node.earlier = (*node.earlier, node.description)
     node.description = p.description
     state.proposals.pop(node.id, None)
     if p.by is Origin.OPERATOR:

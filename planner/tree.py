@@ -42,7 +42,8 @@ class Node(BaseModel):
     """One sub-goal, alternative or action.
 
     `protected` is set on nodes an operator created or edited: the model's global tree update may
-    neither prune nor rewrite them.
+    neither prune nor rewrite them. `earlier` keeps the descriptions a rewrite replaced, oldest
+    first, so an edited node shows what it said before.
     """
 
     model_config = ConfigDict(validate_assignment=False)
@@ -61,6 +62,7 @@ class Node(BaseModel):
     step_created: int = 0
     reason: str | None = None
     forced: str | None = None
+    earlier: tuple[str, ...] = ()
     children: list[str] = Field(default_factory=list)
 
     @property

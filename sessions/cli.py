@@ -597,6 +597,7 @@ def _add_command_parsers(parent: argparse.ArgumentParser) -> None:
     approve.add_argument("--node", type=node_id)
     reject = verb("reject", "refuse the guarded action (it fails)")
     reject.add_argument("--reason", type=_text("reason", MAX_TEXT_CHARS))
+    reject.add_argument("--pause", action="store_true", help="pause after rejecting, so the plan can be changed first")
     edit_action = verb("edit-action", "replace a pending action (approves a guarded one)")
     edit_action.add_argument("--action", required=True, type=_text("action", MAX_TEXT_CHARS))
     edit_action.add_argument("--node", type=node_id)

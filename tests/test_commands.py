@@ -262,6 +262,25 @@ def test_reject_fails_the_guarded_action() -> None:
     assert state.status is RunStatus.FAILED
 
 
+def test_reject_and_pause_leaves_the_failed_action_for_the_operator() -> None:
+    script = Script.model_validate(
+        {
+            "nodes": {
+                BROWNIE_TASK: {"type": "AND", "children": ["buy"]},
+                "buy": {"type": "ACTION", "action": "click [9]"},
+            }
+        }
+    )
+    state, _ = new_state(BROWNIE_TASK)
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(), guard=lambda action, target: "buy button")
+    for _ in range(3):
+        engine.step()
+    assert outcome(state, Reject(reason="wrong item", pause=True))[0] == "command_applied"
+    assert (state.status, state.tree["0.1"].status) == (RunStatus.PAUSED, Status.FAIL)
+    assert engine.step() == []  # nothing moves until the operator resumes
+    assert outcome(state, Reopen(node="0.1"))[0] == "command_applied"
+
+
 def test_edit_action_approves_the_new_text() -> None:
     script = Script.model_validate({"nodes": {BROWNIE_TASK: {"type": "ACTION", "action": "click [9]"}}})
     state, _ = new_state(BROWNIE_TASK)
@@ -381,3 +400,25 @@ def test_breakpoints_can_change_while_running(brownie: Script) -> None:
     outcome(state, Resume())
     finish(state, engine)
     assert state.status is RunStatus.SUCCEEDED
+
+
+def test_pruning_an_action_that_ran_warns_that_the_browser_is_not_undone(brownie: Script) -> None:
+    state, _ = started(brownie, 4)  # 0.1 has run in the browser
+    assert state.tree["0.1"].status is Status.SUCCESS
+    applied = apply_command(state, Prune(node="0.1", reason="wrong search"))[-1]
+    assert applied.kind is Kind.COMMAND_APPLIED
+    assert applied.payload.warning == (
+        f"already ran in the browser: 0.1 ({state.tree['0.1'].action}); "
+        "pruning takes it out of the plan but does not undo it"
+    )
+    assert apply_command(state, Prune(node="0.3", reason="not needed"))[-1].payload.warning is None
+
+
+def test_an_edited_node_keeps_what_it_said_before(brownie: Script) -> None:
+    state, _ = started(brownie, 3)
+    before = state.tree["0.3"].description
+    apply_command(state, Edit(node="0.3", description="Note the rating"))
+    apply_command(state, Edit(node="0.3", description="Note the rating and the author"))
+    node = state.tree["0.3"]
+    assert (node.description, node.earlier) == ("Note the rating and the author", (before, "Note the rating"))
+    assert node.protected
