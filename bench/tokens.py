@@ -2,13 +2,18 @@
 
 Prints, on the bundled demo shop:
 1. raw HTML size against the compact observation the prompts carry, per page;
-2. approximate prompt tokens per operator call (chars / 4, an approximation, not a tokenizer),
-   split into the cached prefix (system + task) and the per-call part, with the observation
-   rendered compactly and, for comparison, as raw HTML;
+2. approximate prompt tokens per operator call on the default model (`--model` another id), in its
+   family's tokenizer (characters x `tokens_per_char` from `planner.models.capabilities`, an
+   approximation, not a tokenizer), split into the cached prefix (tools + system + task) and the
+   per-call part, with the observation rendered compactly and, for comparison, as raw HTML; then
+   which families cache that prefix;
 3. model calls per browser action (model_call events / action_executed events that are not notes)
    for demo-task runs, against the goal of at most 2.2, with lookahead (the default) and without
    it (`lookahead=0`, one expansion call per node) for comparison. `--db DB --session ID` counts a
-   recorded session instead (for instance a real Claude run).
+   recorded session instead (for instance a real Claude run);
+4. for the model of section 2: the calls of those runs per operator, the effort each is sent with,
+   input tokens per call and per browser action, and their estimated input cost (the prefix read
+   from the cache, output and thinking tokens not included: they depend on the answers).
 
 No API call is made: prompts are rendered exactly as `ClaudeModel` would send them. The compact
 observation needs Chromium; without it section 1 and 2 fall back to raw HTML only and say so.
@@ -21,18 +26,20 @@ import json
 import re
 import tempfile
 import urllib.request
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from planner.actions import is_note
 from planner.config import EngineConfig
-from planner.events import ActionExecuted, Event, Kind
-from planner.models.claude import CACHE_MINIMUM, DEFAULT_MODEL, ClaudeModel, cache_minimum
+from planner.events import ActionExecuted, Event, Kind, ModelCalled
+from planner.models.capabilities import DEFAULT_MODEL, FAMILIES, family_of
+from planner.models.claude import ClaudeModel, prefix_tokens
 from planner.models.prompts import OBSERVATION_BUDGET, PROMPTS
-from planner.operators import View
+from planner.operators import Operator, View
 from planner.tree import Node, NodeType, Status, Tree
 
-__all__ = ["calls_per_action", "main", "prompt_tokens"]
+__all__ = ["calls_per_action", "main", "operator_calls", "prompt_tokens"]
 
 GOAL_CALLS_PER_ACTION = 2.2
 PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")
@@ -42,9 +49,10 @@ TASK = (
 _DETAIL = {"repair": "no link named like 'Price: low to high'", "observe": "click [12]"}
 
 
-def _tokens(chars: int) -> int:
-    """Approximate tokens: four characters per token (English prose and page text average about that)."""
-    return round(chars / 4)
+def _tokens(chars: int, model: str = DEFAULT_MODEL) -> int:
+    """Approximate tokens in `model`'s tokenizer: characters times its family's `tokens_per_char`
+    (four characters a token before the Sonnet 5 tokenizer, about 30% more tokens since)."""
+    return round(chars * family_of(model).tokens_per_char)
 
 
 def _view(observation: str, url: str) -> View:
@@ -75,15 +83,15 @@ def _view(observation: str, url: str) -> View:
     )
 
 
-def prompt_tokens(view: View) -> dict[str, tuple[int, int]]:
-    """Per operator: (cached prefix tokens, per-call tokens), tools schema counted in the prefix."""
-    model = ClaudeModel()
+def prompt_tokens(view: View, model: str = DEFAULT_MODEL) -> dict[str, tuple[int, int]]:
+    """Per operator: (cached prefix tokens, per-call tokens) in `model`'s tokenizer, tools counted in the prefix."""
+    claude = ClaudeModel(model)
     sizes = {}
     for operator in PROMPTS:
-        request = model.request(operator, view, _DETAIL.get(operator, ""))
+        request = claude.request(operator, view, _DETAIL.get(operator, ""))
         task_block, context = request["messages"][0]["content"]
         prefix = len(request["system"][0]["text"]) + len(json.dumps(request["tools"])) + len(task_block["text"])
-        sizes[operator] = (_tokens(prefix), _tokens(len(context["text"])))
+        sizes[operator] = (_tokens(prefix, model), _tokens(len(context["text"]), model))
     return sizes
 
 
@@ -121,29 +129,39 @@ def _observations(base: str) -> dict[str, tuple[str, str | None]]:
     return {path: (raw[path], compact[path]) for path in raw}
 
 
-def _print_pages(base: str) -> None:
+def operator_calls(events: Iterable[Event]) -> Counter[str]:
+    """How many model calls each operator made in one session's log."""
+    return Counter(str(event.payload.operator) for event in events if isinstance(event.payload, ModelCalled))
+
+
+def _print_pages(base: str, model: str) -> dict[str, tuple[int, int]]:
+    """Sections 1 and 2; returns the prompt sizes on the results page for section 4."""
     pages = _observations(base)
-    print("1. Page size: raw HTML vs compact observation (tokens ~ chars/4)")
+    print(f"1. Page size: raw HTML vs compact observation (tokens ~ chars x {family_of(model).tokens_per_char:g})")
     print(f"   {'page':40} {'html chars':>10} {'obs chars':>10} {'html tok':>9} {'obs tok':>8} {'ratio':>6}")
     for path, (html, text) in pages.items():
         obs = len(text) if text is not None else 0
         ratio = f"{len(html) / obs:.1f}x" if obs else "-"
-        print(f"   {path:40} {len(html):>10} {obs:>10} {_tokens(len(html)):>9} {_tokens(obs):>8} {ratio:>6}")
+        print(
+            f"   {path:40} {len(html):>10} {obs:>10} {_tokens(len(html), model):>9} {_tokens(obs, model):>8} {ratio:>6}"
+        )
     raw_results, compact = pages[PAGES[1]]
     print()
-    print("2. Prompt tokens per operator call on the espresso results page (chars/4, approximate)")
+    family = family_of(model)
+    print(f"2. Prompt tokens per operator call on the espresso results page, {family.name} ({model})")
+    print(f"   ({family.tokens_per_char:g} tokens per character, approximate)")
     print(f"   {'operator':14} {'cached prefix':>13} {'per call':>9} {'per call, raw HTML':>19}")
-    raw_sizes = prompt_tokens(_view(raw_results, base + PAGES[1]))
-    for operator, (prefix, call) in prompt_tokens(_view(compact or raw_results, base + PAGES[1])).items():
+    raw_sizes = prompt_tokens(_view(raw_results, base + PAGES[1]), model)
+    sizes = prompt_tokens(_view(compact or raw_results, base + PAGES[1]), model)
+    for operator, (prefix, call) in sizes.items():
         print(f"   {operator:14} {prefix:>13} {call:>9} {raw_sizes[operator][1]:>19}")
     print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.models.prompts.OBSERVATION_BUDGET)")
-    prefix = next(iter(raw_sizes.values()))[0]
-    print(f"   the cached prefix is shared by every operator: ~{prefix} tokens; the API caches prefixes of at least")
-    for model in (DEFAULT_MODEL, *sorted(set(CACHE_MINIMUM) - {DEFAULT_MODEL})):
-        minimum = cache_minimum(model)
-        print(
-            f"     {minimum:>5} tokens on {model:20} -> {'cached' if prefix >= minimum else 'NOT cached (too short)'}"
-        )
+    print("   the prefix (tools + system) is shared by every operator; each family caches it if long enough:")
+    for other in FAMILIES:
+        tokens, minimum = prefix_tokens(other), other.cache_minimum
+        verdict = "cached" if tokens >= minimum else "NOT cached (too short): calls send one tool, uncached"
+        print(f"     {other.name:26} ~{tokens:>5} tokens, minimum {minimum:>5} -> {verdict}")
+    return sizes
 
 
 def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> None:
@@ -159,6 +177,44 @@ def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> Non
         ratio = total_calls / total_actions
         verdict = "meets" if ratio <= GOAL_CALLS_PER_ACTION else "misses"
         print(f"   overall: {ratio:.2f} calls per action ({verdict} the goal of <= {GOAL_CALLS_PER_ACTION})")
+
+
+def _print_default_calls(
+    sessions: Sequence[tuple[str, list[Event]]], sizes: dict[str, tuple[int, int]], model: str
+) -> None:
+    """Section 4: calls per operator, effort, and input tokens and cost per call and per action."""
+    claude, family = ClaudeModel(model), family_of(model)
+    calls: Counter[str] = Counter()
+    actions = 0
+    for _, events in sessions:
+        calls += operator_calls(events)
+        actions += calls_per_action(events)[1]
+    total = sum(calls.values())
+    print()
+    print(f"4. Calls and input tokens per call on {family.name} ({model}), demo tasks, lookahead on")
+    print(f"   {'operator':14} {'calls':>6} {'effort':>7} {'cached':>7} {'uncached':>9} {'input $/call':>13}")
+    cached_total = uncached_total = 0
+    cost_total = 0.0
+    for operator in PROMPTS:
+        count = calls[str(operator)]
+        prefix, call = sizes[operator]
+        cost = family.prices.cost(call, 0, 0, prefix) if family.prices else 0.0
+        effort = claude.effort_for(Operator(operator)) or "-"
+        print(f"   {operator:14} {count:>6} {effort:>7} {prefix:>7} {call:>9} {cost:>13.5f}")
+        cached_total, uncached_total, cost_total = (
+            cached_total + count * prefix,
+            uncached_total + count * call,
+            cost_total + count * cost,
+        )
+    if total and actions:
+        print(
+            f"   overall: {total} calls for {actions} browser actions = {total / actions:.2f} calls per action; "
+            f"per call ~{uncached_total / total:,.0f} uncached + ~{cached_total / total:,.0f} cached input tokens"
+        )
+        print(
+            f"   per browser action ~{(uncached_total + cached_total) / actions:,.0f} input tokens, "
+            f"~${cost_total / actions:.4f} input (prefix from cache; output and thinking tokens extra)"
+        )
 
 
 def _demo_runs(tasks: Sequence[str] | None, lookahead: int) -> list[tuple[str, list[Event]]]:
@@ -180,12 +236,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", help="store to read --session from (default $ANDOR_DB)")
     parser.add_argument("--session", help="count calls per action of this recorded session instead of demo runs")
     parser.add_argument("--task", action="append", help="demo task id to run (repeatable; default: all)")
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"Claude model id to size prompts for (default {DEFAULT_MODEL})"
+    )
     args = parser.parse_args(argv)
 
     from demo.shop import start_shop
 
     with start_shop() as shop:
-        _print_pages(shop.url)
+        sizes = _print_pages(shop.url, args.model)
     if args.session:
         from sessions.sql import open_store
 
@@ -196,8 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
         return 0
     default = EngineConfig().lookahead
-    _print_calls(_demo_runs(args.task, default), f"demo tasks, lookahead {default}")
+    runs = _demo_runs(args.task, default)
+    _print_calls(runs, f"demo tasks, lookahead {default}")
     _print_calls(_demo_runs(args.task, 0), "demo tasks, lookahead off")
+    _print_default_calls(runs, sizes, args.model)
     return 0
 
 

@@ -238,6 +238,8 @@ class Engine:
             data["prompt"] = call.prompt
             data["raw"] = call.raw
             data["usage"] = call.usage
+            data["effort"] = call.effort
+            data["thinking"] = call.thinking
             if call.latency_ms:
                 data["latency_ms"] = call.latency_ms
         self._rec.record(Kind.MODEL_CALL, node.id, **data)

@@ -326,6 +326,8 @@ class ModelCalled(Payload):
     prompt: str | None = None
     raw: str | None = None
     usage: dict[str, Any] = Field(default_factory=dict)
+    effort: str | None = None
+    thinking: list[str] = Field(default_factory=list)
 
 
 class UpdateRefused(Payload):

@@ -205,12 +205,19 @@ class FinalAnswer(BaseModel):
 
 @dataclass(slots=True)
 class CallRecord:
-    """What a backend sent and got back for one operator call; stored as a `model_call` event."""
+    """What a backend sent and got back for one operator call; stored as a `model_call` event.
+
+    `effort` is the effort level the call asked for (None: the model's default, or a model without
+    effort levels). `thinking` holds the summaries of the model's thinking that came with the answer,
+    kept so an operator can read why a decomposition was chosen; they are never part of the answer.
+    """
 
     prompt: str | None = None
     raw: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     latency_ms: float = 0.0
+    effort: str | None = None
+    thinking: list[str] = field(default_factory=list)
 
 
 OutputT = TypeVar("OutputT", bound=BaseModel)

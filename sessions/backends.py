@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from planner.browser.dry import DryEnvironment, is_dry
 from planner.engine import Guard
@@ -17,6 +17,7 @@ from planner.errors import PlannerError, ScriptError
 from planner.events import Event
 from planner.guard import GuardRules, make_guard
 from planner.inputs import InputError, exists_as_file, parse_json, read_text_file, shown
+from planner.models.capabilities import DEFAULT_MODEL, EFFORTS, Effort, family_of
 from planner.models.offline import OfflineModel, Playbook
 from planner.models.replay import ReplayModel, recorded_calls
 from planner.models.scripted import Script, ScriptedModel, load_script
@@ -26,6 +27,8 @@ from sessions.errors import UnknownModel
 from sessions.store import EventStore, SessionNotFound, database_target
 
 __all__ = [
+    "EFFORTS",
+    "EFFORT_HELP",
     "MODEL_HELP",
     "Backend",
     "ModelSpec",
@@ -40,6 +43,10 @@ MODEL_HELP = (
     "demo (the offline demo model, default), script:PATH (a scripted model), claude or claude:MODEL_ID "
     "(the Claude API; needs ANTHROPIC_API_KEY) or replay:SESSION_ID / replay:TRACE.json (replays the answers "
     "a recorded session got, from the store or from a file written by `export`)"
+)
+EFFORT_HELP = (
+    "how much a Claude model thinks on every call: " + ", ".join(EFFORTS) + " (default: low for reading "
+    "pages and checking, medium for decomposing and repairing, on models that think by default)"
 )
 MODEL_CHOICES = "demo, script:PATH, claude, claude:MODEL_ID, replay:SESSION_ID or replay:TRACE.json (see --help)"
 """The short form of MODEL_HELP, for an error message that must stay one line."""
@@ -95,12 +102,19 @@ def parse_model_spec(spec: str) -> ModelSpec:
     raise UnknownModel(f"unknown model '{shown(spec, 60)}'; use {MODEL_CHOICES}")
 
 
-def prepare_model(spec: str, store: EventStore | None = None, *, task: str | None = None) -> dict[str, Any]:
+def prepare_model(
+    spec: str, store: EventStore | None = None, *, task: str | None = None, effort: str | None = None
+) -> dict[str, Any]:
     """Check a model spec up front and capture what a later resume needs, so a resume never reads a
     file that may have changed since: the script's content, the recorded answers of a replayed
-    session (read from `store` or the default store), or the demo playbook of `task` (None when the
-    bundled tasks have none for it, which the session then says when the demo model cannot plan)."""
+    session (read from `store` or the default store), the demo playbook of `task` (None when the
+    bundled tasks have none for it, which the session then says when the demo model cannot plan),
+    or a Claude session's own effort level (`--effort`), checked against the model's family."""
     model = parse_model_spec(spec)
+    if effort is not None:
+        if model.kind != "claude":
+            raise UnknownModel(f"--effort applies to Claude models only, not '{shown(spec, 60)}'; drop --effort")
+        return {"effort": _checked_effort(model.arg or DEFAULT_MODEL, effort)}
     if model.kind == "script":
         return {"script": load_script(model.arg).model_dump(mode="json")}
     if model.kind == "replay":
@@ -161,6 +175,19 @@ def _trace_events(path: str) -> list[Event]:
         raise UnknownModel(f"cannot replay '{name}': not a trace written by `export` ({problem})") from None
 
 
+def _checked_effort(model_id: str, effort: object) -> Effort:
+    """`effort` if the model's family takes it (`planner.models.capabilities`), else one sentence saying which it takes."""
+    family = family_of(model_id)
+    if effort not in EFFORTS:
+        raise UnknownModel(f"unknown effort '{shown(effort, 40)}'; use one of {', '.join(EFFORTS)}")
+    if effort not in family.effort_levels:
+        if not family.effort_levels:
+            raise UnknownModel(f"{family.name} ({shown(model_id, 60)}) takes no effort setting; drop --effort")
+        levels = ", ".join(family.effort_levels)
+        raise UnknownModel(f"{family.name} ({shown(model_id, 60)}) takes effort {levels}, not {effort}")
+    return cast(Effort, effort)
+
+
 def _bundled_playbook(task: str) -> Playbook | None:
     """The demo playbook the bundled tasks give `task`, read once when its session is created."""
     from demo.tasks import load_tasks
@@ -180,12 +207,12 @@ def _model(state: SessionState) -> Model:
         recorded = state.model_data.get("playbook")
         return OfflineModel({state.task: Playbook.model_validate(recorded)} if recorded is not None else {})
     if spec.kind == "claude":
-        from planner.models.claude import (  # the SDK import is slow; only Claude sessions pay it
-            DEFAULT_MODEL,
-            ClaudeModel,
-        )
+        from planner.models.claude import ClaudeModel  # the SDK import is slow; only Claude sessions pay it
 
-        return ClaudeModel(spec.arg or DEFAULT_MODEL)
+        model_id = spec.arg or DEFAULT_MODEL
+        recorded = state.model_data.get("effort")
+        effort = _checked_effort(model_id, recorded) if recorded is not None else None
+        return ClaudeModel(model_id, effort=effort)
     if "calls" not in state.model_data:
         raise UnknownModel("this session's recorded answers were not captured; it cannot be resumed")
     return ReplayModel(state.model_data["calls"], name=state.model)

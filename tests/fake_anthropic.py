@@ -2,9 +2,21 @@
 
 The real SDK is pointed at it with `base_url`, so requests, retries, timeouts and error handling go
 through the same code paths as in production. Replies are scripted by (tool name, node
-description): the node is read from the "## Current node" section every operator prompt carries.
-Prompt caching is simulated: the first request with a given cached prefix (system text + task
-block) is billed as a cache write, later ones as cache reads. Token counts are chars/4.
+description): the tool is the forced one, or (with `tool_choice` auto or structured outputs) the
+one the prompt's first line names ("Operator: <tool>"); the node is read from the "## Current node"
+section every operator prompt carries.
+
+Each model family's rules come from `planner.models.capabilities`, the table the backend reads: a
+setting the family refuses (forced tool choice, sampling parameters, a prefill, a thinking type it
+does not take, an effort it does not have) is answered with HTTP 400 `invalid_request_error` and a
+message worded like the API's, and so is forced tool choice together with thinking. A family that
+thinks by default answers with a thinking block before the answer (its text is the summary only when
+the request asks for `display: summarized`). A request with `output_config.format` (structured
+outputs) is answered with the JSON as a text block instead of a tool call.
+
+Prompt caching is simulated: the first request with a given cached prefix (tools, structured-output
+schema, system text and task block) is billed as a cache write, later ones as cache reads. Token
+counts are characters times the family's `tokens_per_char` (thinking counted as output).
 
 Faults are scripted too: `fail(status)` answers with an API error, and `raw(RawReply(...))` writes
 any bytes at all (a wrong status, headers or content type, a body that is not a Messages response,
@@ -22,7 +34,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["FakeAnthropic", "RawReply", "current_node"]
+from planner.models.capabilities import Family, family_of
+
+__all__ = ["FakeAnthropic", "RawReply", "current_node", "operator_tool", "refusal"]
 
 Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -78,10 +92,58 @@ def current_node(body: dict[str, Any]) -> str:
     return section.split(": ", 1)[1]
 
 
+def operator_tool(body: dict[str, Any]) -> str:
+    """The tool a request must be answered with: the forced one, else the one its prompt names."""
+    choice = body.get("tool_choice") or {}
+    if choice.get("type") == "tool":
+        return str(choice["name"])
+    return body["messages"][0]["content"][-1]["text"].split("\n", 1)[0].removeprefix("Operator: ")
+
+
+def refusal(family: Family, body: dict[str, Any]) -> str | None:
+    """The API's 400 message for a setting `family` refuses in this request, or None if it takes them all."""
+    choice = (body.get("tool_choice") or {}).get("type")
+    thinking = body.get("thinking") or {}
+    kind = thinking.get("type")
+    effort = (body.get("output_config") or {}).get("effort")
+    if choice in ("tool", "any") and not family.forced_tool_choice:
+        return 'tool_choice: type "tool" and "any" are not supported for this model.'
+    for name in ("temperature", "top_p", "top_k"):
+        if name in body and not family.sampling_params:
+            return f"{name}: non-default sampling parameters are not supported for this model; remove {name}."
+    if body["messages"][-1]["role"] == "assistant" and not family.prefill:
+        return "Prefilling assistant messages is not supported for this model; end the conversation with a user turn."
+    if kind is not None and kind not in family.thinking_modes:
+        if kind == "disabled" and "between_tools" in family.thinking_modes:
+            return (
+                '"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" instead.'
+            )
+        if kind == "enabled" and "adaptive" in family.thinking_modes:
+            return (
+                '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
+                '"output_config.effort" to control thinking behavior.'
+            )
+        return f"{kind} thinking is not supported on this model."
+    if effort is not None and effort not in family.effort_levels:
+        return f'output_config.effort: "{effort}" is not supported for this model.'
+    if choice in ("tool", "any") and (kind in ("enabled", "adaptive") or (kind is None and family.thinks_by_default)):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
+
+
+def _thinks(family: Family, body: dict[str, Any]) -> bool:
+    kind = (body.get("thinking") or {}).get("type")
+    return kind in ("adaptive", "enabled") or (kind is None and family.thinks_by_default)
+
+
 def _cached_prefix(body: dict[str, Any]) -> str:
-    parts = [block["text"] for block in body.get("system", []) if block.get("cache_control")]
-    parts += [block["text"] for block in body["messages"][0]["content"] if block.get("cache_control")]
-    return "".join(parts)
+    """What the cache entry of a request is keyed and billed on ("" when nothing is marked for caching)."""
+    marked = [block["text"] for block in body.get("system", []) if block.get("cache_control")]
+    marked += [block["text"] for block in body["messages"][0]["content"] if block.get("cache_control")]
+    if not marked:
+        return ""
+    schema = (body.get("output_config") or {}).get("format")
+    return json.dumps(body.get("tools", [])) + (json.dumps(schema) if schema else "") + "".join(marked)
 
 
 class FakeAnthropic:
@@ -90,7 +152,8 @@ class FakeAnthropic:
     `replies[(tool, description)]` is a tool input (dict), a list of them used in turn (the last one
     repeats), or a function of the request body; `(tool, "*")` answers any node without its own entry. `fail(status, times)` makes the next requests fail;
     `delay` makes every answer wait that many seconds (to provoke client timeouts). `raw(reply, times)`
-    writes the next answers byte for byte (`times=None`: every answer until `repair()`).
+    writes the next answers byte for byte (`times=None`: every answer until `repair()`). `thinking` is
+    the thinking summary a thinking model sends before its answer: a text or a function of the request.
     """
 
     def __init__(self, replies: dict[tuple[str, str], Reply | list[Reply]] | None = None) -> None:
@@ -98,6 +161,9 @@ class FakeAnthropic:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.delay = 0.0
+        self.thinking: str | Callable[[dict[str, Any]], str] = lambda body: (
+            f"The node '{current_node(body)}' needs {operator_tool(body)}; I answer with that tool."
+        )
         self._failures: deque[int] = deque()
         self._raw: deque[RawReply] = deque()
         self._broken: RawReply | None = None
@@ -156,7 +222,11 @@ class FakeAnthropic:
                     529: "overloaded_error",
                 }.get(status, "api_error")
                 return status, {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
-            tool = body["tool_choice"]["name"]
+            family = family_of(body["model"])
+            refused = refusal(family, body)
+            if refused is not None:
+                return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": refused}}
+            tool = operator_tool(body)
             key = (tool, current_node(body))
             scripted = self.replies.get(key, self.replies.get((tool, "*")))
             if isinstance(scripted, list):
@@ -166,18 +236,30 @@ class FakeAnthropic:
             prefix = _cached_prefix(body)
             read = prefix in self._cache
             self._cache.add(prefix)
+        content: list[dict[str, Any]] = []
+        if _thinks(family, body):
+            summarized = (body.get("thinking") or {}).get("display") == "summarized"
+            text = (self.thinking(body) if callable(self.thinking) else self.thinking) if summarized else ""
+            content.append({"type": "thinking", "thinking": text, "signature": f"sig_{len(self.requests):04d}"})
         if scripted is None:
-            content = [{"type": "text", "text": f"I have no scripted answer for {key}."}]
+            content.append({"type": "text", "text": f"I have no scripted answer for {key}."})
+            stop = "end_turn"
+        elif (body.get("output_config") or {}).get("format"):
+            answer = scripted(body) if callable(scripted) else scripted
+            content.append({"type": "text", "text": json.dumps(answer)})
             stop = "end_turn"
         else:
             tool_input = scripted(body) if callable(scripted) else scripted
-            content = [{"type": "tool_use", "id": f"toolu_{len(self.requests):04d}", "name": tool, "input": tool_input}]
+            content.append(
+                {"type": "tool_use", "id": f"toolu_{len(self.requests):04d}", "name": tool, "input": tool_input}
+            )
             stop = "tool_use"
+        per_char = family.tokens_per_char
         total = len(json.dumps(body["system"])) + len(json.dumps(body["messages"])) + len(json.dumps(body["tools"]))
-        cached = len(prefix) // 4
+        cached = round(len(prefix) * per_char)
         usage = {
-            "input_tokens": max(total // 4 - cached, 1),
-            "output_tokens": max(len(json.dumps(content)) // 4, 1),
+            "input_tokens": max(round(total * per_char) - cached, 1),
+            "output_tokens": max(round(len(json.dumps(content)) * per_char), 1),
             "cache_creation_input_tokens": 0 if read else cached,
             "cache_read_input_tokens": cached if read else 0,
         }

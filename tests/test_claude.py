@@ -1,38 +1,48 @@
 """The Claude backend against a local fake of the Messages API, and replaying what it answered.
 
 No network and no real key: the SDK is pointed at `tests.fake_anthropic.FakeAnthropic` with
-`base_url`, and a fake key comes from ANTHROPIC_API_KEY so we can prove it never leaks.
+`base_url`, and a fake key comes from ANTHROPIC_API_KEY so we can prove it never leaks. The fake
+enforces each model family's rules from `planner.models.capabilities`, and the request-shape and
+whole-session tests run once per family in that table (plus an id it does not know).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
 from conftest import drive, new_state, snapshot
-from fake_anthropic import FakeAnthropic
+from fake_anthropic import FakeAnthropic, RawReply, refusal
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Resume, apply_command
 from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.errors import ModelOutputError, ModelUnavailable
-from planner.events import Event, Kind
-from planner.models.claude import ClaudeModel, estimate_cost
+from planner.events import Event, Kind, ModelCalled
+from planner.models.capabilities import DEFAULT_MODEL, FAMILIES, Family, family_of
+from planner.models.claude import OPERATOR_EFFORT, ClaudeModel, estimate_cost
 from planner.models.prompts import PROMPTS, SYSTEM
 from planner.models.replay import ReplayModel, recorded_calls
-from planner.operators import Completion, Expansion, FinalAnswer, Observation, Repair, View
+from planner.operators import Completion, Expansion, FinalAnswer, Observation, Operator, Repair, View
 from planner.protocols import Model
 from planner.state import RunStatus, SessionState
 from planner.tree import Node, NodeType, Status, Tree
 
 KEY = "sk-ant-test-DO-NOT-LEAK-7f3a9c"
+UNKNOWN = "claude-future-9"
+"""An id no family in the table matches: it runs as the conservative family."""
+MODEL_IDS = [family.prefixes[0] for family in FAMILIES] + [UNKNOWN]
+"""One model id per family of the capability table, and one the table does not know."""
 TASK = "Find the cheapest espresso machine in the shop and tell me its name and price."
 
 SCRIPT: dict[tuple[str, str], Any] = {
@@ -142,17 +152,44 @@ ANSWERS = {
 }
 
 
+def _never_refused(family: Family, body: dict[str, Any]) -> None:
+    """The request carries none of the settings `family` answers with HTTP 400."""
+    thinking = body.get("thinking") or {}
+    effort = (body.get("output_config") or {}).get("effort")
+    if not family.forced_tool_choice:
+        assert body.get("tool_choice", {}).get("type") not in ("tool", "any"), body.get("tool_choice")
+    if not family.sampling_params:
+        assert not {"temperature", "top_p", "top_k"} & set(body)
+    if not family.prefill:
+        assert body["messages"][-1]["role"] == "user"
+    assert "budget_tokens" not in thinking or "enabled" in family.thinking_modes
+    assert thinking.get("type") in (None, *family.thinking_modes), thinking
+    assert effort is None or effort in family.effort_levels, effort
+    assert refusal(family, body) is None
+
+
+@pytest.mark.parametrize("model_id", MODEL_IDS)
 @pytest.mark.parametrize(("operator", "tool", "output", "invoke", "shows"), OPERATORS, ids=[o[0] for o in OPERATORS])
-def test_each_operator_is_one_forced_tool_call_with_a_cached_prefix(
-    server: FakeAnthropic, operator: str, tool: str, output: type, invoke: Any, shows: str
+def test_each_operator_is_one_tool_call_with_a_cached_prefix(
+    server: FakeAnthropic, operator: str, tool: str, output: type, invoke: Any, shows: str, model_id: str
 ) -> None:
     server.replies = {(tool, "open the cheapest result"): ANSWERS[tool]}
-    reply = invoke(_model(server), _view())
+    model = _model(server, model=model_id)
+    reply = invoke(model, _view())
 
     assert len(server.requests) == 1
     body = server.requests[0]
-    assert body["model"] == "claude-sonnet-4-6"
-    assert body["tool_choice"] == {"type": "tool", "name": tool}
+    family = family_of(model_id)
+    assert body["model"] == model_id
+    _never_refused(family, body)
+    forced = family.forced_tool_choice and not family.thinks_by_default
+    assert body["tool_choice"] == ({"type": "tool", "name": tool} if forced else {"type": "auto"})
+    assert body.get("thinking") == ({"type": "adaptive", "display": "summarized"} if model.thinking else None)
+    assert (body.get("output_config") or {}).get("effort") == reply.call.effort == model.effort_for(Operator(operator))
+    assert bool(reply.call.thinking) == model.thinking, "thinking models return a summary, and it is kept"
+    if not model.shared_prefix:
+        assert [t["name"] for t in body["tools"]] == [tool] and "cache_control" not in json.dumps(body)
+        return
     assert [t["name"] for t in body["tools"]] == [p.tool for p in PROMPTS.values()], "every tool: one shared prefix"
     assert next(t for t in body["tools"] if t["name"] == tool)["input_schema"] == output.model_json_schema()
     [system] = body["system"]
@@ -172,10 +209,9 @@ def test_each_operator_is_one_forced_tool_call_with_a_cached_prefix(
 
 
 def test_a_model_that_cannot_cache_the_shared_prefix_gets_the_smallest_request(server: FakeAnthropic) -> None:
-    from planner.models.claude import cache_minimum
-
     model = _model(server, model="claude-haiku-4-5")
-    assert cache_minimum("claude-haiku-4-5") > cache_minimum("claude-sonnet-4-6") and not model.shared_prefix
+    assert family_of("claude-haiku-4-5").cache_minimum > family_of(DEFAULT_MODEL).cache_minimum
+    assert not model.shared_prefix and _model(server).shared_prefix
     server.replies = {("observe_page", "open the cheapest result"): ANSWERS["observe_page"]}
     model.observe(_view(), "click [12]")
     body = server.requests[0]
@@ -189,7 +225,8 @@ def test_constraints_are_read_from_the_task_alone_then_cached_with_it(server: Fa
     extracted = model.extract_constraints(_view("0")).output
     assert extracted.lines() == ["espresso machine: cheapest"]
     request = server.requests[0]
-    assert request["tool_choice"] == {"type": "tool", "name": "extract_constraints"}
+    assert request["tool_choice"] == {"type": "auto"} and request["output_config"] == {"effort": "low"}
+    assert request["messages"][0]["content"][1]["text"].startswith("Operator: extract_constraints\n")
     assert "Current page" not in request["messages"][0]["content"][1]["text"]
 
     server.replies[("expand_node", "open the cheapest result")] = ANSWERS["expand_node"]
@@ -237,8 +274,173 @@ def test_usage_is_recorded_with_cache_reads_and_an_estimated_cost(server: FakeAn
     assert second["cache_read_tokens"] == first["cache_write_tokens"] and second["cache_write_tokens"] == 0
     assert second["cost_usd"] < first["cost_usd"]
     assert first["cost_usd"] == estimate_cost(
-        "claude-sonnet-4-6", first["input_tokens"], first["output_tokens"], first["cache_write_tokens"], 0
+        DEFAULT_MODEL, first["input_tokens"], first["output_tokens"], first["cache_write_tokens"], 0
     )
+    prices = family_of(DEFAULT_MODEL).prices
+    assert prices is not None and (prices.input, prices.output, prices.write_5m, prices.write_1h, prices.read) == (
+        2.0,
+        10.0,
+        2.50,
+        4.0,
+        0.20,
+    ), "issue 11: Sonnet 5.5 list prices"
+
+
+# -- model families: refused settings, thinking, effort ---------------------------------------------
+
+REFUSED_SETTINGS: dict[str, Any] = {
+    "forced tool choice": lambda body: {**body, "tool_choice": {"type": "tool", "name": "expand_node"}},
+    "sampling parameters": lambda body: {**body, "temperature": 0.2},
+    "assistant prefill": lambda body: {
+        **body,
+        "messages": [*body["messages"], {"role": "assistant", "content": '{"type": "'}],
+    },
+    "thinking budget": lambda body: {**body, "thinking": {"type": "enabled", "budget_tokens": 2048}},
+    "thinking disabled": lambda body: {**body, "thinking": {"type": "disabled"}},
+}
+"""How a request carries each setting a family may refuse (the names of `Family.refused`)."""
+REFUSALS = [(model_id, name) for model_id in MODEL_IDS for name in family_of(model_id).refused]
+
+
+def _post(server: FakeAnthropic, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """One request to the fake, bypassing the backend: what the API would answer to exactly `body`."""
+    request = urllib.request.Request(
+        f"{server.url}/v1/messages", data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize(("model_id", "setting"), REFUSALS, ids=[f"{m}-{n}" for m, n in REFUSALS])
+def test_the_fake_refuses_each_setting_the_family_refuses(server: FakeAnthropic, model_id: str, setting: str) -> None:
+    """The fake is strict where the API is: the never-sent tests below would catch a refused setting."""
+    body = _model(server, model=model_id).request(Operator.EXPAND, _view())
+    assert _post(server, body)[0] == 200, "the backend's own request is accepted"
+    status, answer = _post(server, REFUSED_SETTINGS[setting](body))
+    assert status == 400 and answer["error"]["type"] == "invalid_request_error", answer
+    assert "not supported" in answer["error"]["message"] or "may not be enabled" in answer["error"]["message"]
+
+
+def test_sonnet_5_5_refuses_what_its_migration_notes_say_and_the_default_is_sonnet_5_5() -> None:
+    family = family_of("claude-sonnet-5-5")
+    assert DEFAULT_MODEL == "claude-sonnet-5-5" and family.name == "Claude Sonnet 5.5"
+    assert set(family.refused) == {
+        "forced tool choice",
+        "sampling parameters",
+        "assistant prefill",
+        "thinking budget",
+        "thinking disabled",
+    }
+    assert family.thinks_by_default and "between_tools" in family.thinking_modes
+
+
+@pytest.mark.parametrize("model_id", MODEL_IDS)
+def test_a_full_session_on_each_family_never_sends_a_refused_setting(server: FakeAnthropic, model_id: str) -> None:
+    state, log = new_state(TASK)
+    _run(state, _model(server, model=model_id), log)
+    assert state.status is RunStatus.SUCCEEDED, state.reason
+    assert state.final_answer == "Crema Compact Espresso, $129.00"
+    family = family_of(model_id)
+    assert server.requests and all(body["model"] == model_id for body in server.requests)
+    for body in server.requests:
+        _never_refused(family, body)
+    calls = [e.payload for e in log if isinstance(e.payload, ModelCalled)]
+    assert all(call.ok for call in calls) and len(calls) == len(server.requests)
+    thinks = family.thinks_by_default
+    assert all(bool(call.thinking) == thinks for call in calls), "summaries are recorded with each call"
+    assert all(call.effort == (OPERATOR_EFFORT[call.operator] if thinks else None) for call in calls)
+
+
+def test_effort_is_cheap_for_reading_and_deeper_for_planning_and_a_session_may_override_it(
+    server: FakeAnthropic,
+) -> None:
+    model = _model(server)
+    assert [model.effort_for(op) for op in (Operator.OBSERVE, Operator.COMPLETE, Operator.CONSTRAINTS)] == ["low"] * 3
+    assert model.effort_for(Operator.EXPAND) == model.effort_for(Operator.REPAIR) == "medium"
+    assert all(level in model.family.effort_levels for level in OPERATOR_EFFORT.values())
+
+    deep = _model(server, effort="high")
+    state, log = new_state(TASK)
+    _run(state, deep, log)
+    assert state.status is RunStatus.SUCCEEDED
+    assert {body["output_config"]["effort"] for body in server.requests} == {"high"}
+    assert {e.payload.effort for e in log if isinstance(e.payload, ModelCalled)} == {"high"}
+
+    old = _model(server, model="claude-sonnet-4-6")
+    assert old.effort_for(Operator.EXPAND) is None, "older models get today's request"
+    with pytest.raises(ValueError, match="takes no effort"):
+        _model(server, model="claude-haiku-4-5", effort="high")
+
+
+def test_thinking_text_never_leaks_into_the_answer(server: FakeAnthropic) -> None:
+    """A summary that looks like an answer (even another tool's JSON) stays a summary."""
+    decoy = json.dumps({"type": "ACTION", "action": "click [99]"})
+    server.thinking = f"Operator: final_answer\n{decoy} is tempting, but [12] is the cheapest."
+    server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    reply = _model(server).expand(_view())
+    assert reply.output.action == "click [12]" and reply.output.reasoning == ""
+    assert reply.call.thinking == [server.thinking] and reply.call.effort == "medium"
+    assert "click [99]" not in (reply.call.raw or "") and reply.call.raw == json.dumps(ANSWERS["expand_node"])
+
+    server.replies = {}  # no tool call: the thinking is still not taken for the answer
+    with pytest.raises(ModelOutputError, match="did not call the expand_node tool") as caught:
+        _model(server).expand(_view())
+    assert "click [99]" not in caught.value.reason and "click [99]" not in (caught.value.call.raw or "")
+    assert caught.value.call.thinking == [server.thinking]
+
+
+def test_an_answer_with_another_operators_tool_is_an_output_error(server: FakeAnthropic) -> None:
+    server.replies[("expand_node", TASK)] = ANSWERS["expand_node"]
+
+    def other_tool(message: dict[str, Any]) -> bytes:
+        content = [b if b["type"] != "tool_use" else {**b, "name": "final_answer"} for b in message["content"]]
+        return json.dumps({**message, "content": content}).encode()
+
+    server.raw(RawReply(body=other_tool))
+    with pytest.raises(ModelOutputError, match='did not call the expand_node tool .*it called "final_answer"'):
+        _model(server).expand(_view("0"))
+
+
+def test_an_unknown_model_id_runs_conservatively_and_says_so_once(
+    server: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="planner.models.claude"):
+        model = _model(server, model=UNKNOWN)
+        state, log = new_state(TASK)
+        _run(state, model, log)
+    assert state.status is RunStatus.SUCCEEDED
+    warnings = [r.getMessage() for r in caplog.records if r.name == "planner.models.claude"]
+    assert len(warnings) == 1 and len(server.requests) > 3, "said once per session, not per call"
+    assert f'"{UNKNOWN}" is not in planner/models/capabilities.py' in warnings[0] and model.notice == warnings[0]
+    for body in server.requests:
+        assert body["tool_choice"] == {"type": "auto"} and "thinking" not in body and "output_config" not in body
+    assert state.metrics.cost_usd == 0.0, "an unknown price is recorded as unknown, never guessed"
+
+
+def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(server: FakeAnthropic) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    server.thinking = "Brand first: the <img src=x onerror=alert(1)> cheapest **must** be compared."
+    state, log = new_state(TASK)
+    _run(state, _model(server), log)
+    [expansion] = [e.payload for e in log if isinstance(e.payload, ModelCalled) and e.payload.operator == "expand"][:1]
+    assert expansion.thinking == [server.thinking] and expansion.effort == "medium"
+
+    def page(data: dict) -> None:  # AppTest runs this function's source alone: it imports what it uses
+        from planner.events import ModelCalled
+        from ui.views.inspector import _model_call
+
+        _model_call(7, ModelCalled.model_validate(data))
+
+    at = AppTest.from_function(page, args=(expansion.model_dump(mode="json"),), default_timeout=30)
+    at.run()
+    assert not at.exception, at.exception
+    shown = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+    assert "Thinking (summary)" in shown and "Effort: medium" in shown
+    assert "\\<img src=x onerror=alert\\(1\\)\\>" in shown and "\\*\\*must\\*\\*" in shown, "escaped as text"
 
 
 # -- transport errors -------------------------------------------------------------------------------
@@ -386,7 +588,7 @@ def test_model_specs_resolve_through_the_session_store(
     try:
         first = create_session(store, TASK, "claude", start_url="dry://start")
         backend = build_backend(load_state(store, first))
-        assert isinstance(backend.model, ClaudeModel) and backend.model.model == "claude-sonnet-4-6"
+        assert isinstance(backend.model, ClaudeModel) and backend.model.model == DEFAULT_MODEL == "claude-sonnet-5-5"
         state = load_state(store, first)
         log: list[Event] = []
         _run(state, backend.model, log)
@@ -407,6 +609,44 @@ def test_model_specs_resolve_through_the_session_store(
             prepare_model(f"replay:{tmp_path / 'missing.json'}")
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("spec", "effort", "says"),
+    [
+        ("claude:claude-haiku-4-5", "high", "Claude Haiku 4.5 \\(claude-haiku-4-5\\) takes no effort setting"),
+        ("claude:claude-opus-4-6", "max", "takes effort low, medium, high, not max"),
+        ("claude", "ultra", "unknown effort 'ultra'; use one of low, medium, high, xhigh, max"),
+        ("demo", "low", "--effort applies to Claude models only"),
+    ],
+)
+def test_an_effort_the_model_does_not_take_is_refused_in_one_sentence(spec: str, effort: str, says: str) -> None:
+    from sessions.backends import prepare_model
+    from sessions.errors import UnknownModel
+
+    with pytest.raises(UnknownModel, match=says):
+        prepare_model(spec, effort=effort)
+
+
+def test_a_sessions_effort_is_stored_with_it_and_used_on_resume(
+    server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from planner.state import Recorder
+    from sessions.backends import build_backend, prepare_model
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    assert prepare_model("claude") == {} and prepare_model("claude", effort="xhigh") == {"effort": "xhigh"}
+    state = SessionState()
+    Recorder(state).record(
+        Kind.SESSION_CREATED,
+        task=TASK,
+        model="claude",
+        model_data=prepare_model("claude", effort="xhigh"),
+        start_url="dry://start",
+    )
+    model = build_backend(state).model
+    assert isinstance(model, ClaudeModel) and model.effort == "xhigh"
+    assert {model.effort_for(op) for op in Operator} == {"xhigh"}
 
 
 def test_a_missing_key_makes_the_model_unavailable(server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -514,9 +754,11 @@ def _run_to_end(store: Any, session_id: str) -> SessionState:
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("model_id", MODEL_IDS)
 def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, model_id: str
 ) -> None:
+    """One demo task end to end under each family's rules; the default model's run is also replayed."""
     from demo.shop import start_shop
     from demo.tasks import check_answer, load_tasks
     from sessions.runner import create_session
@@ -527,15 +769,24 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
     store = open_store(str(db))
     with FakeAnthropic(dict(SHOP_SCRIPT)) as fake, start_shop() as shop:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        recorded = create_session(store, SHOP_TASK, "claude", start_url=shop.url + "/")
+        spec = "claude" if model_id == DEFAULT_MODEL else f"claude:{model_id}"
+        recorded = create_session(store, SHOP_TASK, spec, start_url=shop.url + "/")
         state = _run_to_end(store, recorded)
         assert state.status is RunStatus.SUCCEEDED and check_answer(task, state.final_answer or "").passed, (
             state.final_answer
         )
-        operators = [e.data["operator"] for e in store.load(recorded) if e.kind is Kind.MODEL_CALL]
-        assert operators == ["constraints", "expand", "observe", "observe", "observe", "complete"]
+        calls = [e.payload for e in store.load(recorded) if isinstance(e.payload, ModelCalled)]
+        assert [c.operator for c in calls] == ["constraints", "expand", "observe", "observe", "observe", "complete"]
         assert state.metrics.actions == 4 and state.constraints == ["espresso machine: cheapest", "name and price"]
         assert KEY.encode() not in db.read_bytes()
+        family = family_of(model_id)
+        assert all(body["model"] == model_id for body in fake.requests)
+        for body in fake.requests:
+            _never_refused(family, body)
+        assert all(bool(c.thinking) == family.thinks_by_default for c in calls)
+        if model_id != DEFAULT_MODEL:
+            store.close()
+            return
 
         served = len(fake.requests)
         replayed = create_session(store, SHOP_TASK, f"replay:{recorded}", start_url=shop.url + "/")

@@ -100,6 +100,8 @@ def _view() -> View:
 # -- the corpus -------------------------------------------------------------------------------------
 
 _DROP = object()
+TOOL = "<the tool_use block>"
+"""In a path under "content": the index of the tool call, wherever the thinking blocks put it."""
 
 
 def _edit(path: tuple[str | int, ...], value: Any = _DROP) -> Callable[[dict[str, Any]], bytes]:
@@ -109,13 +111,15 @@ def _edit(path: tuple[str | int, ...], value: Any = _DROP) -> Callable[[dict[str
         message = copy.deepcopy(message)
         if not path:
             return json.dumps(value).encode()
+        tool = next(i for i, block in enumerate(message["content"]) if block["type"] == "tool_use")
+        steps = [tool if part == TOOL else part for part in path]
         parent: Any = message
-        for part in path[:-1]:
+        for part in steps[:-1]:
             parent = parent[part]
         if value is _DROP:
-            del parent[path[-1]]
+            del parent[steps[-1]]
         else:
-            parent[path[-1]] = value
+            parent[steps[-1]] = value
         return json.dumps(message).encode()
 
     return body
@@ -189,18 +193,23 @@ def corpus() -> list[Fault]:
     for value in (None, "text", {}, 5, [5], [None], [{}], [{"type": 5}], [{"type": "text", "text": 5}]):
         add(f"content is {json.dumps(value)}", E, _edit(("content",), value))
     for value in (None, [], "{}", 5, True):
-        add(f"tool input is {json.dumps(value)}", E, _edit(("content", 0, "input"), value))
-    add("tool input missing", E, _edit(("content", 0, "input")))
-    add("tool name missing", E, _edit(("content", 0, "name")))
-    add("tool name is a number", E, _edit(("content", 0, "name"), 5))
+        add(f"tool input is {json.dumps(value)}", E, _edit(("content", TOOL, "input"), value))
+    add("tool input missing", E, _edit(("content", TOOL, "input")))
+    add("tool name missing", E, _edit(("content", TOOL, "name")))
+    add("tool name is a number", E, _edit(("content", TOOL, "name"), 5))
     add("content is empty", O, _edit(("content",), []))
     add("only an unknown block type", O, _edit(("content",), [{"type": "hologram", "data": 1}]))
     add("only text", O, _edit(("content",), [{"type": "text", "text": "I would rather not."}]))
-    add("another tool called", O, _edit(("content", 0, "name"), "launch_rockets"))
-    add("tool input fits no operator", O, _edit(("content", 0, "input"), NOT_ANY_OUTPUT))
-    add("tool input over the length bounds", O, _edit(("content", 0, "input"), OVERSIZED))
-    add("tool input nested 150 deep", O, _edit(("content", 0, "input"), dict.fromkeys(NOT_ANY_OUTPUT, _deep(150))))
+    add("another tool called", O, _edit(("content", TOOL, "name"), "launch_rockets"))
+    add("tool input fits no operator", O, _edit(("content", TOOL, "input"), NOT_ANY_OUTPUT))
+    add("tool input over the length bounds", O, _edit(("content", TOOL, "input"), OVERSIZED))
+    add("tool input nested 150 deep", O, _edit(("content", TOOL, "input"), dict.fromkeys(NOT_ANY_OUTPUT, _deep(150))))
     add("cut off at max_tokens", O, _edit(("stop_reason",), "max_tokens"))
+
+    # thinking blocks (the default model thinks): a summary that is not text, or thinking and no answer
+    for value in (5, [], {"text": "x"}, True):
+        add(f"thinking text is {json.dumps(value)}", E, _edit(("content", 0, "thinking"), value))
+    add("only a thinking block", O, lambda m: _valid({**m, "content": m["content"][:1], "stop_reason": "end_turn"}))
 
     # the message itself: wrong type, an error object, not an object at all
     add("type missing", E, _edit(("type",)))
@@ -387,7 +396,7 @@ def test_an_answer_slower_than_the_timeout_makes_the_model_unavailable(fake: Fak
 
 def test_ten_thousand_children_are_refused_before_they_reach_a_prompt(fake: FakeAnthropic, model: ClaudeModel) -> None:
     children = [{"description": f"step {i}"} for i in range(10_000)]
-    fake.raw(RawReply(body=_edit(("content", 0, "input"), {"type": "AND", "children": children})))
+    fake.raw(RawReply(body=_edit(("content", TOOL, "input"), {"type": "AND", "children": children})))
     with pytest.raises(
         ModelOutputError, match="children: List should have at most 100 items after validation, not 10000"
     ):
@@ -402,7 +411,9 @@ def test_a_runaway_answer_is_cut_in_the_record_and_named_briefly_in_the_reason(
         model.expand(_view())
     assert len(caught.value.call.raw) < 21_000 and caught.value.call.raw.endswith("more characters not kept)")
 
-    fake.raw(RawReply(body=_edit(("content", 0, "input"), {"type": "AND", "children": [{"description": "x" * 5000}]})))
+    fake.raw(
+        RawReply(body=_edit(("content", TOOL, "input"), {"type": "AND", "children": [{"description": "x" * 5000}]}))
+    )
     with pytest.raises(ModelOutputError, match=r"^invalid expand_node answer: children\.0\.description: String should"):
         model.expand(_view())
 
@@ -430,13 +441,13 @@ _PATHS: list[tuple[str | int, ...]] = [
     ("id",),
     ("model",),
     ("content",),
-    ("content", 0),
-    ("content", 0, "type"),
-    ("content", 0, "name"),
-    ("content", 0, "input"),
-    ("content", 0, "input", "type"),
-    ("content", 0, "input", "action"),
-    ("content", 0, "input", "children"),
+    ("content", TOOL),
+    ("content", TOOL, "type"),
+    ("content", TOOL, "name"),
+    ("content", TOOL, "input"),
+    ("content", TOOL, "input", "type"),
+    ("content", TOOL, "input", "action"),
+    ("content", TOOL, "input", "children"),
     ("stop_reason",),
     ("usage",),
     *(("usage", field) for field in TOKEN_FIELDS),

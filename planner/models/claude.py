@@ -1,16 +1,42 @@
-"""The Claude backend: each planner operator is one Messages API call answered by a forced tool call.
+"""The Claude backend: each planner operator is one Messages API call answered by a tool call.
 
-Why a forced tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the
-model answers in exactly the shape `planner.operators` validates, and we never parse free text.
+Why a tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the model
+answers in exactly the shape `planner.operators` validates, and we never parse free text.
 
 Why every request carries all six tools and the same system text: together with the task they
 form one prefix shared by every operator of a session, marked with `cache_control`. A prefix per
-operator would be shorter than the minimum the API caches (1,024-4,096 tokens, by model) and so
+operator would be shorter than the minimum the API caches (512-4,096 tokens, by model) and so
 never be cached; the shared one is, and every later call reads it. Only the volatile part (which
-operator, the tree context, the page observation) is billed at the full rate. `tool_choice`
-forces the one tool the operator answers with. For a model whose cache minimum is longer than
-that prefix (`CACHE_MINIMUM`), caching cannot work, so each call sends just its own operator's tool
-and instructions, uncached: the smallest request is then the cheapest.
+operator, the tree context, the page observation) is billed at the full rate. For a model whose
+cache minimum is longer than that prefix, caching cannot work, so each call sends just its own
+operator's tool and instructions, uncached: the smallest request is then the cheapest.
+
+What a request may carry depends on the model family (`planner.models.capabilities`, the one
+table of those facts); a setting a family refuses is never sent.
+- Older families (Sonnet 4.x, Opus 4.1-4.6, Haiku) get today's request: `tool_choice` forces the
+  operator's tool, no thinking, no effort.
+- Families that refuse forced tool choice (Sonnet 5.5, and any id the table does not know) get
+  `tool_choice: auto`, and so do families that think by default (Sonnet 5): extended thinking has
+  refused forced tool choice before, so the two are never combined. The first line of every
+  prompt names the operator's tool and the system text says to answer only by calling it; an
+  answer without that call is malformed output like any other (retried, then the node fails).
+  Why not the SDK's structured outputs (`messages.parse(output_format=...)`, sent as
+  `output_config.format`): the schema is then per operator and part of the request's cache key
+  (a changed schema missed the prompt cache in https://repost.aws/questions/QU8vD_0LztT7KBTuNs86Kpug,
+  looked up 2026-11-30), so the six operators would no longer share one cache entry. Why not strict
+  tools (`strict: true`): strict schemas force `additionalProperties: false` on every object (the
+  SDK's `transform_schema`), which would reduce the free-form maps of `Observation.rewrite` and
+  `Candidate.fields` to empty objects, and the API compiles all strict tools of a request into one
+  grammar that can be refused as too large (github.com/alphaXiv/agents/pull/49). Tools + auto keep
+  the prefix byte-identical for every operator; pydantic validation still guards every answer.
+- Families that think by default get `thinking: {"type": "adaptive", "display": "summarized"}`
+  (their default display is "omitted", an empty text) and an effort per operator
+  (`OPERATOR_EFFORT`: low for reading a page, checking or answering, medium for decomposing and
+  repairing), or the session's own effort when one is set. Their thinking summaries are recorded
+  with the call (`CallRecord.thinking`, with `CallRecord.effort`) and never read as the answer:
+  only the operator's tool input is validated.
+- An id the table does not know runs as `capabilities.CONSERVATIVE` (no forced tool choice, no
+  thinking or effort sent, cost unknown) and says so once, in the log, when the model is built.
 
 Failures map onto the engine's error kinds: an answer that does not validate, or a request the
 API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
@@ -24,8 +50,9 @@ call and retries, then pauses with a sentence saying what came back.
 Why the envelope is read here and not by the SDK: without strict validation the SDK hands back
 whatever it got (a string for an HTML page, a message missing its usage), and with it a new block
 type or stop reason from a newer API would reject a good answer. So the body is read from the raw
-HTTP response and checked for exactly what this backend uses: a message, its content list, its tool
-call and its token counts. Cost is estimated only from counts that passed that check.
+HTTP response and checked for exactly what this backend uses: a message, its content list, its
+thinking and tool-call blocks and its token counts. Cost is estimated only from counts that passed
+that check.
 
 The API key is read by the SDK from ANTHROPIC_API_KEY and never appears in prompts, call records or
 error messages.
@@ -34,6 +61,7 @@ error messages.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from typing import Annotated, Any, Literal, TypeVar
@@ -43,6 +71,7 @@ import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
+from planner.models.capabilities import DEFAULT_MODEL, Effort, Family, family_of, is_known
 from planner.models.prompts import PROMPTS, SYSTEM, render_task, render_user, system_text
 from planner.operators import (
     CallRecord,
@@ -57,12 +86,28 @@ from planner.operators import (
     View,
 )
 
-__all__ = ["CACHE_MINIMUM", "DEFAULT_MODEL", "PRICES", "ClaudeModel", "cache_minimum", "estimate_cost"]
+__all__ = ["DEFAULT_MODEL", "OPERATOR_EFFORT", "ClaudeModel", "estimate_cost", "prefix_tokens"]
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
-"""A current model the SDK knows and does not flag as deprecated."""
+OPERATOR_EFFORT: dict[Operator, Effort] = {
+    Operator.CONSTRAINTS: "low",
+    Operator.OBSERVE: "low",
+    Operator.COMPLETE: "low",
+    Operator.FINAL_ANSWER: "low",
+    Operator.EXPAND: "medium",
+    Operator.REPAIR: "medium",
+}
+"""Effort per operator on a model that thinks by default. Reading a page, checking a verdict and
+writing the answer from notes are short; choosing a decomposition or a repair is where thinking
+pays (an operator who reads why a decomposition was chosen can correct it faster)."""
 
 _MAX_TOKENS = 2048
+"""Output tokens for the answer itself: a whole expansion of `MAX_CHILDREN` sub-goals fits."""
+
+_THINKING_TOKENS = 16_000
+"""Extra output tokens on a thinking model: thinking counts toward `max_tokens`. Generous for low and
+medium effort; a longer thought ends in a cut-off answer, which is retried like any bad output."""
+
+_log = logging.getLogger(__name__)
 
 _TOOLS = [
     {"name": p.tool, "description": p.tool_description, "input_schema": p.output.model_json_schema()}
@@ -70,18 +115,14 @@ _TOOLS = [
 ]
 """Every operator's tool, in a fixed order, so the tool list is part of the shared cached prefix."""
 
-CACHE_MINIMUM: dict[str, int] = {
-    "claude-sonnet-4-6": 2048,
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-haiku-4-5": 4096,
-    "claude-3-5-haiku": 2048,
-}
-"""Shortest prefix, in tokens, the API caches for a model (longest matching prefix of the id; other
-models: 1,024). Below it `cache_control` is silently ignored; `bench.tokens` checks our prefix."""
+_PREFIX_CHARS = len(SYSTEM) + len(json.dumps(_TOOLS))
+"""The shared prefix's size in characters (the task adds a few more)."""
 
-_PREFIX_TOKENS = (len(SYSTEM) + len(json.dumps(_TOOLS))) // 4
-"""The shared prefix's size in tokens, estimated at four characters a token (the task adds a few more)."""
+
+def prefix_tokens(family: Family) -> int:
+    """The shared prefix's size in `family`'s tokens, estimated from its characters per token."""
+    return round(_PREFIX_CHARS * family.tokens_per_char)
+
 
 _MAX_BODY = 1_000_000
 """Largest response body read, in bytes: an answer of `_MAX_TOKENS` tokens is a few kilobytes."""
@@ -98,38 +139,14 @@ _RAW_KEPT = 20_000
 _REQUEST_REFUSED = frozenset({400, 413, 422})
 """Statuses that reject the request itself: the same request fails again, so the node fails, the session does not pause."""
 
-PRICES: dict[str, tuple[float, float, float, float]] = {
-    "claude-opus-4-8": (5.0, 25.0, 6.25, 0.50),
-    "claude-opus-4-7": (5.0, 25.0, 6.25, 0.50),
-    "claude-opus-4-6": (5.0, 25.0, 6.25, 0.50),
-    "claude-opus-4-5": (5.0, 25.0, 6.25, 0.50),
-    "claude-opus-4-1": (15.0, 75.0, 18.75, 1.50),
-    "claude-opus-4-2025": (15.0, 75.0, 18.75, 1.50),
-    "claude-sonnet-4": (3.0, 15.0, 3.75, 0.30),
-    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10),
-    "claude-3-5-haiku": (0.80, 4.0, 1.0, 0.08),
-}
-"""USD per million tokens: (input, output, cache write, cache read). An *estimate* from list prices;
-the invoice is authoritative. Looked up by longest matching prefix, so dated ids resolve too; a
-model missing here is recorded with cost 0.0 (unknown), never guessed."""
-
 OutputT = TypeVar("OutputT", bound=BaseModel)
 
 
-def cache_minimum(model: str) -> int:
-    """The shortest prefix in tokens that `model` caches (see `CACHE_MINIMUM`)."""
-    key = max((k for k in CACHE_MINIMUM if model.startswith(k)), key=len, default=None)
-    return CACHE_MINIMUM[key] if key is not None else 1024
-
-
 def estimate_cost(model: str, input_tokens: int, output_tokens: int, cache_write: int, cache_read: int) -> float:
-    """Estimated USD for one call; 0.0 for a model missing from `PRICES` (unknown, not free)."""
-    key = max((k for k in PRICES if model.startswith(k)), key=len, default=None)
-    if key is None:
-        return 0.0
-    price_in, price_out, price_write, price_read = PRICES[key]
-    total = input_tokens * price_in + output_tokens * price_out + cache_write * price_write + cache_read * price_read
-    return round(total / 1_000_000, 8)
+    """Estimated USD for one call from the family's list prices; 0.0 for a model whose prices the
+    capability table does not know (unknown, not free)."""
+    prices = family_of(model).prices
+    return prices.cost(input_tokens, output_tokens, cache_write, cache_read) if prices is not None else 0.0
 
 
 _Tokens = Annotated[int, Field(strict=True, ge=0, le=_MAX_USAGE)]
@@ -145,10 +162,11 @@ class _Usage(BaseModel):
 
 
 class _Block(BaseModel):
-    """One content block; only text and tool calls are read, blocks of other types are passed over."""
+    """One content block; only text, thinking and tool calls are read, blocks of other types are passed over."""
 
     type: str
     text: str | None = None
+    thinking: str | None = None
     name: str | None = None
     input: Any = None
 
@@ -177,15 +195,28 @@ class ClaudeModel:
         self,
         model: str = DEFAULT_MODEL,
         *,
+        effort: Effort | None = None,
         base_url: str | None = None,
         timeout: float = 60,
         max_retries: int = 3,
         client: anthropic.Anthropic | None = None,
     ) -> None:
+        """`effort` overrides `OPERATOR_EFFORT` for every call; it must be one of the family's levels
+        (`sessions.backends` checks a user's choice first and says so in a sentence; here it is a bug)."""
         self.model = model
         self.name = f"claude:{model}"
+        self.family = family_of(model)
+        if effort is not None and effort not in self.family.effort_levels:
+            raise ValueError(f"{self.family.name} ({model}) takes no effort {effort!r}")
+        self.effort = effort
         self.max_retries = max_retries
-        self.shared_prefix = _PREFIX_TOKENS >= cache_minimum(model)
+        self.thinking = self.family.thinks_by_default and "adaptive" in self.family.thinking_modes
+        self.forced = self.family.forced_tool_choice and not self.thinking
+        self.max_tokens = min(self.family.output_tokens, _MAX_TOKENS + (_THINKING_TOKENS if self.thinking else 0))
+        self.shared_prefix = prefix_tokens(self.family) >= self.family.cache_minimum
+        self.notice = None if is_known(model) else _unknown(model)
+        if self.notice is not None:
+            _log.warning(self.notice)
         self._client = client or anthropic.Anthropic(base_url=base_url, timeout=timeout, max_retries=max_retries)
 
     # -- operators ----------------------------------------------------------------------------------
@@ -221,9 +252,9 @@ class ClaudeModel:
         else:
             system["text"] = system_text(operator)
             tools = [t for t in _TOOLS if t["name"] == tool]
-        return {
+        params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": _MAX_TOKENS,
+            "max_tokens": self.max_tokens,
             "system": [system],
             "messages": [
                 {
@@ -232,26 +263,45 @@ class ClaudeModel:
                 }
             ],
             "tools": tools,
-            "tool_choice": {"type": "tool", "name": tool},
+            "tool_choice": {"type": "tool", "name": tool} if self.forced else {"type": "auto"},
         }
+        if self.thinking:
+            params["thinking"] = {"type": "adaptive", "display": "summarized"}
+        effort = self.effort_for(operator)
+        if effort is not None:
+            params["output_config"] = {"effort": effort}
+        return params
+
+    def effort_for(self, operator: Operator) -> Effort | None:
+        """The effort sent with `operator`'s calls: the session's own, else the operator's on a model
+        that thinks by default, else none (older models get today's request)."""
+        if self.effort is not None:
+            return self.effort
+        return OPERATOR_EFFORT[operator] if self.thinking else None
 
     def _call(self, operator: Operator, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
         params = self.request(operator, view, detail)
         user = params["messages"][0]["content"]
-        call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
+        call = CallRecord(
+            prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}",
+            effort=params.get("output_config", {}).get("effort"),
+        )
         started = time.perf_counter()
         message = self._send(params, call)
         call.latency_ms = round((time.perf_counter() - started) * 1000, 3)
         call.usage = self._usage(message.usage)
+        call.thinking = [_kept(b.thinking) for b in message.content if b.type == "thinking" and b.thinking]
         tool = PROMPTS[operator].tool
         block = next((b for b in message.content if b.type == "tool_use" and b.name == tool), None)
         if block is None:
-            call.raw = _kept("".join(b.text or "" for b in message.content))
+            call.raw = _kept("".join(b.text or "" for b in message.content if b.type == "text"))
             stop = _clip(str(message.stop_reason))
-            raise ModelOutputError(f"the model did not call the {tool} tool (stop reason {stop})", call)
+            other = next((b.name for b in message.content if b.type == "tool_use"), None)
+            called = f"; it called {_short(other)} instead" if other is not None else ""
+            raise ModelOutputError(f"the model did not call the {tool} tool (stop reason {stop}{called})", call)
         call.raw = _kept(json.dumps(block.input, ensure_ascii=False))
         if message.stop_reason == "max_tokens":
-            raise ModelOutputError(f"the {tool} answer was cut off at {_MAX_TOKENS} output tokens", call)
+            raise ModelOutputError(f"the {tool} answer was cut off at {self.max_tokens} output tokens", call)
         try:
             return Reply(output.model_validate(block.input), call)
         except ValidationError as error:
@@ -358,6 +408,14 @@ class ClaudeModel:
             advice = "the request was refused: check the model id and resume"
         detail = f": {_clip(_scrub(detail), _RAW_SHOWN)}" if detail else ""
         return f"Claude API returned HTTP {status}{detail}; {advice}"
+
+
+def _unknown(model: str) -> str:
+    """The one sentence said when a model id is not in the capability table."""
+    return (
+        f"the Claude model {_short(model)} is not in planner/models/capabilities.py, so it runs with the most "
+        "conservative request (no forced tool choice, thinking or effort settings) and its cost is recorded as unknown"
+    )
 
 
 def _explain(error: ValidationError) -> str:

@@ -68,8 +68,9 @@ Browser actions (element ids are the numbers in square brackets in the page obse
 The page observation is a compact text rendering of the page, not raw HTML. Rely only on what it
 shows and on the notes; never invent element ids, prices or names.
 
-Each request names one operator and forces its tool; answer only by calling that tool, following
-the operator's instructions below."""
+Each request names one operator (its first line, "Operator: <tool>"). Answer only by calling that
+operator's tool, once, never another tool and never with plain text, following the operator's
+instructions below."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,6 +88,14 @@ def _model_call(seq: int, call: ModelCalled) -> None:
             st.markdown(f"Error: {md(call.error)}")
         if call.usage:
             st.caption(md_line(", ".join(f"{key} {value}" for key, value in call.usage.items())))
+        if call.effort:
+            st.caption(f"Effort: {md_line(call.effort)}")
+        if call.thinking:
+            # Why the model answered as it did (a thinking model's summary): an operator who sees why a
+            # decomposition was chosen can correct it faster. Model text, so it goes through `md`.
+            st.markdown("Thinking (summary)")
+            for summary in call.thinking:
+                st.markdown(md(summary))
         if call.prompt:
             st.markdown("Prompt")
             st.code(call.prompt, language=None)
