@@ -74,8 +74,12 @@ def create_session(
     config: EngineConfig | None = None,
     session_id: str | None = None,
     paused: bool = False,
+    effort: str | None = None,
 ) -> str:
-    """Record a new session; it starts running (or paused, for plan review) when a runner picks it up."""
+    """Record a new session; it starts running (or paused, for plan review) when a runner picks it up.
+
+    `effort` overrides a Claude model's per-operator thinking effort for the whole session (stored
+    with it, so a resumed run keeps it)."""
     task = task.strip()
     if not task:
         raise SessionInputError("the task is empty; describe what the agent should do")
@@ -92,7 +96,7 @@ def create_session(
         task=task,
         start_url=start_url,
         model=model,
-        model_data=prepare_model(model, store, task=task),
+        model_data=prepare_model(model, store, task=task, effort=effort),
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
     )
