@@ -11,7 +11,7 @@ sampling parameters, prefill, every thinking setting, effort), so the request ca
 and its cost is recorded as unknown (0.0), never guessed.
 
 Where each fact comes from is said next to it. "Issue 11" is the migration notes for Claude Sonnet 5.5
-as quoted in /work/notes/issue11.md (model released 2026-09-28). Other pages were looked up on
+as quoted in the project's issue 11 (model released 2026-09-28). Other pages were looked up on
 2026-11-30 through the documentation search; "unverified" marks a value no page confirmed, chosen on
 the safe side. Prices are list prices in USD per million tokens: an estimate, the invoice decides.
 """
