@@ -113,14 +113,59 @@ def describe_validation_error(error: ValidationError, *, skip: int = 0) -> str:
     `skip` drops leading location parts that mean nothing to a person (the tag of a tagged union).
     Inputs are never echoed, so a huge value cannot flood the message.
     """
-    problems = error.errors(include_url=False, include_input=False, include_context=False)
+    problems = error.errors(include_url=False, include_input=False)
     if not problems:
         return "the value is not valid"
     first = problems[0]
     where = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in first["loc"][skip:])
-    message = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    message = _in_plain_words(first["type"], first.get("ctx") or {}) or first["msg"].removeprefix(
+        "Value error, "
+    ).removeprefix("Assertion failed, ")
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{shown(where, 60) + ': ' if where else ''}{shown(message, 200)}{more}"
+
+
+_PLAIN: dict[str, str] = {
+    "missing": "is required",
+    "extra_forbidden": "is not an accepted field",
+    "string_type": "must be text",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object with named fields",
+    "greater_than": "must be more than {gt}",
+    "greater_than_equal": "must be {ge} or more",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be {le} or less",
+    "literal_error": "must be one of {expected}",
+    "enum": "must be one of {expected}",
+}
+"""pydantic's error types in the words an operator uses; the rest keep pydantic's own message."""
+
+
+def _in_plain_words(kind: str, ctx: dict[str, object]) -> str | None:
+    """One of pydantic's errors as a short phrase for a person, or None to use pydantic's message."""
+    if kind in ("too_short", "string_too_short"):
+        least = int(str(ctx.get("min_length", 1)))
+        if least == 1:
+            return "cannot be empty"
+        return f"needs at least {least} {'characters' if kind == 'string_too_short' else 'items'}"
+    if kind in ("too_long", "string_too_long"):
+        most = ctx.get("max_length")
+        return f"is too long: at most {most} {'characters' if kind == 'string_too_long' else 'items'}"
+    template = _PLAIN.get(kind)
+    if template is None:
+        return None
+    try:
+        return template.format(**{key: shown(str(value), 80) for key, value in ctx.items()})
+    except (KeyError, IndexError):
+        return None
 
 
 def exists_as_file(text: str) -> bool:

@@ -349,13 +349,27 @@ def test_parse_command_validates_shape() -> None:
         ),
         (
             {"kind": "budget", "max_cost_usd": float("nan")},
-            "invalid budget command: max_cost_usd: Input should be a finite number",
+            "invalid budget command: max_cost_usd: must be a finite number",
         ),
         (
             {"kind": "prune", "node": "x" * 100_000, "reason": "r"},
-            "invalid prune command: node: String should have at most 200 characters",
+            "invalid prune command: node: is too long: at most 200 characters",
         ),
-        ({"kind": "pause", "extra": 1}, "invalid pause command: extra: Extra inputs are not permitted"),
+        ({"kind": "pause", "extra": 1}, "invalid pause command: extra: is not an accepted field"),
+        ({"kind": "inject", "parent": "0", "goals": []}, "invalid inject command: goals: cannot be empty"),
+        (
+            {"kind": "inject", "parent": "0", "goals": ["a"], "scores": [2.0]},
+            "invalid inject command: scores #1: must be 1.0 or less",
+        ),
+        ({"kind": "prune", "node": "0.1"}, "invalid prune command: reason: is required"),
+        (
+            {"kind": "inject", "parent": "0", "goals": ["a"], "position": "x"},
+            "invalid inject command: position: must be a whole number",
+        ),
+        (
+            {"kind": "inject", "parent": "0", "goals": ["a"], "node_type": "XOR"},
+            "invalid inject command: node_type: must be one of 'AND' or 'OR'",
+        ),
         (
             {"kind": "x" * 100_000},
             (

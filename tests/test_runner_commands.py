@@ -113,7 +113,7 @@ def test_an_unreadable_stored_command_is_rejected_and_later_ones_apply(store: Sq
     assert handled["from-a-newer-version"][0] == "command_rejected"
     assert handled["from-a-newer-version"][1].startswith("the stored command cannot be read (")
     assert "'warp'" in handled["from-a-newer-version"][1]
-    assert handled["no-node"][0] == "command_rejected" and "node: Field required" in handled["no-node"][1]
+    assert handled["no-node"][0] == "command_rejected" and "node: is required" in handled["no-node"][1]
     assert handled[resume] == ("command_applied", None)
     assert store.pending("s") == []
 
