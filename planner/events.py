@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.config import EngineConfig
+from planner.diagnosis import Diagnosis
 from planner.operators import Operator, StepWork
 from planner.tree import NodeType, Origin, Status
 
@@ -33,6 +34,7 @@ __all__ = [
     "CommandRejected",
     "ConfigChanged",
     "ConstraintsSet",
+    "Diagnosed",
     "Event",
     "Kind",
     "ModelCalled",
@@ -87,6 +89,7 @@ class Kind(StrEnum):
     ROLLBACK = "rollback"
     COMMAND_APPLIED = "command_applied"
     COMMAND_REJECTED = "command_rejected"
+    DIAGNOSED = "diagnosed"
 
 
 class RunStatus(StrEnum):
@@ -352,6 +355,21 @@ class CommandRejected(Payload):
     reason: str = ""
 
 
+class Diagnosed(Payload):
+    """A diagnosis of the run, appended after it finished: the accepted one, or `error` saying why none was.
+
+    `model` is the spec that diagnosed it (`demo`: the offline rules); `usage` holds each attempt's
+    token counts and cost as the model reported them.
+    """
+
+    KIND = Kind.DIAGNOSED
+    model: str
+    diagnosis: Diagnosis | None = None
+    error: str | None = None
+    attempts: int = 1
+    usage: list[dict[str, Any]] = Field(default_factory=list)
+
+
 PAYLOADS: dict[Kind, type[Payload]] = {
     model.KIND: model
     for model in (
@@ -381,6 +399,7 @@ PAYLOADS: dict[Kind, type[Payload]] = {
         RolledBack,
         CommandApplied,
         CommandRejected,
+        Diagnosed,
     )
 }
 """The payload model of every kind."""

@@ -26,6 +26,7 @@ from planner.events import (
     CommandRejected,
     ConfigChanged,
     ConstraintsSet,
+    Diagnosed,
     Event,
     Kind,
     ModelCalled,
@@ -107,6 +108,7 @@ class SessionState:
     `constraints` is None until extracted (or set by an operator). `candidates` holds the items the
     task may be answered with, by name, as the observations reported them. `proposals` maps unexpanded
     node ids to actions a model planned ahead on the current page; any page change clears them.
+    `diagnosis` is the latest diagnosis appended to the finished run, if any.
     """
 
     task: str = ""
@@ -139,6 +141,7 @@ class SessionState:
     handled_commands: set[str] = field(default_factory=set)
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
+    diagnosis: Diagnosed | None = None
 
     @property
     def finished(self) -> bool:
@@ -430,6 +433,11 @@ def _command_handled(state: SessionState, event: Event) -> None:
         state.metrics.commands_rejected += 1
 
 
+def _diagnosed(state: SessionState, event: Event) -> None:
+    """The latest diagnosis stands; it changes nothing about the run itself."""
+    state.diagnosis = cast(Diagnosed, event.payload)
+
+
 def _ignore(state: SessionState, event: Event) -> None:
     return None
 
@@ -461,6 +469,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.PAGE_OBSERVED: _page_observed,
     Kind.COMMAND_APPLIED: _command_handled,
     Kind.COMMAND_REJECTED: _command_handled,
+    Kind.DIAGNOSED: _diagnosed,
 }
 
 

@@ -70,9 +70,19 @@ import anthropic
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from planner.diagnosis import Diagnosis, Trajectory
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.models.capabilities import DEFAULT_MODEL, Effort, Family, family_of, is_known
-from planner.models.prompts import PROMPTS, SYSTEM, render_task, render_user, system_text
+from planner.models.prompts import (
+    DIAGNOSIS_SYSTEM,
+    DIAGNOSIS_TOOL,
+    PROMPTS,
+    SYSTEM,
+    render_diagnosis,
+    render_task,
+    render_user,
+    system_text,
+)
 from planner.operators import (
     CallRecord,
     Completion,
@@ -86,7 +96,7 @@ from planner.operators import (
     View,
 )
 
-__all__ = ["DEFAULT_MODEL", "OPERATOR_EFFORT", "ClaudeModel", "estimate_cost", "prefix_tokens"]
+__all__ = ["DEFAULT_MODEL", "DIAGNOSIS_EFFORT", "OPERATOR_EFFORT", "ClaudeModel", "estimate_cost", "prefix_tokens"]
 
 OPERATOR_EFFORT: dict[Operator, Effort] = {
     Operator.CONSTRAINTS: "low",
@@ -99,6 +109,10 @@ OPERATOR_EFFORT: dict[Operator, Effort] = {
 """Effort per operator on a model that thinks by default. Reading a page, checking a verdict and
 writing the answer from notes are short; choosing a decomposition or a repair is where thinking
 pays (an operator who reads why a decomposition was chosen can correct it faster)."""
+
+DIAGNOSIS_EFFORT: Effort = "medium"
+"""Effort of a diagnosis on a model that thinks by default: reading a whole run to find where it
+broke is closer to planning a repair than to reading one page."""
 
 _MAX_TOKENS = 2048
 """Output tokens for the answer itself: a whole expansion of `MAX_CHILDREN` sub-goals fits."""
@@ -239,6 +253,34 @@ class ClaudeModel:
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         return self._call(Operator.FINAL_ANSWER, view, FinalAnswer)
 
+    def diagnose(self, run: Trajectory) -> Reply[Diagnosis]:
+        """A diagnosis of a finished run (`planner.diagnosis`): one call answered by the diagnose tool.
+
+        Not part of the planning prefix: a diagnosis is asked once per run, after it ended, so its
+        request is its own (system text, one tool) and is not marked for caching.
+        """
+        params = self.diagnosis_request(run)
+        call = CallRecord(prompt=f"[system: diagnosis instructions]\n\n{params['messages'][0]['content'][0]['text']}")
+        return self._answer(params, DIAGNOSIS_TOOL["name"], Diagnosis, call)
+
+    def diagnosis_request(self, run: Trajectory) -> dict[str, Any]:
+        """The Messages API arguments of a diagnosis, built from the same capability facts as every call."""
+        tool = DIAGNOSIS_TOOL["name"]
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": [{"type": "text", "text": DIAGNOSIS_SYSTEM}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": render_diagnosis(run)}]}],
+            "tools": [DIAGNOSIS_TOOL],
+            "tool_choice": {"type": "tool", "name": tool} if self.forced else {"type": "auto"},
+        }
+        if self.thinking:
+            params["thinking"] = {"type": "adaptive", "display": "summarized"}
+        effort = self.effort if self.effort is not None else (DIAGNOSIS_EFFORT if self.thinking else None)
+        if effort is not None:
+            params["output_config"] = {"effort": effort}
+        return params
+
     # -- one call -----------------------------------------------------------------------------------
 
     def request(self, operator: Operator, view: View, detail: str = "") -> dict[str, Any]:
@@ -282,16 +324,17 @@ class ClaudeModel:
     def _call(self, operator: Operator, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
         params = self.request(operator, view, detail)
         user = params["messages"][0]["content"]
-        call = CallRecord(
-            prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}",
-            effort=params.get("output_config", {}).get("effort"),
-        )
+        call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
+        return self._answer(params, PROMPTS[operator].tool, output, call)
+
+    def _answer(self, params: dict[str, Any], tool: str, output: type[OutputT], call: CallRecord) -> Reply[OutputT]:
+        """Send one request and validate the call of `tool` in its answer into `output`."""
+        call.effort = params.get("output_config", {}).get("effort")
         started = time.perf_counter()
         message = self._send(params, call)
         call.latency_ms = round((time.perf_counter() - started) * 1000, 3)
         call.usage = self._usage(message.usage)
         call.thinking = [_kept(b.thinking) for b in message.content if b.type == "thinking" and b.thinking]
-        tool = PROMPTS[operator].tool
         block = next((b for b in message.content if b.type == "tool_use" and b.name == tool), None)
         if block is None:
             call.raw = _kept("".join(b.text or "" for b in message.content if b.type == "text"))

@@ -24,18 +24,22 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from planner.actions import describe_actions
+from planner.diagnosis import Diagnosis, FailureCategory, Trajectory
 from planner.frames import upcoming
 from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Operator, Repair, View
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import ROOT_ID, Node
 
 __all__ = [
+    "DIAGNOSIS_SYSTEM",
+    "DIAGNOSIS_TOOL",
     "OBSERVATION_BUDGET",
     "OPERATORS",
     "PROMPTS",
     "SYSTEM",
     "OperatorPrompt",
     "render_candidates",
+    "render_diagnosis",
     "render_local_tree",
     "render_node",
     "render_observation",
@@ -323,3 +327,78 @@ def render_user(operator: Operator, view: View, *, detail: str = "", budget: int
             sections.append(f"## Upcoming sub-goals (plan their actions if they are single actions here)\n{following}")
     sections.append(f"## Current page\n{render_observation(view, budget)}")
     return "\n\n".join(sections)
+
+
+# -- diagnosis -------------------------------------------------------------------------------------
+
+DIAGNOSIS_TOOL = {
+    "name": "diagnose_failure",
+    "description": "Report why the web agent's run failed, citing the steps and nodes where it went wrong.",
+    "input_schema": Diagnosis.model_json_schema(),
+}
+"""The one tool of a diagnosis request: its input validates as `planner.diagnosis.Diagnosis`."""
+
+_STEP_TEXT = 600
+"""Characters kept of one step's summary or notes; the run itself is shown whole, step by step."""
+
+DIAGNOSIS_SYSTEM = f"""\
+You review the record of a web agent's run and explain why it did not accomplish its task.
+
+The agent planned with an AND/OR tree. AND nodes are ordered sub-goals that must all succeed; OR
+nodes are scored alternatives tried best first; ACTION nodes are single browser actions. Each node
+carries its final status: SUCCESS, FAIL, PRUNED (abandoned after failing or judged useless),
+DELETED (dropped because an earlier sibling failed), VISITED (in progress) or UNVISITED.
+
+You are given the task and its constraints, how the run ended, the tree with every node's status
+(read it first: it shows which sub-goal broke), then the numbered browser steps with the node each
+ran at, its outcome and the notes the agent took after it.
+
+Answer only by calling the diagnose_failure tool, once:
+- root_cause: one sentence naming the main reason the task failed.
+- critical_steps: the steps where it went wrong, each with step_number (a number from the step
+  list), node_id (the node it ran at, from the tree), what_happened and what_went_wrong. Cite only
+  steps and nodes that appear in the record; a citation of anything else is rejected.
+- what_should_have_been_done: concrete actions that would have worked instead.
+- failure_category: one of {", ".join(c.value for c in FailureCategory)}.
+- confidence: 5 when the record makes the cause plain, 1 when it does not.
+
+Ground every statement in the record: the actions, their outcomes, the statuses and the notes. Do
+not guess facts the record does not hold; if the cause is unclear, say so in root_cause and give a
+confidence of 1 or 2 instead of hedging. Be specific: name the search words, the element, the page
+or the constraint involved."""
+
+
+def render_diagnosis(run: Trajectory) -> str:
+    """The record a diagnosis reads: the tree with statuses first, then the step sequence and notes.
+
+    The first line names the tool and a "Current node" section names the root, like every operator prompt.
+    """
+    tree_lines = [("  " * node.depth) + render_node(node) for node in run.tree.walk()]
+    step_lines = []
+    for step in run.steps:
+        outcome = "ok" if step.ok else f"FAILED: {step.error or 'no reason recorded'}"
+        line = f"{step.number}. at {step.node_id}: {step.action} -> {outcome}"
+        if step.url:
+            line += f" (page {step.url})"
+        if step.summary:
+            line += f"\n   saw: {_clip(step.summary)}"
+        line += "".join(f"\n   note: {_clip(note)}" for note in step.notes)
+        step_lines.append(line)
+    ended = f"{run.status}" + (f": {run.reason}" if run.reason else "")
+    root = run.tree.get(ROOT_ID)
+    sections = [
+        f"Operator: {DIAGNOSIS_TOOL['name']}",
+        f"## Current node\n{ROOT_ID}: {root.description if root is not None else run.task}",
+        f"## Task\n{run.task}",
+        f"## Constraints\n{_bullets(run.constraints, '(none recorded)')}",
+        f"## How the run ended\n{ended}\nFinal answer: {run.final_answer or '(none)'}",
+        "## Tree (id [type status] description -> action -- failure reason)\n" + ("\n".join(tree_lines) or "(empty)"),
+        "## Steps\n" + ("\n".join(step_lines) or "(no browser steps)"),
+        f"## Notes\n{_bullets(run.notes, '(none)')}",
+    ]
+    return "\n\n".join(sections)
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _STEP_TEXT else text[:_STEP_TEXT] + " [...]"

@@ -1,0 +1,469 @@
+"""One report you can send: `python -m sessions report ID --out FILE`, written by the file's extension.
+
+`.html` is one self-contained page that opens offline in any browser: the tree as inline SVG,
+coloured by status, with failures and operator-made nodes marked; a timeline slider that redraws
+the tree as of any event; each node's action, observation summary, model calls and screenshot
+(downscaled, inlined); the operator's interventions; the paper's metrics and the diagnosis. No
+request leaves it: the styles and the script are written here and inlined, images are data URLs,
+and a Content-Security-Policy forbids every other source. All text is escaped: server-side with
+`html.escape`, and the session's data travels as JSON the script reads with `JSON.parse` and puts on
+the page only as text nodes (`textContent`), never as markup.
+
+`.md`, `.svg`, `.dot` and `.json` (the trace) are the exports of `sessions.export`; `.graphml` is
+the final tree for graph tools, written by networkx.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import networkx as nx
+
+from planner.events import (
+    ActionExecuted,
+    CommandApplied,
+    CommandRejected,
+    Event,
+    ModelCalled,
+    Observed,
+)
+from planner.metrics import SessionMetrics, session_metrics, tree_graph
+from planner.state import SessionState, apply
+from planner.tree import Node
+from sessions.errors import SessionInputError
+from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
+from sessions.store import EventStore
+
+__all__ = ["FORMATS", "html_report", "report_command", "tree_graphml", "write_report"]
+
+_SHOT_WIDTH = 640
+"""Screenshots are downscaled to this width (JPEG) before they are inlined."""
+_SHOT_BUDGET = 3_000_000
+"""Bytes of inlined screenshots at most; past it, later screenshots are left out (and the page says so)."""
+_PROMPT_CHARS = 4_000
+"""Characters of a model call's prompt and answer kept in the page."""
+
+
+def write_report(store: EventStore, session_id: str, path: Path | str) -> Path:
+    """Write the session's report to `path`, in the format its extension names; returns the path."""
+    target = Path(path)
+    render = FORMATS.get(target.suffix.lower())
+    if render is None:
+        raise SessionInputError(
+            f"cannot write a report as '{target.suffix or target.name}'; use one of {', '.join(sorted(FORMATS))}"
+        )
+    events = store.load(session_id)
+    state = SessionState()
+    for event in events:
+        apply(state, event)
+    content = render(session_id, state, events)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content, encoding="utf-8")
+    return target
+
+
+def report_command(store: EventStore, session_id: str, out: str) -> tuple[str, int]:
+    """The CLI's `report`: (the last stdout line, exit code 0)."""
+    written = write_report(store, session_id, out)
+    return json.dumps({"session_id": session_id, "out": str(written), "bytes": written.stat().st_size}), 0
+
+
+def tree_graphml(session_id: str, state: SessionState, events: list[Event]) -> str:
+    """The final tree as GraphML: each node's type, status, origin, description, action and reason."""
+    graph = nx.DiGraph(session=session_id, task=state.task)
+    for node_id, data in tree_graph(state.tree).nodes(data=True):
+        node = cast(Node, data["node"])
+        graph.add_node(
+            node_id,
+            type=node.type.value,
+            status=node.status.value,
+            origin=node.origin.value,
+            description=node.description,
+            action=node.action or "",
+            reason=node.reason or "",
+        )
+        if node.parent is not None:
+            graph.add_edge(node.parent, node_id)
+    return "\n".join(nx.generate_graphml(graph))
+
+
+# -- HTML -------------------------------------------------------------------------------------------
+
+
+def html_report(session_id: str, state: SessionState, events: list[Event]) -> str:
+    """The self-contained HTML report (see the module docstring)."""
+    data = {"frames": _frames(events), "details": _details(events)}
+    # `<`, `>` and `&` as JSON escapes: the data can never close its script element or open markup.
+    payload = (
+        json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    )
+    metrics = session_metrics(state, events)
+    e = html.escape
+    title = f"Run report: {session_id}"
+    return _PAGE.format(
+        title=e(title),
+        css=_CSS,
+        js=_JS,
+        data=payload,
+        header=_header(session_id, state, events),
+        metrics=_metrics_table(metrics),
+        diagnosis=_diagnosis(state),
+        interventions=_interventions(events),
+        last=len(events) - 1,
+    )
+
+
+def _frames(events: list[Event]) -> list[dict[str, Any]]:
+    """Per event: what changed in the tree (new or changed node fields, by node id) and a one-line label.
+
+    The script rebuilds the tree at event k by applying frames 0..k, so the slider needs no server.
+    """
+    state = SessionState()
+    seen: dict[str, dict[str, Any]] = {}
+    failed: set[str] = set()
+    frames = []
+    for event in events:
+        apply(state, event)
+        if isinstance(event.payload, ActionExecuted) and not event.payload.ok and event.node_id:
+            failed.add(event.node_id)
+        changes = {}
+        for node in state.tree.walk():
+            if node.status.value == "FAIL":
+                failed.add(node.id)
+            now = {
+                "p": node.parent,
+                "t": node.type.value,
+                "s": node.status.value,
+                "d": node.description,
+                "a": node.action,
+                "o": node.origin.value,
+                "r": node.reason,
+                "k": list(node.children),
+                "f": node.id in failed,
+                "e": node.protected,
+            }
+            before = seen.get(node.id, {})
+            delta = {key: value for key, value in now.items() if before.get(key) != value}
+            if delta:
+                changes[node.id] = delta
+                seen[node.id] = now
+        label = f"{event.seq} {event.kind.value}" + (f" at {event.node_id}" if event.node_id else "")
+        frames.append({"seq": event.seq, "label": label, "c": changes})
+    return frames
+
+
+def _details(events: list[Event]) -> dict[str, dict[str, Any]]:
+    """Per node: its actions (outcome, page, screenshot), observation summaries and model calls."""
+    details: dict[str, dict[str, Any]] = {}
+    budget = _SHOT_BUDGET
+    for event in events:
+        if event.node_id is None:
+            continue
+        entry = details.setdefault(event.node_id, {"runs": [], "seen": [], "calls": []})
+        payload = event.payload
+        if isinstance(payload, ActionExecuted):
+            shot = _inline_shot(payload.screenshot, budget)
+            budget -= len(shot or "")
+            entry["runs"].append(
+                {
+                    "seq": event.seq,
+                    "action": payload.action,
+                    "ok": payload.ok,
+                    "error": payload.error,
+                    "url": payload.url,
+                    "shot": shot,
+                }
+            )
+        elif isinstance(payload, Observed):
+            entry["seen"].append({"seq": event.seq, "summary": payload.summary, "notes": payload.notes})
+        elif isinstance(payload, ModelCalled):
+            usage = payload.usage
+            entry["calls"].append(
+                {
+                    "seq": event.seq,
+                    "op": payload.operator.value,
+                    "ok": payload.ok,
+                    "error": payload.error,
+                    "tokens": f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out",
+                    "ms": payload.latency_ms,
+                    "prompt": (payload.prompt or "")[:_PROMPT_CHARS],
+                    "raw": (payload.raw or "")[:_PROMPT_CHARS],
+                }
+            )
+    return details
+
+
+def _inline_shot(path: str | None, budget: int) -> str | None:
+    """A screenshot as a downscaled JPEG data URL, or None (no file, no Pillow, or over the budget)."""
+    if not path or budget <= 0 or not Path(path).is_file():
+        return None
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    try:
+        with Image.open(path) as image:
+            image = image.convert("RGB")
+            if image.width > _SHOT_WIDTH:
+                image = image.resize((_SHOT_WIDTH, round(image.height * _SHOT_WIDTH / image.width)))
+            buffer = io.BytesIO()
+            image.save(buffer, format="JPEG", quality=60)
+    except OSError:
+        return None
+    url = "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return url if len(url) <= budget else None
+
+
+def _header(session_id: str, state: SessionState, events: list[Event]) -> str:
+    e = html.escape
+    rows = [
+        ("Session", session_id),
+        ("Task", state.task),
+        ("Status", state.status.value + (f": {state.reason}" if state.reason else "")),
+        ("Final answer", state.final_answer or "(none)"),
+        ("Model", state.model or "(unknown)"),
+        ("Start URL", state.start_url or "(none)"),
+        ("Constraints", "; ".join(state.constraints or []) or "(none recorded)"),
+        ("Events", str(len(events))),
+    ]
+    return "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
+
+
+def _metrics_table(metrics: SessionMetrics) -> str:
+    e = html.escape
+    cells = []
+    for name, value in metrics.model_dump().items():
+        shown = "–" if value is None else (f"{value:.0%}" if isinstance(value, float) else str(value))
+        cells.append(f"<tr><th>{e(name.replace('_', ' '))}</th><td>{e(shown)}</td></tr>")
+    return "".join(cells)
+
+
+def _diagnosis(state: SessionState) -> str:
+    e = html.escape
+    stored = state.diagnosis
+    if stored is None:
+        return "<p>No diagnosis. Run <code>python -m sessions diagnose ID</code> to add one.</p>"
+    if stored.diagnosis is None:
+        return f"<p class='bad'>The diagnosis by {e(stored.model)} failed: {e(stored.error or '')}</p>"
+    d = stored.diagnosis
+    steps = "".join(
+        f"<tr><td>{s.step_number}</td><td><a href='#' class='goto' data-node='{e(s.node_id or '')}'>"
+        f"{e(s.node_id or '–')}</a></td><td>{e(s.what_happened)}</td><td>{e(s.what_went_wrong)}</td></tr>"
+        for s in d.critical_steps
+    )
+    return (
+        f"<p><b>Root cause:</b> {e(d.root_cause)}</p>"
+        f"<p><b>Category:</b> {e(d.failure_category.value)} · <b>Confidence:</b> {d.confidence} of 5 · "
+        f"<b>By:</b> {e(stored.model)}</p>"
+        f"<p><b>What should have been done:</b> {e(d.what_should_have_been_done)}</p>"
+        "<table><tr><th>Step</th><th>Node</th><th>What happened</th><th>What went wrong</th></tr>"
+        f"{steps}</table>"
+    )
+
+
+def _interventions(events: list[Event]) -> str:
+    e = html.escape
+    rows = []
+    for event in events:
+        payload = event.payload
+        if isinstance(payload, CommandApplied | CommandRejected):
+            result = "applied" if isinstance(payload, CommandApplied) else f"rejected: {payload.reason}"
+            detail = json.dumps({k: v for k, v in payload.command.items() if k != "kind"}, ensure_ascii=False)
+            rows.append(
+                f"<tr><td>{event.seq}</td><td>{e(str(payload.command.get('kind', '?')))}</td>"
+                f"<td>{e(result)}</td><td>{e(detail)}</td></tr>"
+            )
+    if not rows:
+        return "<p>None.</p>"
+    return "<table><tr><th>Event</th><th>Command</th><th>Result</th><th>Detail</th></tr>" + "".join(rows) + "</table>"
+
+
+FORMATS: dict[str, Callable[[str, SessionState, list[Event]], str | bytes]] = {
+    ".html": html_report,
+    ".md": markdown_report,
+    ".json": trace_json,
+    ".dot": lambda session_id, state, events: tree_dot(state),
+    ".svg": lambda session_id, state, events: tree_svg(state),
+    ".graphml": tree_graphml,
+}
+"""What each extension writes."""
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222}
+header,section{padding:8px 16px}
+h1{font-size:20px;margin:8px 0}h2{font-size:16px;margin:12px 0 6px}
+table{border-collapse:collapse;margin:4px 0}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f5f5f5;font-weight:600}
+#main{display:flex;gap:12px;align-items:flex-start}
+#chart{flex:2;overflow:auto;border:1px solid #ddd;max-height:70vh}
+#detail{flex:1;min-width:280px;max-height:70vh;overflow:auto;border:1px solid #ddd;padding:6px}
+#timeline{display:flex;gap:8px;align-items:center}#slider{flex:1}
+.node{cursor:pointer}.node text{font-size:11px;pointer-events:none}
+.s-SUCCESS{fill:#4caf50}.s-FAIL{fill:#e53935}.s-VISITED{fill:#42a5f5}.s-UNVISITED{fill:#bdbdbd}
+.s-PRUNED,.s-DELETED{fill:#eeeeee}
+.node.failed .shape{stroke:#b71c1c;stroke-width:3}
+.node.operator .shape{stroke:#7b1fa2;stroke-width:3;stroke-dasharray:4 2}
+.node.selected .shape{stroke:#000;stroke-width:3}
+.edge{stroke:#999;fill:none}.edge.removed{stroke-dasharray:4 3}
+.bad{color:#b71c1c}.legend span{margin-right:12px}
+pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;border:1px solid #eee;padding:4px;max-height:240px;overflow:auto}
+img{max-width:100%;border:1px solid #ccc}
+"""
+
+_JS = r"""
+"use strict";
+const D = JSON.parse(document.getElementById("data").textContent);
+const NS = "http://www.w3.org/2000/svg";
+const slider = document.getElementById("slider");
+let selected = null;
+
+function el(tag, attrs, text) {
+  const node = tag.startsWith("svg:") ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function treeAt(k) {
+  const nodes = {};
+  for (let i = 0; i <= k; i++) {
+    for (const [id, change] of Object.entries(D.frames[i].c)) nodes[id] = Object.assign(nodes[id] || {id: id}, change);
+  }
+  return nodes;
+}
+
+function layout(nodes) {
+  const pos = {};
+  let slot = 0;
+  function place(id, depth) {
+    const kids = (nodes[id].k || []).filter(c => nodes[c]);
+    kids.forEach(c => place(c, depth + 1));
+    const x = kids.length ? (pos[kids[0]].x + pos[kids[kids.length - 1]].x) / 2 : slot++;
+    pos[id] = {x: x, y: depth};
+  }
+  if (nodes["0"]) place("0", 0);
+  return {pos: pos, width: Math.max(slot, 1)};
+}
+
+function shape(node, x, y) {
+  const r = 14;
+  if (node.t === "AND") return el("svg:rect", {x: x - r, y: y - r, width: 2 * r, height: 2 * r, class: "shape s-" + node.s});
+  if (node.t === "OR") return el("svg:polygon", {points: `${x},${y - r - 3} ${x + r + 3},${y} ${x},${y + r + 3} ${x - r - 3},${y}`, class: "shape s-" + node.s});
+  if (node.t === "ACTION") return el("svg:circle", {cx: x, cy: y, r: r, class: "shape s-" + node.s});
+  return el("svg:polygon", {points: `${x},${y - r} ${x + r},${y + r} ${x - r},${y + r}`, class: "shape s-" + node.s});
+}
+
+function draw(k) {
+  const nodes = treeAt(k);
+  const {pos, width} = layout(nodes);
+  const dx = 70, dy = 70, pad = 30;
+  const depth = Math.max(0, ...Object.values(pos).map(p => p.y));
+  const svg = el("svg:svg", {id: "tree", width: width * dx + 2 * pad, height: (depth + 1) * dy + 2 * pad});
+  const at = id => [pad + pos[id].x * dx + dx / 2, pad + pos[id].y * dy + 20];
+  for (const id of Object.keys(pos)) {
+    const p = nodes[id].p;
+    if (p && pos[p]) {
+      const [x1, y1] = at(p), [x2, y2] = at(id);
+      const removed = nodes[id].s === "PRUNED" || nodes[id].s === "DELETED";
+      svg.appendChild(el("svg:line", {x1: x1, y1: y1, x2: x2, y2: y2, class: "edge" + (removed ? " removed" : "")}));
+    }
+  }
+  for (const id of Object.keys(pos)) {
+    const node = nodes[id];
+    const [x, y] = at(id);
+    const classes = ["node"];
+    if (node.f) classes.push("failed");
+    if (node.o === "operator" || node.e) classes.push("operator");
+    if (id === selected) classes.push("selected");
+    const g = el("svg:g", {class: classes.join(" "), "data-id": id, "data-status": node.s, "data-failed": node.f ? "1" : "0",
+                           "data-origin": node.o});
+    g.appendChild(el("svg:title", {}, `${id} ${node.t} ${node.s}: ${node.d}` + (node.r ? ` (${node.r})` : "")));
+    g.appendChild(shape(node, x, y));
+    let mark = node.f ? " ✗" : "";
+    if (node.o === "operator" || node.e) mark += " ✎";
+    else if (node.o === "repair") mark += " ↻";
+    g.appendChild(el("svg:text", {x: x, y: y + 30, "text-anchor": "middle"}, id + mark));
+    g.addEventListener("click", () => { selected = id; draw(Number(slider.value)); showDetail(nodes, id); });
+    svg.appendChild(g);
+  }
+  const chart = document.getElementById("chart");
+  chart.replaceChildren(svg);
+  document.getElementById("event-label").textContent = D.frames[k].label;
+  if (selected && nodes[selected]) showDetail(nodes, selected);
+}
+
+function add(parent, tag, text, attrs) { const node = el(tag, attrs, text); parent.appendChild(node); return node; }
+
+function showDetail(nodes, id) {
+  const box = document.getElementById("detail");
+  box.replaceChildren();
+  const node = nodes[id];
+  add(box, "h2", `${id} · ${node.t} · ${node.s}`);
+  add(box, "p", node.d);
+  add(box, "p", "origin: " + node.o + (node.e ? " (operator-edited)" : ""));
+  if (node.a) add(box, "p", "action: " + node.a);
+  if (node.f) add(box, "p", "FAILED during the run" + (node.r ? ": " + node.r : ""), {class: "bad"});
+  else if (node.r) add(box, "p", "reason: " + node.r);
+  const info = D.details[id] || {runs: [], seen: [], calls: []};
+  for (const run of info.runs) {
+    add(box, "h3", `ran at event ${run.seq}: ${run.ok ? "ok" : "FAILED"}`);
+    add(box, "p", run.action + (run.error ? " — " + run.error : ""), {class: run.ok ? "" : "bad"});
+    if (run.url) add(box, "p", "page: " + run.url);
+    if (run.shot) add(box, "img", undefined, {src: run.shot, alt: "screenshot after " + run.action});
+  }
+  for (const seen of info.seen) {
+    add(box, "h3", `observed at event ${seen.seq}`);
+    add(box, "p", seen.summary);
+    for (const note of seen.notes) add(box, "p", "note: " + note);
+  }
+  for (const call of info.calls) {
+    const d = add(box, "details");
+    add(d, "summary", `model call ${call.op} at event ${call.seq}: ${call.ok ? "ok" : "failed"}, ${call.tokens}, ${call.ms} ms`);
+    if (call.error) add(d, "p", call.error, {class: "bad"});
+    add(d, "pre", call.prompt);
+    add(d, "pre", call.raw);
+  }
+}
+
+slider.addEventListener("input", () => draw(Number(slider.value)));
+for (const link of document.querySelectorAll("a.goto")) {
+  link.addEventListener("click", event => {
+    event.preventDefault();
+    selected = link.getAttribute("data-node");
+    slider.value = slider.max;
+    draw(Number(slider.max));
+  });
+}
+draw(Number(slider.value));
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<title>{title}</title><style>{css}</style></head>
+<body>
+<header><h1>{title}</h1><table>{header}</table></header>
+<section><h2>Tree</h2>
+<p class="legend"><span>■ AND</span><span>◆ OR</span><span>● action</span><span>▲ not expanded</span>
+<span>✗ failed</span><span>✎ operator-made or edited</span><span>↻ made by repair</span></p>
+<div id="timeline"><label for="slider">Event</label>
+<input id="slider" type="range" min="0" max="{last}" value="{last}"><span id="event-label"></span></div>
+<div id="main"><div id="chart"></div><div id="detail"><p>Click a node to see its action, observation and model calls.</p></div></div>
+</section>
+<section><h2>Diagnosis</h2>{diagnosis}</section>
+<section><h2>Metrics</h2><table>{metrics}</table></section>
+<section><h2>Operator interventions</h2>{interventions}</section>
+<script type="application/json" id="data">{data}</script>
+<script>{js}</script>
+</body></html>
+"""

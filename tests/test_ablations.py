@@ -1,0 +1,38 @@
+"""The ablation table: four conditions over the suite, in the layout of the paper's Table 7."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from demo.ablations import CONDITIONS, ablations_command
+from planner.metrics import SUITE_ROWS
+from sessions.sql import SqlStore, database_url
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_the_over_ear_task_under_four_conditions_gives_the_table(tmp_path: Path) -> None:
+    """over-ear-under-100 meets the broken price filter: its OR falls back in Full and OR only."""
+    store = SqlStore(database_url(tmp_path / "sessions.db"))
+    out = tmp_path / "ablations.json"
+
+    text, code = ablations_command(store, out=out, only=["over-ear-under-100"])
+
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[0].split() == ["Full", "OR", "only", "Repair", "only", "Neither"]
+    labels = [row.label for row in SUITE_ROWS]
+    assert [line for line in lines[1:-1] if line.split()] and all(
+        any(line.startswith(label) for line in lines) for label in labels
+    )
+    data = json.loads(out.read_text())
+    assert list(data) == list(CONDITIONS)
+    assert data["Full"]["suite"]["success_rate"] == 1.0
+    assert data["Full"]["sessions"][0]["or_nodes"] >= 1
+    assert data["Repair only"]["sessions"][0]["or_nodes"] == 0
+    assert data["OR only"]["suite"]["recovery_rate"] == 0.0
+    assert out.with_suffix(".md").read_text().startswith("|  | Full | OR only | Repair only | Neither |")
+    assert json.loads(lines[-1])["json"] == str(out)
