@@ -10,6 +10,7 @@
     │   └── RunnerBusy        another live runner holds the session (defined in `sessions.runner`)
     ├── SessionInputError     a task, session id or event number that cannot be used to create or fork a session
     ├── InvalidCommand        an operator command of no documented shape (refused before it is queued)
+    ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.export`)
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
 
 Every message is one sentence a person can act on; the CLI and the console catch these by type
