@@ -9,6 +9,7 @@ whose id was already handled does nothing, so a command delivered twice takes ef
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Literal
 from uuid import uuid4
 
@@ -40,6 +41,7 @@ __all__ = [
     "SetBreakpoints",
     "SetBudget",
     "SetConstraints",
+    "Spelling",
     "Step",
     "Stop",
     "apply_command",
@@ -66,8 +68,24 @@ def _blank_or_text(text: str) -> str:
     return text.strip()
 
 
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """How a command line spells a command field: field metadata that validation ignores.
+
+    Front ends build their forms from the models (see `COMMAND_MODELS`); a form of flags needs a few
+    words the types do not give. `option` is the flag (default: the field's name, dashed: `--node`);
+    `argument` makes the field positional under that name instead; `noun` is what an error calls
+    one value (default: the flag's or the argument's words); `unit` is what a number counts.
+    """
+
+    option: str | None = None
+    argument: str | None = None
+    noun: str | None = None
+    unit: str | None = None
+
+
 _Text = Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_not_blank)]
-_NodeId = Annotated[str, Field(min_length=1, max_length=200)]
+_NodeId = Annotated[str, Field(min_length=1, max_length=200), Spelling(noun="node id")]
 
 
 class _Command(BaseModel):
@@ -77,64 +95,72 @@ class _Command(BaseModel):
 
 
 class Pause(_Command):
-    kind: Literal["pause"] = "pause"
+    kind: Literal["pause"] = Field("pause", description="pause at the next step boundary")
 
 
 class Resume(_Command):
-    kind: Literal["resume"] = "resume"
+    kind: Literal["resume"] = Field("resume", description="resume a paused or stopped session")
 
 
 class Step(_Command):
     """Run exactly one step, then pause."""
 
-    kind: Literal["step"] = "step"
+    kind: Literal["step"] = Field("step", description="run one step, then pause")
 
 
 class Stop(_Command):
-    kind: Literal["stop"] = "stop"
+    kind: Literal["stop"] = Field("stop", description="stop the run (resumable)")
 
 
 class Inject(_Command):
     """Add sub-goals (under an AND) or alternatives (under an OR) at a position among the children."""
 
-    kind: Literal["inject"] = "inject"
-    parent: _NodeId
-    goals: list[_Text] = Field(min_length=1, max_length=50)
-    position: int | None = Field(default=None, ge=0, le=100_000)
-    node_type: Literal["AND", "OR"] | None = None
-    scores: list[Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]] | None = None
+    kind: Literal["inject"] = Field("inject", description="add sub-goals or alternatives under a node")
+    parent: _NodeId = Field(description="node id to add under, e.g. 0 or 0.2")
+    goals: Annotated[list[_Text], Spelling(option="--goal")] = Field(
+        min_length=1, max_length=50, description="a sub-goal (repeat)"
+    )
+    position: int | None = Field(
+        default=None, ge=0, le=100_000, description="index among the children (default: append)"
+    )
+    node_type: Annotated[Literal["AND", "OR"] | None, Spelling(option="--type")] = Field(
+        default=None, description="type for an unexpanded parent"
+    )
+    scores: Annotated[
+        list[Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]] | None, Spelling(option="--score")
+    ] = Field(default=None, description="score per OR alternative")
 
 
 class Prune(_Command):
     """Remove a step the plan does not need; later siblings are kept (unlike a failure)."""
 
-    kind: Literal["prune"] = "prune"
+    kind: Literal["prune"] = Field("prune", description="remove a step the plan does not need")
     node: _NodeId
     reason: _Text
 
 
 class Edit(_Command):
-    kind: Literal["edit"] = "edit"
+    kind: Literal["edit"] = Field("edit", description="change the description of an open node")
     node: _NodeId
     description: _Text
-    reexpand: bool = False
+    reexpand: bool = Field(default=False, description="drop its open children and expand it again")
 
 
 class Reopen(_Command):
-    kind: Literal["reopen"] = "reopen"
+    kind: Literal["reopen"] = Field("reopen", description="return a FAIL, PRUNED or DELETED node to UNVISITED")
     node: _NodeId
 
 
 class Force(_Command):
     """Choose which OR alternative runs next."""
 
-    kind: Literal["force"] = "force"
+    kind: Literal["force"] = Field("force", description="choose the OR alternative that runs next")
     node: _NodeId
     child: _NodeId
 
 
 class Approve(_Command):
-    kind: Literal["approve"] = "approve"
+    kind: Literal["approve"] = Field("approve", description="let the guarded action run")
     node: _NodeId | None = None
 
 
@@ -142,15 +168,15 @@ class Reject(_Command):
     """Refuse the guarded action: it fails, and the planner recovers at once, or (`pause`) the
     session pauses first so the operator can change the plan before it does."""
 
-    kind: Literal["reject"] = "reject"
+    kind: Literal["reject"] = Field("reject", description="refuse the guarded action (it fails)")
     reason: Annotated[str, Field(max_length=2000), AfterValidator(_blank_or_text)] = ""
-    pause: bool = False
+    pause: bool = Field(default=False, description="pause after rejecting, so the plan can be changed first")
 
 
 class EditAction(_Command):
     """Replace a pending action's text; for a guarded action this also approves the new text."""
 
-    kind: Literal["edit_action"] = "edit_action"
+    kind: Literal["edit_action"] = Field("edit_action", description="replace a pending action (approves a guarded one)")
     action: _Text
     node: _NodeId | None = None
 
@@ -158,8 +184,10 @@ class EditAction(_Command):
 class SetBreakpoints(_Command):
     """Change when the session pauses by itself, while it runs."""
 
-    kind: Literal["breakpoints"] = "breakpoints"
-    breakpoints: list[Breakpoint] = Field(default_factory=list)
+    kind: Literal["breakpoints"] = Field(
+        "breakpoints", description="set when the session pauses by itself (none clears them)"
+    )
+    breakpoints: Annotated[list[Breakpoint], Spelling(argument="KIND", noun="breakpoint")] = Field(default_factory=list)
 
 
 class SetConstraints(_Command):
@@ -168,15 +196,19 @@ class SetConstraints(_Command):
     Setting them before the run starts also skips the model's own extraction.
     """
 
-    kind: Literal["constraints"] = "constraints"
-    constraints: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
+    kind: Literal["constraints"] = Field("constraints", description="replace the task's constraints (none clears them)")
+    constraints: Annotated[list[Annotated[str, Field(max_length=500)]], Spelling(argument="REQUIREMENT")] = Field(
+        default_factory=list, max_length=50, description='e.g. "backpack: price under $60"'
+    )
 
 
 class SetBudget(_Command):
     """Change the session's cost cap in USD (None removes it); the run pauses when the cap is spent."""
 
-    kind: Literal["budget"] = "budget"
-    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False)
+    kind: Literal["budget"] = Field("budget", description="set the cost cap in USD (without --max-cost: no cap)")
+    max_cost_usd: Annotated[float | None, Spelling(option="--max-cost", unit="USD")] = Field(
+        default=None, gt=0, le=10_000, allow_inf_nan=False
+    )
 
 
 Command = Annotated[

@@ -8,6 +8,11 @@ Bad input is refused as early as it can be: argparse type functions bound every 
 size of every text before anything reaches the store, and the errors the store, the planner and
 the file readers raise on purpose become one line here. Anything else is a bug and keeps its
 traceback.
+
+A subcommand's arguments are added only when it is the one given, and each imports what it uses:
+`list` loads no engine, model registry or command model; `command` loads the command models its
+verbs are built from (`_add_field`). Applications built on sessions (`python -m demo`) add their own
+subcommands (`Subcommand`) with the same conventions.
 """
 
 from __future__ import annotations
@@ -21,27 +26,41 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
-from pathlib import Path
-from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from enum import Enum
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
-
-from planner.browser.dry import DRY_START, is_dry
-from planner.commands import COMMAND_MODELS, Inject, SetBudget, describe_command_error, parse_command
-from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
-from planner.inputs import MAX_PATH_CHARS, describe_validation_error, shown
-from planner.state import RunStatus, SessionState
-from sessions.backends import MODEL_HELP, artifacts_root
+from planner.inputs import MAX_PATH_CHARS, shown
 from sessions.errors import SessionsError
-from sessions.sql import open_store
-from sessions.store import EventStore
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_PAUSED", "EXIT_USAGE", "build_parser", "main"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
+
+    from planner.commands import Spelling
+    from planner.config import EngineConfig
+    from planner.state import SessionState
+    from sessions.store import EventStore
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_PAUSED",
+    "EXIT_USAGE",
+    "Subcommand",
+    "ablation_config",
+    "add_ablations",
+    "build_parser",
+    "emit",
+    "main",
+    "path_argument",
+    "run_summary",
+    "text_argument",
+]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -53,8 +72,6 @@ EXIT_PAUSED = 3
 
 MAX_TASK_CHARS = 4000
 """A task is a sentence or a paragraph; a longer one is a pasted document, and every prompt carries it."""
-MAX_TEXT_CHARS = 2000
-"""The longest goal, description, reason or action a command may carry (the command models' own limit)."""
 MAX_SEQ = 2**31 - 1
 """Event numbers are 32-bit integers in the store; a larger `--at` can name no event."""
 MAX_WAIT_S = 86_400.0
@@ -62,7 +79,7 @@ PROG = "python -m sessions"
 
 
 class _UsageError(Exception):
-    """Arguments that parse but cannot be used together, or a demo task file/id that cannot be used."""
+    """Arguments that parse but cannot be used together, or a session they name that cannot be used."""
 
 
 # -- output ----------------------------------------------------------------------------------------
@@ -88,11 +105,13 @@ def _refuse(error: BaseException) -> int:
     return EXIT_USAGE
 
 
-def _emit(payload: dict[str, Any]) -> None:
+def emit(payload: dict[str, Any]) -> None:
+    """The subcommand's result: one JSON line on stdout, the last one it prints."""
     print(json.dumps(payload, ensure_ascii=False), flush=True)
 
 
-def _summary(session_id: str, state: SessionState) -> dict[str, Any]:
+def run_summary(session_id: str, state: SessionState) -> dict[str, Any]:
+    """What a finished or paused run reports: the JSON a script reads after `run`, `resume` or a demo run."""
     return {
         "session_id": session_id,
         "status": state.status.value,
@@ -117,6 +136,8 @@ def _pause_notice(state: SessionState, session_id: str, db: str | None, detached
     runner is started again (`resume ID --exit-on-pause`, so a script keeps its mode); otherwise
     this process is the runner, and a queued command is enough.
     """
+    from planner.state import RunStatus
+
     if detached:
         resume = _cli_line("resume", session_id, "--exit-on-pause", db=db)
     else:
@@ -175,10 +196,9 @@ def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
 
 
 def _drive(store: EventStore, session_id: str, args: argparse.Namespace) -> int:
-    """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused.
-
-    The runner, the trace and the tree text are imported by the subcommands that use them: `list`,
-    `show` and `export` need no engine."""
+    """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused."""
+    from planner.state import RunStatus
+    from sessions.backends import artifacts_root
     from sessions.runner import Runner
 
     stopping = threading.Event()
@@ -187,13 +207,15 @@ def _drive(store: EventStore, session_id: str, args: argparse.Namespace) -> int:
     with _stop_on_signals(stopping.set):
         runner = Runner(store, session_id, artifacts=artifacts_root(args.db))
         state = runner.run(should_stop=stopping.is_set, on_idle=notice)
-    _emit(_summary(session_id, state))
+    emit(run_summary(session_id, state))
     if state.status is RunStatus.SUCCEEDED:
         return EXIT_OK
     return EXIT_PAUSED if notice.left and not state.finished else EXIT_FAILED
 
 
 def _config(args: argparse.Namespace) -> EngineConfig:
+    from planner.config import Breakpoint
+
     return _validated(
         repair=not args.no_repair,
         or_alternatives=not args.no_or,
@@ -210,7 +232,17 @@ def _config(args: argparse.Namespace) -> EngineConfig:
     )
 
 
+def ablation_config(args: argparse.Namespace) -> EngineConfig:
+    """The engine settings the options of `add_ablations` choose."""
+    return _validated(repair=not args.no_repair, or_alternatives=not args.no_or, lookahead=args.lookahead)
+
+
 def _validated(**settings: object) -> EngineConfig:
+    from pydantic import ValidationError
+
+    from planner.config import EngineConfig
+    from planner.inputs import describe_validation_error
+
     try:
         return EngineConfig.model_validate(settings)
     except ValidationError as error:
@@ -220,7 +252,8 @@ def _validated(**settings: object) -> EngineConfig:
 # -- subcommands -----------------------------------------------------------------------------------
 
 
-def _cmd_run(args: argparse.Namespace, store: EventStore) -> int:
+def _run(args: argparse.Namespace, store: EventStore) -> int:
+    from planner.browser.dry import DRY_START
     from sessions.runner import create_session
 
     session_id = create_session(
@@ -235,7 +268,8 @@ def _cmd_run(args: argparse.Namespace, store: EventStore) -> int:
     return _drive(store, session_id, args)
 
 
-def _cmd_resume(args: argparse.Namespace, store: EventStore) -> int:
+def _resume(args: argparse.Namespace, store: EventStore) -> int:
+    from planner.state import RunStatus
     from sessions.runner import load_state, queue_command
 
     state = load_state(store, args.session_id)
@@ -246,15 +280,15 @@ def _cmd_resume(args: argparse.Namespace, store: EventStore) -> int:
     return _drive(store, args.session_id, args)
 
 
-def _cmd_fork(args: argparse.Namespace, store: EventStore) -> int:
+def _fork(args: argparse.Namespace, store: EventStore) -> int:
     from sessions.runner import fork_session
 
     new_id = fork_session(store, args.session_id, args.at)
-    _emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
+    emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
     return EXIT_OK
 
 
-def _cmd_list(args: argparse.Namespace, store: EventStore) -> int:
+def _list(args: argparse.Namespace, store: EventStore) -> int:
     rows = [
         {
             "session_id": info.id,
@@ -267,21 +301,21 @@ def _cmd_list(args: argparse.Namespace, store: EventStore) -> int:
         }
         for info in store.sessions()
     ]
-    _emit({"sessions": rows})
+    emit({"sessions": rows})
     return EXIT_OK
 
 
-def _cmd_export(args: argparse.Namespace, store: EventStore) -> int:
+def _export(args: argparse.Namespace, store: EventStore) -> int:
     from planner.state import replay
     from sessions.export import trace
     from sessions.runner import load_events
 
     events = load_events(store, args.session_id, upto=args.at)  # refuses an --at past the end
-    _emit(trace(args.session_id, replay(events), events))
+    emit(trace(args.session_id, replay(events), events))
     return EXIT_OK
 
 
-def _cmd_show(args: argparse.Namespace, store: EventStore) -> int:
+def _show(args: argparse.Namespace, store: EventStore) -> int:
     from planner.render import tree_text
     from sessions.runner import load_state
 
@@ -293,83 +327,24 @@ def _cmd_show(args: argparse.Namespace, store: EventStore) -> int:
     return EXIT_OK
 
 
-def _suite_config(args: argparse.Namespace) -> EngineConfig:
-    return _validated(repair=not args.no_repair, or_alternatives=not args.no_or, lookahead=args.lookahead)
-
-
-def _output_file(path: Path) -> Path:
-    """Where the suite writes its results, checked before the suite spends minutes running."""
-    if path.is_dir():
-        raise _UsageError(f"--out {shown(path)} is a directory; give a file path such as var/suite.json")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise _UsageError(f"--out {shown(path)} is inside a file, not a directory; give another path") from None
-    return path
-
-
-def _cmd_suite(args: argparse.Namespace, store: EventStore) -> int:
-    from demo.suite import format_table, run_suite
-    from demo.tasks import TaskError
-
-    out = _output_file(Path(args.out))
-    try:
-        rows = run_suite(
-            store,
-            tasks_file=Path(args.tasks) if args.tasks is not None else None,
-            model=args.model,
-            config=_suite_config(args),
-            approve=not args.reject_guarded,
-            artifacts=artifacts_root(args.db),
-            only=args.only or None,
-        )
-    except TaskError as error:
-        raise _UsageError(str(error)) from None
-    print(format_table(rows))
-    out.write_text(json.dumps([asdict(row) for row in rows], indent=2, ensure_ascii=False))
-    _emit({"tasks": len(rows), "passed": sum(row.success for row in rows), "results": str(out)})
-    return EXIT_OK
-
-
-def _cmd_demo(args: argparse.Namespace, store: EventStore) -> int:
-    """Start the bundled shop, run one demo task with the offline model, show the tree and the check."""
-    from demo.shop import start_shop
-    from demo.suite import auto_approver
-    from demo.tasks import TaskError, check_answer, load_tasks, select_tasks
-    from planner.render import tree_text
-    from sessions.runner import Runner, create_session
-
-    try:
-        [task] = select_tasks(load_tasks(), [args.task_id])
-    except TaskError as error:
-        raise _UsageError(str(error)) from None
-    config = _suite_config(args)
-    with start_shop() as shop:
-        print(f"demo shop at {shop.url}; task: {task.task}", file=sys.stderr)
-        session_id = create_session(store, task.task, "demo", start_url=shop.url + task.start_path, config=config)
-        runner = Runner(store, session_id, artifacts=artifacts_root(args.db))
-        state = runner.run(on_idle=auto_approver(store, session_id))
-    print(tree_text(state.tree))
-    verdict = check_answer(task, state.final_answer or "")
-    _emit({**_summary(session_id, state), "criteria_met": verdict.passed, "missing": verdict.missing})
-    return EXIT_OK if verdict.passed else EXIT_FAILED
-
-
 def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
     """The command a verb's arguments describe: the verb is the model's kind and its options are
-    named after the model's fields, so the fields are read off the model rather than listed here."""
-    verb = args.verb.replace("-", "_")
-    payload: dict[str, Any] = {"kind": verb}
-    for name in COMMAND_MODELS[verb].model_fields:
-        if name in ("kind", "command_id"):
-            continue
+    named after the model's fields (`_add_field`), so the fields are read off the model."""
+    from planner.commands import COMMAND_MODELS
+
+    kind = args.verb.replace("-", "_")
+    payload: dict[str, Any] = {"kind": kind}
+    for name in _fields(COMMAND_MODELS[kind]):
         value = getattr(args, name, None)
         if value is not None and value is not False:
             payload[name] = value
     return payload
 
 
-def _cmd_command(args: argparse.Namespace, store: EventStore) -> int:
+def _command(args: argparse.Namespace, store: EventStore) -> int:
+    from pydantic import ValidationError
+
+    from planner.commands import describe_command_error, parse_command
     from sessions.runner import queue_command, wait_for_outcome
 
     try:
@@ -385,23 +360,23 @@ def _cmd_command(args: argparse.Namespace, store: EventStore) -> int:
             outcome["reason"] = f"no runner handled it within {args.timeout:g} s; it applies when the session runs"
         else:
             outcome.update(result="applied" if done.applied else "rejected", reason=done.reason, seq=done.seq)
-    _emit(outcome)
+    emit(outcome)
     return EXIT_FAILED if outcome["result"] == "rejected" else EXIT_OK
 
 
 # -- argument types: every value bounded before it reaches the store ------------------------------
 
 
-def _field_range(model: type[BaseModel], name: str) -> tuple[float, bool, float]:
-    """The bounds a pydantic field declares (ge/gt, le), so the CLI checks what the model checks."""
+def _bounds(rules: Sequence[object]) -> tuple[float, bool, float]:
+    """The bounds pydantic constraints declare (ge/gt, le), so the CLI checks what the model checks."""
     low, inclusive, high = -math.inf, True, math.inf
-    for rule in model.model_fields[name].metadata:
+    for rule in rules:
         if getattr(rule, "ge", None) is not None:
-            low, inclusive = rule.ge, True
+            low, inclusive = rule.ge, True  # type: ignore[attr-defined]
         if getattr(rule, "gt", None) is not None:
-            low, inclusive = rule.gt, False
+            low, inclusive = rule.gt, False  # type: ignore[attr-defined]
         if getattr(rule, "le", None) is not None:
-            high = rule.le
+            high = rule.le  # type: ignore[attr-defined]
     return low, inclusive, high
 
 
@@ -416,11 +391,6 @@ def _whole(low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
-
-
-def _whole_field(model: type[BaseModel], name: str) -> Callable[[str], int]:
-    low, _, high = _field_range(model, name)
-    return _whole(int(low), int(min(high, MAX_SEQ)))
 
 
 def _amount(low: float, inclusive: bool, high: float, unit: str = "") -> Callable[[str], float]:
@@ -439,12 +409,17 @@ def _amount(low: float, inclusive: bool, high: float, unit: str = "") -> Callabl
     return parse
 
 
-def _amount_field(model: type[BaseModel], name: str, unit: str = "") -> Callable[[str], float]:
-    low, inclusive, high = _field_range(model, name)
-    return _amount(low, inclusive, high, unit)
+def _setting(name: str) -> Callable[[str], int]:
+    """A whole-number engine setting, bounded as `EngineConfig` bounds it."""
+    from planner.config import EngineConfig
+
+    low, _, high = _bounds(EngineConfig.model_fields[name].metadata)
+    return _whole(int(low), int(min(high, MAX_SEQ)))
 
 
-def _text(what: str, limit: int) -> Callable[[str], str]:
+def text_argument(what: str, limit: int) -> Callable[[str], str]:
+    """An argparse type for text of at most `limit` characters and no NUL; `what` names it in the error."""
+
     def parse(text: str) -> str:
         if "\0" in text:
             raise argparse.ArgumentTypeError(f"the {what} contains a NUL character")
@@ -455,13 +430,26 @@ def _text(what: str, limit: int) -> Callable[[str], str]:
     return parse
 
 
-def _path(what: str) -> Callable[[str], str]:
-    bounded = _text(what, MAX_PATH_CHARS)
+def path_argument(what: str) -> Callable[[str], str]:
+    """An argparse type for a file path or URL: not empty, of a length the system can use."""
+    bounded = text_argument(what, MAX_PATH_CHARS)
 
     def parse(text: str) -> str:
         if not text.strip():
             raise argparse.ArgumentTypeError(f"the {what} is empty")
         return bounded(text)
+
+    return parse
+
+
+def _choice(kinds: type[Enum], noun: str) -> Callable[[str], str]:
+    names = ", ".join(str(kind.value) for kind in kinds)
+
+    def parse(text: str) -> str:
+        try:
+            return str(kinds(text).value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{shown(text, 24)}' is not a {noun}; choose from {names}") from None
 
     return parse
 
@@ -485,6 +473,10 @@ def _session_ref(text: str) -> str:
 
 def _start_url(text: str) -> str:
     """A page to start on: an http(s) address with a host (or the dry environment's own URL)."""
+    from urllib.parse import urlsplit
+
+    from planner.browser.dry import is_dry
+
     problem = f"give an http:// or https:// address such as http://127.0.0.1:8000/, not '{shown(text, 40)}'"
     if len(text) > 2000 or not text.isprintable() or any(ch.isspace() for ch in text):
         raise argparse.ArgumentTypeError(problem)
@@ -500,31 +492,101 @@ def _start_url(text: str) -> str:
     return text
 
 
-_KINDS = ", ".join(b.value for b in Breakpoint)
+# -- command verbs, built from the command models --------------------------------------------------
 
 
-def _breakpoint(text: str) -> str:
-    try:
-        return Breakpoint(text).value
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{shown(text, 24)}' is not a breakpoint; choose from {_KINDS}") from None
+def _fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A command's fields an operator gives: the kind is the verb, and the id is made when it is queued."""
+    return {name: field for name, field in model.model_fields.items() if name not in ("kind", "command_id")}
 
 
-# -- the parser ------------------------------------------------------------------------------------
+def _unwrapped(annotation: object) -> tuple[object, list[object]]:
+    """`Annotated[T, ...]` as T and its metadata, constraints given as `Field(...)` flattened in."""
+    from pydantic.fields import FieldInfo
+
+    if get_origin(annotation) is not Annotated:
+        return annotation, []
+    base, *extras = get_args(annotation)
+    rules: list[object] = []
+    for extra in extras:
+        rules.extend(extra.metadata if isinstance(extra, FieldInfo) else [extra])
+    return base, rules
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are one line: no usage block, no echo of a huge value."""
+def _shape(field: FieldInfo) -> tuple[object, list[object], bool, Spelling]:
+    """A field's value type, that value's constraints, whether the field repeats it, and its spelling."""
+    from planner.commands import Spelling
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"error: {_one_line(message)}; see `{self.prog} --help`\n")
+    annotation = field.annotation
+    if get_origin(annotation) in (Union, UnionType):  # `X | None`: an option that may be left out
+        annotation = next(arg for arg in get_args(annotation) if arg is not type(None))
+    many = get_origin(annotation) is list
+    base, inner = _unwrapped(get_args(annotation)[0] if many else annotation)
+    rules = inner if many else [*field.metadata, *inner]  # a list's own constraints count its items
+    spelling = next((rule for rule in [*field.metadata, *inner] if isinstance(rule, Spelling)), Spelling())
+    return base, rules, many, spelling
+
+
+def _reading(base: object, rules: list[object], noun: str, unit: str | None) -> dict[str, Any]:
+    """How argparse reads one value of type `base`: a flag, a choice, or a type function bounded as
+    the model bounds it. A type with no reading here fails when the parser is built, not when used."""
+    if base is bool:
+        return {"action": "store_true"}
+    if get_origin(base) is Literal:
+        return {"choices": list(get_args(base))}
+    if isinstance(base, type) and issubclass(base, Enum):
+        return {"type": _choice(base, noun), "help": ", ".join(str(kind.value) for kind in base)}
+    if base is int:
+        low, _, high = _bounds(rules)
+        return {"type": _whole(int(max(low, -MAX_SEQ)), int(min(high, MAX_SEQ)))}
+    if base is float:
+        return {"type": _amount(*_bounds(rules), f" of {unit}" if unit else "")}
+    limit = next((rule.max_length for rule in rules if getattr(rule, "max_length", None) is not None), None)
+    if base is str and limit is not None:
+        return {"type": text_argument(noun, limit)}
+    raise TypeError(f"the command line has no reading for {base!r} with {rules}; texts need a max_length")
+
+
+def _add_field(parser: argparse.ArgumentParser, name: str, field: FieldInfo) -> None:
+    """One command-model field as an option (or as positional arguments): its flag and noun from the
+    field's `Spelling`, its help from its description, its bounds from its own constraints, so a
+    value the model would refuse is refused here first, by name."""
+    base, rules, many, spelling = _shape(field)
+    option = spelling.option or "--" + name.replace("_", "-")
+    noun = spelling.noun or (spelling.argument or option.lstrip("-")).lower().replace("-", " ")
+    settings = _reading(base, rules, noun, spelling.unit)
+    if field.description:
+        settings["help"] = field.description
+    if spelling.argument is not None:
+        parser.add_argument(name, nargs="*", default=[], metavar=spelling.argument, **settings)
+    else:
+        repeated = {"action": "append"} if many else {}
+        parser.add_argument(option, dest=name, required=field.is_required(), **repeated, **settings)
+
+
+def _command_arguments(parser: argparse.ArgumentParser) -> None:
+    from planner.commands import COMMAND_MODELS
+
+    parser.add_argument("session_id", type=_session_ref)
+    _wait_options(parser)
+    parser.set_defaults(wait=False, timeout=30.0)
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for kind, model in COMMAND_MODELS.items():
+        verb = verbs.add_parser(kind.replace("_", "-"), help=model.model_fields["kind"].description)
+        _db_option(verb)
+        _wait_options(verb)
+        for name, field in _fields(model).items():
+            _add_field(verb, name, field)
+
+
+# -- the other subcommands' arguments ----------------------------------------------------------------
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
     """`--db` on every (sub)command, SUPPRESSed by default so a sub-parser never overwrites one given earlier."""
     parser.add_argument(
         "--db",
-        type=_path("path or URL"),
+        type=path_argument("path or URL"),
         default=argparse.SUPPRESS,
         help="database path or SQLAlchemy URL (default $ANDOR_DB or var/sessions.db)",
     )
@@ -550,170 +612,163 @@ def _exit_on_pause(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_command_parsers(parent: argparse.ArgumentParser) -> None:
-    parent.add_argument("session_id", type=_session_ref)
-    _wait_options(parent)
-    parent.set_defaults(wait=False, timeout=30.0)
-    verbs = parent.add_subparsers(dest="verb", required=True, metavar="VERB")
+def add_ablations(parser: argparse.ArgumentParser) -> None:
+    """The engine options a demo run and the suite share with `run` (read back by `ablation_config`)."""
+    from planner.config import EngineConfig
 
-    def verb(name: str, text: str) -> argparse.ArgumentParser:
-        parser = verbs.add_parser(name, help=text)
-        _db_option(parser)
-        _wait_options(parser)
-        return parser
-
-    node_id = _text("node id", 200)
-    goal = _text("goal", MAX_TEXT_CHARS)
-    for name, text in (
-        ("pause", "pause at the next step boundary"),
-        ("resume", "resume a paused or stopped session"),
-        ("step", "run one step, then pause"),
-        ("stop", "stop the run (resumable)"),
-    ):
-        verb(name, text)
-    inject = verb("inject", "add sub-goals or alternatives under a node")
-    inject.add_argument("--parent", required=True, type=node_id, help="node id to add under, e.g. 0 or 0.2")
-    inject.add_argument("--goal", dest="goals", action="append", required=True, type=goal, help="a sub-goal (repeat)")
-    inject.add_argument(
-        "--position", type=_whole_field(Inject, "position"), help="index among the children (default: append)"
-    )
-    inject.add_argument("--type", dest="node_type", choices=["AND", "OR"], help="type for an unexpanded parent")
-    inject.add_argument(
-        "--score", dest="scores", type=_amount(0.0, False, 1.0), action="append", help="score per OR alternative"
-    )
-    prune = verb("prune", "remove a step the plan does not need")
-    prune.add_argument("--node", required=True, type=node_id)
-    prune.add_argument("--reason", required=True, type=_text("reason", MAX_TEXT_CHARS))
-    edit = verb("edit", "change the description of an open node")
-    edit.add_argument("--node", required=True, type=node_id)
-    edit.add_argument("--description", required=True, type=_text("description", MAX_TEXT_CHARS))
-    edit.add_argument("--reexpand", action="store_true", help="drop its open children and expand it again")
-    reopen = verb("reopen", "return a FAIL, PRUNED or DELETED node to UNVISITED")
-    reopen.add_argument("--node", required=True, type=node_id)
-    force = verb("force", "choose the OR alternative that runs next")
-    force.add_argument("--node", required=True, type=node_id)
-    force.add_argument("--child", required=True, type=node_id)
-    approve = verb("approve", "let the guarded action run")
-    approve.add_argument("--node", type=node_id)
-    reject = verb("reject", "refuse the guarded action (it fails)")
-    reject.add_argument("--reason", type=_text("reason", MAX_TEXT_CHARS))
-    reject.add_argument("--pause", action="store_true", help="pause after rejecting, so the plan can be changed first")
-    edit_action = verb("edit-action", "replace a pending action (approves a guarded one)")
-    edit_action.add_argument("--action", required=True, type=_text("action", MAX_TEXT_CHARS))
-    edit_action.add_argument("--node", type=node_id)
-    breakpoints = verb("breakpoints", "set when the session pauses by itself (none clears them)")
-    breakpoints.add_argument("breakpoints", nargs="*", type=_breakpoint, default=[], metavar="KIND", help=_KINDS)
-    budget = verb("budget", "set the cost cap in USD (without --max-cost: no cap)")
-    budget.add_argument("--max-cost", dest="max_cost_usd", type=_amount_field(SetBudget, "max_cost_usd", " of USD"))
-    constraints = verb("constraints", "replace the task's constraints (none clears them)")
-    constraints.add_argument(
-        "constraints",
-        nargs="*",
-        default=[],
-        type=_text("requirement", 500),
-        metavar="REQUIREMENT",
-        help='e.g. "backpack: price under $60"',
-    )
-
-
-def _ablations(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-repair", action="store_true", help="ablation: never repair failed nodes")
     parser.add_argument("--no-or", action="store_true", help="ablation: no OR alternatives")
     parser.add_argument(
         "--lookahead",
-        type=_whole_field(EngineConfig, "lookahead"),
+        type=_setting("lookahead"),
         default=EngineConfig().lookahead,
         help="upcoming sub-goals a model may ground while reading a page (0: one expansion call per node)",
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Run and steer AND/OR planning sessions.")
-    parser.add_argument("--db", type=_path("path or URL"), help="database path or SQLAlchemy URL")
-    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    from planner.config import Breakpoint, EngineConfig
+    from sessions.backends import MODEL_HELP
 
-    def command(name: str, text: str) -> argparse.ArgumentParser:
-        child = sub.add_parser(name, help=text)
-        _db_option(child)
-        return child
-
-    model = _text("model spec", 200_000)
-    run = command("run", "start a session and run it to the end")
-    run.add_argument("--task", required=True, type=_text("task", MAX_TASK_CHARS))
-    run.add_argument("--start-url", type=_start_url, help="a web page to start on (without it: the dry environment)")
-    run.add_argument("--model", default="demo", type=model, help=MODEL_HELP)
-    run.add_argument("--max-steps", type=_whole_field(EngineConfig, "max_steps"), default=EngineConfig().max_steps)
-    run.add_argument(
-        "--max-revisions", type=_whole_field(EngineConfig, "max_revisions"), default=EngineConfig().max_revisions
-    )
-    run.add_argument(
+    defaults = EngineConfig()
+    breakpoint_ = _choice(Breakpoint, "breakpoint")
+    kinds = ", ".join(kind.value for kind in Breakpoint)
+    parser.add_argument("--task", required=True, type=text_argument("task", MAX_TASK_CHARS))
+    parser.add_argument("--start-url", type=_start_url, help="a web page to start on (without it: the dry environment)")
+    parser.add_argument("--model", default="demo", type=text_argument("model spec", 200_000), help=MODEL_HELP)
+    parser.add_argument("--max-steps", type=_setting("max_steps"), default=defaults.max_steps)
+    parser.add_argument("--max-revisions", type=_setting("max_revisions"), default=defaults.max_revisions)
+    parser.add_argument(
         "--retries",
-        type=_whole_field(EngineConfig, "expansion_retries"),
-        default=EngineConfig().expansion_retries,
+        type=_setting("expansion_retries"),
+        default=defaults.expansion_retries,
         help="extra attempts per model call",
     )
-    run.add_argument("--completion-check", choices=["root", "every_and"], default="root")
-    _ablations(run)
-    run.add_argument("--no-constraints", action="store_true", help="skip the task-constraint extraction call")
-    run.add_argument(
+    parser.add_argument("--completion-check", choices=["root", "every_and"], default="root")
+    add_ablations(parser)
+    parser.add_argument("--no-constraints", action="store_true", help="skip the task-constraint extraction call")
+    parser.add_argument(
         "--max-cost",
-        type=_amount_field(EngineConfig, "max_cost_usd", " of USD"),
+        type=_amount(*_bounds(EngineConfig.model_fields["max_cost_usd"].metadata), " of USD"),
         help="pause once the model calls' estimated cost reaches this many USD",
     )
-    run.add_argument("--no-guard", action="store_true", help="run risky actions without asking")
-    run.add_argument(
+    parser.add_argument("--no-guard", action="store_true", help="run risky actions without asking")
+    parser.add_argument(
         "--allow-domain",
         action="append",
         default=[],
-        type=_text("allowed domain", 253),
+        type=text_argument("allowed domain", 253),
         metavar="HOST",
         help="a host the browser may reach besides the start URL's (subdomains included; repeatable)",
     )
-    run.add_argument(
-        "--breakpoint", action="append", default=[], type=_breakpoint, help=f"pause by itself: {_KINDS} (repeatable)"
+    parser.add_argument(
+        "--breakpoint", action="append", default=[], type=breakpoint_, help=f"pause by itself: {kinds} (repeatable)"
     )
-    run.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")
-    run.add_argument("--id", type=_new_session_id, help="session id to use (default: random)")
-    _exit_on_pause(run)
+    parser.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")
+    parser.add_argument("--id", type=_new_session_id, help="session id to use (default: random)")
+    _exit_on_pause(parser)
 
-    resume = command("resume", "continue a paused, stopped or crashed session")
-    resume.add_argument("session_id", type=_session_ref)
-    _exit_on_pause(resume)
-    _add_command_parsers(command("command", "queue an operator command for a session"))
-    fork = command("fork", "copy a session up to an event into a new paused session")
-    fork.add_argument("session_id", type=_session_ref)
-    fork.add_argument("--at", type=_whole(1, MAX_SEQ), required=True, help="event sequence number to fork at")
-    command("list", "list sessions")
-    export = command("export", "print a session's trace JSON")
-    export.add_argument("session_id", type=_session_ref)
-    export.add_argument("--at", type=_whole(1, MAX_SEQ), help="the state as of this event")
-    suite = command("suite", "run every demo task on the bundled shop and check the answers")
-    suite.add_argument("--model", default="demo", type=model, help=MODEL_HELP)
-    suite.add_argument("--tasks", type=_path("path"), help="a tasks JSON file (default demo/tasks.json)")
-    suite.add_argument("--only", action="append", type=_text("task id", 200), help="run only this task id (repeatable)")
-    _ablations(suite)
-    suite.add_argument("--reject-guarded", action="store_true", help="reject guarded actions instead of approving them")
-    suite.add_argument("--out", default="var/suite.json", type=_path("path"), help="where to write the results")
-    demo = command("demo", "run one demo task on the bundled shop, headless")
-    demo.add_argument("task_id", nargs="?", default="wireless-photo-printers", type=_text("task id", 200))
-    _ablations(demo)
-    show = command("show", "print a session's tree")
-    show.add_argument("session_id", type=_session_ref)
-    show.add_argument("--at", type=_whole(1, MAX_SEQ), help="the tree as of this event")
+
+def _resume_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=_session_ref)
+    _exit_on_pause(parser)
+
+
+def _fork_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=_session_ref)
+    parser.add_argument("--at", type=_whole(1, MAX_SEQ), required=True, help="event sequence number to fork at")
+
+
+def _as_of(what: str) -> Callable[[argparse.ArgumentParser], None]:
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("session_id", type=_session_ref)
+        parser.add_argument("--at", type=_whole(1, MAX_SEQ), help=f"{what} as of this event")
+
+    return arguments
+
+
+# -- the parser ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """A subcommand: its help line, the arguments it takes, and what it does with them and the store.
+
+    `arguments` runs only when this subcommand is the one given (or its help is asked for), so it
+    may import what its types need. An application built on sessions passes its own to `main`
+    (`python -m demo`) and keeps the conventions: one-line errors, `--db`, the exit codes.
+    """
+
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, EventStore], int]
+    refused: tuple[type[Exception], ...] = ()
+    """Its own errors for bad input (besides the planner's and the sessions package's): one line, exit 2."""
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    """`list` takes only `--db`."""
+
+
+_SUBCOMMANDS: Mapping[str, Subcommand] = {
+    "run": Subcommand("start a session and run it to the end", _run_arguments, _run),
+    "resume": Subcommand("continue a paused, stopped or crashed session", _resume_arguments, _resume),
+    "command": Subcommand("queue an operator command for a session", _command_arguments, _command),
+    "fork": Subcommand("copy a session up to an event into a new paused session", _fork_arguments, _fork),
+    "list": Subcommand("list sessions", _no_arguments, _list),
+    "export": Subcommand("print a session's trace JSON", _as_of("the state"), _export),
+    "show": Subcommand("print a session's tree", _as_of("the tree"), _show),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage block, no echo of a huge value), and whose
+    arguments are added on first use: only the subcommand given pays for its types' imports."""
+
+    def __init__(
+        self, *args: Any, arguments: Callable[[argparse.ArgumentParser], None] | None = None, **kw: Any
+    ) -> None:
+        super().__init__(*args, **kw)
+        self._pending = arguments
+
+    def complete(self) -> _Parser:
+        """Add the arguments now, if they are still waiting to be added."""
+        if self._pending is not None:
+            add, self._pending = self._pending, None
+            _db_option(self)
+            add(self)
+        return self
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        return super(_Parser, self.complete()).parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        return super(_Parser, self.complete()).format_usage()
+
+    def format_help(self) -> str:
+        return super(_Parser, self.complete()).format_help()
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"error: {_one_line(message)}; see `{self.prog} --help`\n")
+
+
+def build_parser(
+    subcommands: Mapping[str, Subcommand] = _SUBCOMMANDS,
+    *,
+    prog: str = PROG,
+    description: str = "Run and steer AND/OR planning sessions.",
+    lazy: bool = False,
+) -> argparse.ArgumentParser:
+    """The parser of `subcommands`; `lazy` leaves each one's arguments to be added when it is used."""
+    parser = _Parser(prog=prog, description=description)
+    parser.add_argument("--db", type=path_argument("path or URL"), help="database path or SQLAlchemy URL")
+    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    for name, subcommand in subcommands.items():
+        child = sub.add_parser(name, help=subcommand.help, arguments=subcommand.arguments)
+        if not lazy:
+            child.complete()
     return parser
 
-
-_HANDLERS = {
-    "suite": _cmd_suite,
-    "demo": _cmd_demo,
-    "run": _cmd_run,
-    "resume": _cmd_resume,
-    "command": _cmd_command,
-    "fork": _cmd_fork,
-    "list": _cmd_list,
-    "export": _cmd_export,
-    "show": _cmd_show,
-}
 
 _REFUSED = (_UsageError, PlannerError, SessionsError, OSError)
 """The errors raised on purpose for bad input (the planner's and the sessions package's trees, see
@@ -721,15 +776,24 @@ _REFUSED = (_UsageError, PlannerError, SessionsError, OSError)
 a bug and keeps its traceback."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    subcommands: Mapping[str, Subcommand] = _SUBCOMMANDS,
+    prog: str = PROG,
+    description: str = "Run and steer AND/OR planning sessions.",
+) -> int:
+    args = build_parser(subcommands, prog=prog, description=description, lazy=True).parse_args(argv)
+    from sessions.sql import open_store
+
     try:
         store = open_store(args.db)
     except _REFUSED as error:
         return _refuse(error)
+    subcommand = subcommands[args.cmd]
     try:
-        return _HANDLERS[args.cmd](args, store)
-    except _REFUSED as error:
+        return subcommand.run(args, store)
+    except (*_REFUSED, *subcommand.refused) as error:
         return _refuse(error)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr, flush=True)

@@ -22,10 +22,13 @@ DEADLINE_S = 120.0
 T = TypeVar("T")
 
 
-def cli(*args: str, check: bool = True, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, check: bool = True, timeout: float = DEADLINE_S, program: str = "sessions"
+) -> subprocess.CompletedProcess[str]:
+    """`python -m sessions ARGS` (or `python -m demo ARGS`) as a process of its own."""
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "sessions", *args],
+            [sys.executable, "-m", program, *args],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -35,7 +38,7 @@ def cli(*args: str, check: bool = True, timeout: float = DEADLINE_S) -> subproce
         )
     except subprocess.TimeoutExpired:
         raise AssertionError(
-            f"`python -m sessions {' '.join(args)[:200]}` did not finish within {timeout:g} s"
+            f"`python -m {program} {' '.join(args)[:200]}` did not finish within {timeout:g} s"
         ) from None
     if check and result.returncode not in (0, 1, 3):  # 3: paused with --exit-on-pause
         raise AssertionError(f"exit {result.returncode}: {result.stderr}")

@@ -1,6 +1,6 @@
 """The layout rules a newcomer relies on, checked rather than hoped for.
 
-    ui/  ->  sessions/  ->  planner core  <-  planner.models / planner.browser (adapters)
+    ui/, demo/  ->  sessions/  ->  planner core  <-  planner.models / planner.browser (adapters)
 
 The core (the modules directly in `planner/`) is pure: it imports only itself, the standard library and a
 short list of small libraries, never an adapter, an SDK, a database or a UI. `ui/` drives sessions and never
@@ -137,6 +137,22 @@ def test_planner_never_imports_sessions_ui_demo_or_bench() -> None:
 def test_sessions_never_imports_ui() -> None:
     found = _violations(sorted((ROOT / "sessions").rglob("*.py")), ("ui", "app"))
     assert not found, f"sessions must work without the console: {found}"
+
+
+def test_sessions_never_imports_the_demo_built_on_it() -> None:
+    """The demo runs on sessions (`python -m demo` adds its subcommands to the sessions CLI), so an import
+    back would be a loop. The one import allowed is data: `demo.tasks`, the bundled tasks whose playbooks
+    the offline `demo` model plays, which imports only the planner."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in sorted((ROOT / "sessions").rglob("*.py"))
+        for module, line in _imports(path)
+        if _within(module, "demo") and not _within(module, "demo.tasks")
+    ]
+    data = _loaded_by(["demo.tasks"])
+    assert not found and not [m for m in data if _within(m, "sessions")], (
+        f"sessions must not import the demo that runs on it ({found}); demo.tasks must not load sessions"
+    )
 
 
 def test_ui_never_runs_an_engine_of_its_own() -> None:

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
+from typing import Annotated
 
 import pytest
-from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
+from cli_helpers import ROOT, cli, command, finish, last_json, session_status, spawn, wait_until
 from conftest import BROWNIE_TASK, SCRIPTS, Billed, load
+from pydantic import Field
 
 from planner.browser.dry import DryEnvironment
+from planner.commands import COMMAND_MODELS, Prune, Spelling
 from planner.models.scripted import ScriptedModel
 from sessions.backends import Backend
-from sessions.cli import main
+from sessions.cli import build_parser, main
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
@@ -339,3 +345,63 @@ def test_an_action_waiting_for_approval_says_how_to_approve_it(
     )
     assert _follow(line.split("approve it with: ")[1].removesuffix(" (or use reject, or edit-action)")) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["status"] == "succeeded"
+
+
+LIST_NEEDS_NONE_OF = (
+    "demo",
+    "planner.browser",
+    "planner.commands",
+    "planner.engine",
+    "planner.models",
+    "sessions.backends",
+    "sessions.runner",
+)
+
+
+def test_list_loads_no_engine_model_registry_or_command_models(tmp_path: Path) -> None:
+    """`list` is the quick look at a store: the parser adds only its own arguments, and nothing it
+    does not use is imported (start-up time is most of what it costs; `python -m bench.durable --cli`)."""
+    db = str(tmp_path / "s.db")
+    code = (
+        "import sys\nfrom sessions.cli import main\ncode = main(['list', '--db', sys.argv[1]])\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, db], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0 and json.loads(done.stdout.splitlines()[-1]) == {"sessions": []}, done.stderr
+    loaded = done.stderr.split()
+    extra = sorted({p for p in LIST_NEEDS_NONE_OF for m in loaded if m == p or m.startswith(p + ".")})
+    assert not extra, f"`list` imported {extra}; import them in the subcommands that use them"
+
+
+def _choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return dict(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+
+
+class _PruneWithMore(Prune):
+    """Prune as it would be with two more fields: the CLI verb must offer them with no change of its own."""
+
+    depth: int | None = Field(default=None, ge=1, le=5, description="how many levels to prune")
+    memo: Annotated[str | None, Spelling(option="--note", noun="memo")] = Field(default=None, max_length=30)
+
+
+def test_a_field_added_to_a_command_model_becomes_an_option_of_its_verb(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(COMMAND_MODELS, "prune", _PruneWithMore)
+    verbs = _choices(_choices(build_parser())["command"])
+    assert "how many levels to prune" in verbs["prune"].format_help()
+    prune = ["command", "s1", "prune", "--node", "0.1", "--reason", "r"]
+    for extra, refusal in (
+        (["--depth", "9"], "argument --depth: give a whole number from 1 to 5, not '9'"),
+        (["--note", "n" * 31], "argument --note: the memo is 31 characters long; the limit is 30"),
+    ):
+        with pytest.raises(SystemExit) as leaving:
+            main([*prune, *extra])
+        assert leaving.value.code == 2
+        assert capsys.readouterr().err.startswith(
+            f"error: {refusal}; see `python -m sessions command session_id prune --help`"
+        )
+    args = build_parser().parse_args([*prune, "--depth", "2", "--note", "kept"])
+    assert (args.depth, args.memo) == (2, "kept"), "each option lands under its field's name"

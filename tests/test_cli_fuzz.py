@@ -2,9 +2,10 @@
 
 A fixed corpus, built programmatically: every subcommand and command verb with bad values for
 each of its options, unknown verbs, missing arguments, NUL bytes, 100 KB values, and paths that
-are directories, FIFOs, devices, /proc files, empty, huge, binary or malformed JSON. Each case
-runs in-process through `sessions.cli.main` under a watchdog thread (a hang fails that case by
-name, never the suite); a representative subset runs again as real `python -m sessions` processes.
+are directories, FIFOs, devices, /proc files, empty, huge, binary or malformed JSON; the demo's
+subcommands (`python -m demo`) too. Each case runs in-process through its program's `main` under
+a watchdog thread (a hang fails that case by name, never the suite); a representative subset runs
+again as real `python -m sessions` / `python -m demo` processes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 from cli_helpers import ROOT
 from conftest import BROWNIE_TASK, SCRIPTS
 
+from demo.suite import main as demo_main
 from sessions.cli import main
 from sessions.runner import create_session
 from sessions.sql import open_store
@@ -39,10 +41,15 @@ class Case:
     name: str
     argv: tuple[str, ...]
     codes: frozenset[int] = frozenset({2})
+    program: str = "sessions"
+    """`python -m sessions` or `python -m demo`."""
 
 
-def _case(name: str, *argv: str, codes: frozenset[int] = frozenset({2})) -> Case:
-    return Case(name, argv, codes)
+def _case(name: str, *argv: str, codes: frozenset[int] = frozenset({2}), program: str = "sessions") -> Case:
+    return Case(name, argv, codes, program)
+
+
+MAINS = {"sessions": main, "demo": demo_main}
 
 
 # -- the corpus ------------------------------------------------------------------------------------
@@ -274,7 +281,8 @@ def _session_ref_cases() -> Iterator[Case]:
     yield _case("list-extra", "list", "extra", *DB)
 
 
-def _suite_cases() -> Iterator[Case]:
+def _demo_cases() -> Iterator[Case]:
+    """`python -m demo suite` and `python -m demo run`."""
     tasks = {
         "missing": "{tmp}/missing.json",
         "directory": "{dir}",
@@ -292,19 +300,24 @@ def _suite_cases() -> Iterator[Case]:
         "nul": NUL,
     }
     for label, value in tasks.items():
-        yield _case(f"suite--tasks={label}", "suite", "--tasks", value, *DB)
+        yield _case(f"suite--tasks={label}", "suite", "--tasks", value, *DB, program="demo")
     for label, value in {"bogus": "bogus", "empty": "", "huge": BIG}.items():
-        yield _case(f"suite--only={label}", "suite", "--only", value, *DB)
-    yield _case("suite--only-one-good-one-bogus", "suite", "--only", "cheapest-espresso", "--only", "nope", *DB)
+        yield _case(f"suite--only={label}", "suite", "--only", value, *DB, program="demo")
+    yield _case(
+        "suite--only-one-good-one-bogus", "suite", "--only", "cheapest-espresso", "--only", "nope", *DB, program="demo"
+    )
     for label, value in {"bogus": "bogus", "fifo": "script:{fifo}", "replay-unknown": "replay:nosuch"}.items():
-        yield _case(f"suite--model={label}", "suite", "--model", value, *DB)
+        yield _case(f"suite--model={label}", "suite", "--model", value, *DB, program="demo")
     for label, value in {"directory": "{dir}", "under-a-file": "{file}/x.json", "empty": "", "nul": NUL}.items():
-        yield _case(f"suite--out={label}", "suite", "--only", "cheapest-espresso", "--out", value, *DB)
+        yield _case(f"suite--out={label}", "suite", "--only", "cheapest-espresso", "--out", value, *DB, program="demo")
     for label, value in {"negative": "-1", "word": "abc", "huge": BIG}.items():
-        yield _case(f"suite--lookahead={label}", "suite", "--lookahead", value, *DB)
-        yield _case(f"demo--lookahead={label}", "demo", "--lookahead", value, *DB)
+        yield _case(f"suite--lookahead={label}", "suite", "--lookahead", value, *DB, program="demo")
+        yield _case(f"demo-run--lookahead={label}", "run", "--lookahead", value, *DB, program="demo")
     for label, value in {"bogus": "bogus", "empty": "", "huge": BIG, "nul": NUL}.items():
-        yield _case(f"demo-task={label}", "demo", value, *DB)
+        yield _case(f"demo-run-task={label}", "run", value, *DB, program="demo")
+    yield _case("demo-nothing", program="demo")
+    for name in ("suite", "demo"):
+        yield _case(f"sessions-has-no-{name}-command", name, *DB)
 
 
 def _top_level_cases() -> Iterator[Case]:
@@ -324,7 +337,7 @@ CORPUS = [
     *_db_cases(),
     *_command_cases(),
     *_session_ref_cases(),
-    *_suite_cases(),
+    *_demo_cases(),
     *_top_level_cases(),
 ]
 
@@ -347,6 +360,7 @@ SUBPROCESS_CASES = [
     "edit-text=blank",
     "suite--tasks=fifo",
     "suite--only=bogus",
+    "demo-run-task=bogus",
     "command-verb--db=unknown-scheme",
     "breakpoints=bogus",
 ]
@@ -422,15 +436,15 @@ def _fill(argv: tuple[str, ...], world: dict[str, str]) -> list[str]:
     return filled
 
 
-def _invoke(argv: list[str], timeout: float = WATCHDOG_S) -> tuple[int, str, str]:
-    """`main(argv)` on a watchdog thread with stdout and stderr captured; a hang fails, it never blocks."""
+def _invoke(argv: list[str], timeout: float = WATCHDOG_S, program: str = "sessions") -> tuple[int, str, str]:
+    """`main(argv)` of `program` on a watchdog thread with stdout and stderr captured; a hang fails, it never blocks."""
     out, err = io.StringIO(), io.StringIO()
     outcome: dict[str, object] = {}
 
     def target() -> None:
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                outcome["code"] = main(argv)
+                outcome["code"] = MAINS[program](argv)
             except SystemExit as leaving:
                 outcome["code"] = leaving.code
             except BaseException:  # noqa: BLE001 - the test reports whatever escaped, with its traceback
@@ -470,7 +484,7 @@ def _marked(case: Case) -> object:
 
 @pytest.mark.parametrize("case", [_marked(case) for case in CORPUS])
 def test_malformed_invocation_gets_one_sentence_and_exit_2(case: Case, world: dict[str, str]) -> None:
-    code, _, stderr = _invoke(_fill(case.argv, world))
+    code, _, stderr = _invoke(_fill(case.argv, world), program=case.program)
     _assert_one_sentence(case, code, stderr)
 
 
@@ -495,7 +509,7 @@ def test_malformed_invocation_as_a_real_process(case: Case, world: dict[str, str
         pytest.skip("a process argument cannot hold a NUL byte")
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "sessions", *argv],
+            [sys.executable, "-m", case.program, *argv],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -504,5 +518,5 @@ def test_malformed_invocation_as_a_real_process(case: Case, world: dict[str, str
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"python -m sessions {' '.join(argv)[:200]} did not finish within 60 s")
+        pytest.fail(f"python -m {case.program} {' '.join(argv)[:200]} did not finish within 60 s")
     _assert_one_sentence(case, result.returncode, result.stderr)

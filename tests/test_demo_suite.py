@@ -161,6 +161,14 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
     assert all(e["detail"]["html_chars"] > 8 * e["detail"]["obs_chars"] > 0 for e in browser_actions)
 
 
+def test_python_m_demo_runs_one_task_and_checks_its_answer(tmp_path: Path) -> None:
+    """`python -m demo run TASK_ID`: a fresh shop, the offline model, the tree, and the verdict last."""
+    done = cli("run", "cheapest-espresso", "--db", str(tmp_path / "s.db"), program="demo", timeout=240)
+    summary = last_json(done)
+    assert done.returncode == 0, done.stderr
+    assert summary["status"] == "succeeded" and summary["criteria_met"] and summary["missing"] == [], summary
+
+
 def _cart_after_a_restart(shop: ShopServer, storage: Path | None) -> str:
     """Add a backpack to the cart in one browser, then read the cart in a second one."""
     from planner.browser.environment import BrowserEnvironment
