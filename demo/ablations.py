@@ -1,6 +1,6 @@
 """The paper's ablation (its Tables 7-8): the suite under four conditions, one table.
 
-`python -m sessions suite --ablations` runs every task of the suite under Full (repair and OR
+`python -m demo suite --ablations` runs every task of the suite under Full (repair and OR
 alternatives), OR only (no repair), Repair only (no OR alternatives) and Neither, computes the
 metrics of `planner.metrics` per session and over each condition, and prints them in the layout of
 Table 7: conditions as columns, metrics as rows. It writes the same as JSON and Markdown. Success

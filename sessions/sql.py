@@ -10,6 +10,7 @@ holds the write lock from its first read. On PostgreSQL the same transactions lo
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -17,14 +18,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind
 from planner.inputs import MAX_PATH_CHARS, shown
 from sessions.store import (
     DEFAULT_DATABASE,
@@ -39,6 +39,9 @@ from sessions.store import (
     StoreUnavailable,
     database_target,
 )
+
+if TYPE_CHECKING:
+    from planner.events import Event
 
 __all__ = ["SqlStore", "database_url", "open_store"]
 
@@ -274,16 +277,26 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.connection.driver_connection.execute("BEGIN" if reading else "BEGIN IMMEDIATE")  # type: ignore[union-attr]
 
 
-_KINDS = {kind.value: kind for kind in Kind}
+_RowReader = Callable[[int, str, int, "str | None", str, float], "Event"]
 
 
-def _event(seq: int, kind: str, version: int, node_id: str | None, data: str, at: float) -> Event:
-    """A stored row as an event: a current payload is parsed and validated in one pass (pydantic's
-    JSON parser), an older one is upgraded first (`planner.events.upgrade`)."""
-    if version < SCHEMA_VERSIONS[kind]:
-        return Event.from_data(seq, kind, node_id, json.loads(data), version, at)
-    typed = _KINDS[kind]
-    return Event(seq, typed, node_id, PAYLOADS[typed].model_validate_json(data), version, at)
+@functools.cache
+def _event_reader() -> _RowReader:
+    """How a stored row becomes an event. The event models are imported on the first read, not with
+    this module: `python -m sessions list` reads no event, and they are a third of its start-up."""
+    from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind
+
+    kinds = {kind.value: kind for kind in Kind}
+
+    def read(seq: int, kind: str, version: int, node_id: str | None, data: str, at: float) -> Event:
+        """A current payload is parsed and validated in one pass (pydantic's JSON parser); an older
+        one is upgraded first (`planner.events.upgrade`)."""
+        if version < SCHEMA_VERSIONS[kind]:
+            return Event.from_data(seq, kind, node_id, json.loads(data), version, at)
+        typed = kinds[kind]
+        return Event(seq, typed, node_id, PAYLOADS[typed].model_validate_json(data), version, at)
+
+    return read
 
 
 class SqlStore(EventStore):
@@ -522,7 +535,8 @@ class SqlStore(EventStore):
             rows = conn.execute(query.order_by(_events.c.seq)).all()
         if not rows and after == 0:
             self.session(session_id)
-        return [_event(*row) for row in rows]
+        read = _event_reader()
+        return [read(*row) for row in rows]
 
     def session(self, session_id: str) -> SessionInfo:
         with self._tx(write=False) as conn:

@@ -15,10 +15,12 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planner.events import Event
 from sessions.errors import SessionsError
+
+if TYPE_CHECKING:
+    from planner.events import Event
 
 __all__ = [
     "DEFAULT_DATABASE",
