@@ -161,7 +161,20 @@ def _output_file(text: str) -> Path:
 
 
 def _suite(args: argparse.Namespace, store: EventStore) -> int:
-    out: Path = args.out
+    if args.ablations:
+        from demo.ablations import ablations_command
+
+        text, code = ablations_command(
+            store,
+            model=args.model,
+            tasks_file=Path(args.tasks) if args.tasks is not None else None,
+            out=args.out or _output_file("var/ablations.json"),
+            artifacts=artifacts_root(args.db),
+            only=args.only or None,
+        )
+        print(text)
+        return code
+    out: Path = args.out or _output_file("var/suite.json")
     rows = run_suite(
         store,
         tasks_file=Path(args.tasks) if args.tasks is not None else None,
@@ -187,7 +200,14 @@ def _suite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reject-guarded", action="store_true", help="reject guarded actions instead of approving them"
     )
-    parser.add_argument("--out", default="var/suite.json", type=_output_file, help="where to write the results")
+    parser.add_argument(
+        "--ablations",
+        action="store_true",
+        help="run the suite under Full, OR only, Repair only and Neither and print the paper's Table 7 layout",
+    )
+    parser.add_argument(
+        "--out", type=_output_file, help="where to write the results (default var/suite.json, var/ablations.json)"
+    )
 
 
 def _run(args: argparse.Namespace, store: EventStore) -> int:

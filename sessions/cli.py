@@ -264,6 +264,7 @@ def _run(args: argparse.Namespace, store: EventStore) -> int:
         config=_config(args),
         session_id=args.id,
         paused=args.paused,
+        effort=args.effort,
     )
     return _drive(store, session_id, args)
 
@@ -325,6 +326,41 @@ def _show(args: argparse.Namespace, store: EventStore) -> int:
     if state.final_answer:
         print(f"answer: {state.final_answer}")
     return EXIT_OK
+
+
+def _diagnose(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.diagnose import diagnose_command
+
+    line, code = diagnose_command(store, args.session_id, args.model)
+    print(line)
+    return code
+
+
+def _report(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.report import report_command
+
+    line, code = report_command(store, args.session_id, args.out)
+    print(line)
+    return code
+
+
+def _diagnose_arguments(parser: argparse.ArgumentParser) -> None:
+    from sessions.backends import MODEL_HELP
+
+    parser.add_argument("session_id", type=_session_ref)
+    parser.add_argument(
+        "--model", default="demo", type=text_argument("model spec", 200_000), help=f"{MODEL_HELP}; demo: offline rules"
+    )
+
+
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=_session_ref)
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=path_argument("path"),
+        help="the file to write; its extension picks the format: .html .md .svg .dot .json .graphml",
+    )
 
 
 def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
@@ -628,7 +664,7 @@ def add_ablations(parser: argparse.ArgumentParser) -> None:
 
 def _run_arguments(parser: argparse.ArgumentParser) -> None:
     from planner.config import Breakpoint, EngineConfig
-    from sessions.backends import MODEL_HELP
+    from sessions.backends import EFFORT_HELP, EFFORTS, MODEL_HELP
 
     defaults = EngineConfig()
     breakpoint_ = _choice(Breakpoint, "breakpoint")
@@ -636,6 +672,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", required=True, type=text_argument("task", MAX_TASK_CHARS))
     parser.add_argument("--start-url", type=_start_url, help="a web page to start on (without it: the dry environment)")
     parser.add_argument("--model", default="demo", type=text_argument("model spec", 200_000), help=MODEL_HELP)
+    parser.add_argument("--effort", choices=EFFORTS, default=None, help=EFFORT_HELP)
     parser.add_argument("--max-steps", type=_setting("max_steps"), default=defaults.max_steps)
     parser.add_argument("--max-revisions", type=_setting("max_revisions"), default=defaults.max_revisions)
     parser.add_argument(
@@ -718,6 +755,12 @@ _SUBCOMMANDS: Mapping[str, Subcommand] = {
     "list": Subcommand("list sessions", _no_arguments, _list),
     "export": Subcommand("print a session's trace JSON", _as_of("the state"), _export),
     "show": Subcommand("print a session's tree", _as_of("the tree"), _show),
+    "diagnose": Subcommand(
+        "diagnose a finished session (root cause, critical steps, category) and store it",
+        _diagnose_arguments,
+        _diagnose,
+    ),
+    "report": Subcommand("write a session's report (.html .md .svg .dot .json .graphml)", _report_arguments, _report),
 }
 
 

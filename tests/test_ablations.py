@@ -7,22 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from demo.ablations import CONDITIONS, ablations_command
+from demo.ablations import CONDITIONS
+from demo.suite import main
 from planner.metrics import SUITE_ROWS
-from sessions.sql import SqlStore, database_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_the_over_ear_task_under_four_conditions_gives_the_table(tmp_path: Path) -> None:
-    """over-ear-under-100 meets the broken price filter: its OR falls back in Full and OR only."""
-    store = SqlStore(database_url(tmp_path / "sessions.db"))
-    out = tmp_path / "ablations.json"
+def test_the_over_ear_task_under_four_conditions_gives_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """over-ear-under-100 meets the broken price filter: its OR falls back in Full and OR only.
 
-    text, code = ablations_command(store, out=out, only=["over-ear-under-100"])
+    Run as `python -m demo suite --ablations` would run it (in this process, for speed)."""
+    out = tmp_path / "ablations.json"
+    db = str(tmp_path / "sessions.db")
+
+    code = main(["suite", "--ablations", "--only", "over-ear-under-100", "--out", str(out), "--db", db])
 
     assert code == 0
-    lines = text.splitlines()
+    lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].split() == ["Full", "OR", "only", "Repair", "only", "Neither"]
     labels = [row.label for row in SUITE_ROWS]
     assert [line for line in lines[1:-1] if line.split()] and all(

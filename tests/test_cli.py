@@ -405,3 +405,36 @@ def test_a_field_added_to_a_command_model_becomes_an_option_of_its_verb(
         )
     args = build_parser().parse_args([*prune, "--depth", "2", "--note", "kept"])
     assert (args.depth, args.memo) == (2, "kept"), "each option lands under its field's name"
+
+
+def test_a_failed_run_is_diagnosed_and_reported_from_the_command_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    failed = last_json(
+        cli(
+            "run",
+            "--db",
+            db,
+            "--task",
+            BROWNIE_TASK,
+            "--model",
+            f"script:{SCRIPTS / 'brownie_fail.json'}",
+            "--no-repair",
+        )
+    )["session_id"]
+    diagnosed = cli("diagnose", failed, "--db", db)
+    assert diagnosed.returncode == 0, diagnosed.stderr
+    diagnosis = last_json(diagnosed)["diagnosis"]
+    assert diagnosis["failure_category"] and diagnosis["root_cause"] and 1 <= diagnosis["confidence"] <= 5
+    assert last_json(cli("export", failed, "--db", db))["session"]["status"] == "failed"
+    report = tmp_path / "report.html"
+    written = last_json(cli("report", failed, "--db", db, "--out", str(report)))
+    assert written["out"] == str(report) and report.stat().st_size == written["bytes"] > 0
+    assert "</html>" in report.read_text(encoding="utf-8")
+
+
+def test_effort_is_for_claude_models_and_is_refused_in_one_line_otherwise(tmp_path: Path) -> None:
+    result = cli("run", "--db", str(tmp_path / "s.db"), "--task", "t", "--effort", "high", check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --effort applies to Claude models only, not 'demo'; drop --effort"
+    ]
