@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -17,6 +17,7 @@ from planner.inputs import InputError, describe_validation_error, parse_json, re
 from planner.models.offline import Playbook
 
 __all__ = [
+    "CORRECTED_KINDS",
     "TASKS_PATH",
     "Correction",
     "Criteria",
@@ -24,6 +25,7 @@ __all__ = [
     "DemoTask",
     "TaskError",
     "TaskKind",
+    "Trouble",
     "check_answer",
     "load_tasks",
     "select_tasks",
@@ -56,7 +58,32 @@ class TaskKind(StrEnum):
     GUARDED = "guarded"
     """Includes an action the guard holds for approval (add to cart, checkout, password)."""
     WRONG_DECOMPOSITION = "wrong_decomposition"
-    """A naive plan assumes a fact it should look up; the operator injects the missing sub-goals."""
+    """A naive plan assumes a fact it should look up, or trusts a label; the operator corrects the plan."""
+    MISSED_CONSTRAINT = "missed_constraint"
+    """The plan drops one of the task's conditions (in stock, under $60, the real price); the operator adds it."""
+    DEAD_END = "dead_end"
+    """The plan runs into a wall it has no way around (no results, a login, page 1 only); the operator opens a way."""
+
+
+CORRECTED_KINDS = frozenset({TaskKind.WRONG_DECOMPOSITION, TaskKind.MISSED_CONSTRAINT, TaskKind.DEAD_END})
+"""Kinds the offline model gets wrong on purpose; each such task records the operator's `correction`."""
+
+
+class Trouble(StrEnum):
+    """The shop behaviours (demo/README.md) a task runs into, so results can be read by kind of trouble."""
+
+    UNLISTED_CATEGORY = "unlisted_category"
+    BROKEN_FILTER = "broken_filter"
+    IGNORED_FILTER = "ignored_filter"
+    PAGINATION = "pagination"
+    SALE_BADGE = "sale_badge"
+    OUT_OF_STOCK = "out_of_stock"
+    STALE_LISTING_PRICE = "stale_listing_price"
+    CONSENT_MODAL = "consent_modal"
+    SLOW_PAGE = "slow_page"
+    LOGIN_WALL = "login_wall"
+    SEARCH_VOCABULARY = "search_vocabulary"
+    GUARDED_ACTION = "guarded_action"
 
 
 class _Frozen(BaseModel):
@@ -67,12 +94,42 @@ class Criteria(_Frozen):
     must_contain: list[_Text] = Field(min_length=1)
 
 
-class Correction(_Frozen):
-    """An operator's corrective injection, in the shape of the console's `inject` command."""
+_NodeId = Annotated[str, Field(pattern=r"^0(\.[1-9][0-9]*)*$")]
 
-    parent: str = Field(pattern=r"^0(\.[1-9][0-9]*)*$")
+
+class Correction(_Frozen):
+    """The operator's small fix for a task the offline model gets wrong: one console command.
+
+    It applies to the naive plan as the operator first sees it, paused after the session's first two
+    steps (the task's constraints, then the root's expansion). `inject` (the default kind) adds
+    `goals` under `parent` at `position`; `edit` rewrites the unexpanded `node` to `description`.
+    """
+
+    kind: Literal["inject", "edit"] = "inject"
+    parent: _NodeId | None = None
     position: int | None = Field(default=None, ge=0)
-    goals: list[_Text] = Field(min_length=1)
+    goals: list[_Text] = Field(default_factory=list)
+    node: _NodeId | None = None
+    description: _Text | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self) -> Self:
+        """An inject names a parent and goals, an edit a node and a description, and neither the other's."""
+        if self.kind == "inject":
+            wanted, unwanted = (self.parent, self.goals), (self.node, self.description)
+        else:
+            wanted, unwanted = (self.node, self.description), (self.parent, self.goals or None, self.position)
+        if not all(wanted) or any(value is not None for value in unwanted):
+            raise ValueError(
+                "an inject correction takes parent, goals and an optional position; an edit takes node and description"
+            )
+        return self
+
+    def command(self) -> dict[str, object]:
+        """The command payload to queue (`sessions.runner.queue_command`), as the console would send it."""
+        if self.kind == "edit":
+            return {"kind": "edit", "node": self.node, "description": self.description, "reexpand": True}
+        return {"kind": "inject", "parent": self.parent, "goals": list(self.goals), "position": self.position}
 
 
 class DemoTask(_Frozen):
@@ -83,6 +140,8 @@ class DemoTask(_Frozen):
     kind: TaskKind
     criteria: Criteria
     notes: _Text | None = None
+    trouble: list[Trouble] = Field(default_factory=list)
+    """The shop behaviours the task runs into."""
     correction: Correction | None = None
     playbook: Playbook | None = None
     """How the offline demo model decomposes this task (see `planner.models.offline`)."""
@@ -92,8 +151,9 @@ class DemoTask(_Frozen):
         """The fields a kind is about must be there: a repair says what fails, a bad decomposition how to fix it."""
         if self.kind in (TaskKind.REPAIR, TaskKind.OR_FALLBACK) and not self.notes:
             raise ValueError(f"a {self.kind.value} task must say in `notes` what fails")
-        if (self.kind is TaskKind.WRONG_DECOMPOSITION) != (self.correction is not None):
-            raise ValueError("`correction` is required for wrong_decomposition tasks and only for them")
+        if (self.kind in CORRECTED_KINDS) != (self.correction is not None):
+            kinds = ", ".join(sorted(CORRECTED_KINDS))
+            raise ValueError(f"`correction` is required for {kinds} tasks and only for them")
         return self
 
 

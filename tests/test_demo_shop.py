@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -32,14 +33,20 @@ from demo.shop.catalog import (
     search,
     sort_products,
 )
-from demo.tasks import DemoTask, TaskKind, check_answer, load_tasks
+from demo.shop.server import resolve_slow_seconds
+from demo.tasks import CORRECTED_KINDS, Correction, DemoTask, TaskKind, Trouble, check_answer, load_tasks
+from planner.commands import parse_command
 
 XSS = "<img src=x onerror=alert(1)>"
 
 
+SLOW = 0.3
+"""The slow pages' delay in these tests: short, but long enough to tell apart from a normal page."""
+
+
 @pytest.fixture(scope="module")
 def shop() -> Iterator[ShopServer]:
-    with start_shop() as server:
+    with start_shop(slow_seconds=SLOW) as server:
         yield server
 
 
@@ -60,6 +67,9 @@ class Fetched:
         """Product links of the result list, in page order."""
         return re.findall(r'<h3><a href="/product/([^"]+)">', self.body)
 
+    def controls(self) -> list[str]:
+        return markup(self.body).controls
+
 
 def fetch(
     url: str,
@@ -72,7 +82,7 @@ def fetch(
     body = urlencode(data).encode() if data is not None else None
     request = urllib.request.Request(url, data=body, headers=headers or {})
     try:
-        with (opener or urllib.request.build_opener()).open(request, timeout=5) as response:
+        with (opener or urllib.request.build_opener()).open(request, timeout=60) as response:
             return Fetched(response.status, response.url, dict(response.headers), response.read().decode("utf-8"))
     except urllib.error.HTTPError as error:
         with error:
@@ -474,6 +484,158 @@ def test_stopped_shop_releases_its_port() -> None:
         urllib.request.urlopen(url + "/", timeout=2)
 
 
+# -- the web's usual trouble (demo/README.md, "Trouble on purpose")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def no_redirects() -> urllib.request.OpenerDirector:
+    """An opener that shows a redirect (status, Location, Set-Cookie) instead of following it."""
+    return urllib.request.build_opener(_NoRedirect())
+
+
+def test_a_sale_badge_marks_a_cut_price_not_a_low_one(shop: ShopServer, catalog: Catalog) -> None:
+    lumen = sort_products(search(catalog, "lumen printers"), Sort.PRICE_ASC)
+    assert [p.name for p in lumen] == ["Lumen PhotoJet P5", "Lumen PhotoJet P7 Pro"]
+    cheap, on_sale = lumen
+    assert cheap.was_price is None and on_sale.was_price is not None and on_sale.price > cheap.price
+    listing = fetch(shop.url + "/search?q=lumen+printers")
+    assert f"{on_sale.name} by Lumen Price: $179.99 Sale: was $219.99 Rating" in listing.text
+    assert f"{cheap.name} by Lumen Price: $129.99 Rating" in listing.text
+    assert "Price: $179.99 Sale: was $219.99" in fetch(shop.url + "/product/lumen-photojet-p7-pro").text
+    deals = fetch(shop.url + "/deals", headers={"Cookie": "demo_consent=all"})
+    assert deals.product_ids() == [p.id for p in catalog.on_sale()] and len(catalog.on_sale()) == 4
+
+
+def test_an_out_of_stock_product_cannot_be_added_to_the_cart(shop: ShopServer, catalog: Catalog) -> None:
+    product = by_name(catalog, "Vantage Slim Wireless")
+    assert not product.in_stock and [p.name for p in catalog.products if not p.in_stock] == [product.name]
+    page = fetch(shop.url + f"/product/{product.id}")
+    assert page.status == 200 and "Out of stock: this product cannot be ordered." in page.text
+    assert "Add to cart" not in page.controls() and 'name="quantity"' not in page.body
+    assert ld_blocks(page.body)["Product"]["offers"]["availability"] == "https://schema.org/OutOfStock"
+    assert f"{product.name} by Vantage Price: $49.00 Rating: 4.1 out of 5 (905 reviews) Out of stock" in (
+        fetch(shop.url + "/search?q=wireless+keyboard").text
+    )
+    refused = fetch(shop.url + "/cart/add", {"product_id": product.id}, opener=browser())
+    assert refused.status == 400 and "Vantage Slim Wireless is out of stock." in refused.text
+    in_stock = fetch(shop.url + "/product/vantage-mech-60")
+    assert "Add to cart" in in_stock.controls() and "Out of stock" not in in_stock.text
+
+
+def test_a_listing_can_show_a_stale_price_that_the_product_page_and_cart_correct(
+    shop: ShopServer, catalog: Catalog
+) -> None:
+    product = by_name(catalog, "Keystone Office Full-Size")
+    assert product.listing_price is not None and product.shown_price != product.price
+    listing = fetch(shop.url + "/search?q=keystone&sort=price_asc")
+    assert (
+        listing.product_ids()[0] == product.id and "Keystone Office Full-Size by Keystone Price: $34.99" in listing.text
+    )
+    assert "Price: $39.99" in fetch(shop.url + f"/product/{product.id}").text
+    cart = fetch(shop.url + "/cart/add", {"product_id": product.id}, opener=browser())
+    assert "Total: $39.99" in cart.text
+
+
+def test_the_backpacks_max_price_filter_is_silently_ignored(shop: ShopServer, catalog: Catalog) -> None:
+    backpacks = catalog.in_category("backpacks")
+    page = fetch(shop.url + "/category/backpacks?max_price=60&sort=rating")
+    assert page.status == 200
+    assert page.product_ids() == [p.id for p in sort_products(backpacks, Sort.RATING)]
+    assert 'name="max_price" type="number" min="0" step="0.01" value="60.00"' in page.body
+    assert "Clear filters" in page.controls() and f"Showing 1 to 8 of {len(backpacks)} products" in page.text
+    rated = fetch(shop.url + "/category/backpacks?min_price=50&min_rating=4.5")
+    assert rated.product_ids() == [p.id for p in apply_filters(backpacks, Filters(Decimal(50), None, Decimal("4.5")))]
+    keyboards = fetch(shop.url + "/category/keyboards?max_price=60")
+    assert keyboards.product_ids() == [
+        p.id for p in apply_filters(catalog.in_category("keyboards"), Filters(max_price=Decimal(60)))
+    ]
+
+
+def test_deals_sit_behind_a_consent_dialog_until_the_visitor_chooses(shop: ShopServer, catalog: Catalog) -> None:
+    first = fetch(shop.url + "/deals?sort=price_asc")
+    assert first.status == 200 and first.product_ids() == []
+    assert '<section class="modal panel" role="dialog" aria-modal="true"' in first.body
+    assert first.body.count(" inert>") == 3  # header, main and footer: only the dialog can be used
+    assert "The deals appear once you have chosen your cookie settings." in first.text
+    assert first.controls()[-2:] == ["Accept all cookies", "Only necessary cookies"]
+    assert '<input type="hidden" name="next" value="/deals?sort=price_asc">' in first.body
+    chosen = fetch(shop.url + "/consent", {"choice": "all", "next": "/deals?sort=price_asc"}, opener=no_redirects())
+    assert chosen.status == 303 and chosen.headers["Location"] == "/deals?sort=price_asc"
+    cookie = chosen.headers["Set-Cookie"].partition(";")[0]
+    assert cookie == "demo_consent=all"
+    after = fetch(shop.url + "/deals?sort=price_asc", headers={"Cookie": cookie})
+    assert after.product_ids() == [p.id for p in sort_products(catalog.on_sale(), Sort.PRICE_ASC)]
+    assert "dialog" not in after.body and " inert" not in after.body
+    elsewhere = fetch(shop.url + "/consent", {"choice": "necessary", "next": "//evil.test/x"}, opener=no_redirects())
+    assert elsewhere.headers["Location"] == "/"
+    assert fetch(shop.url + "/consent", {"choice": "maybe", "next": "/deals"}).status == 400
+    assert "dialog" not in fetch(shop.url + "/").body  # only the Deals page asks
+
+
+def test_the_deals_page_is_slow_and_its_delay_is_configurable(shop: ShopServer) -> None:
+    started = time.monotonic()
+    assert fetch(shop.url + "/deals").status == 200
+    assert time.monotonic() - started >= SLOW, "the Deals page answered before its delay"
+    assert resolve_slow_seconds(0.1) == 0.1
+    assert resolve_slow_seconds() >= 0
+
+
+def test_the_slow_pages_delay_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEMO_SHOP_SLOW_SECONDS", "4")
+    assert resolve_slow_seconds() == 4.0
+    monkeypatch.setenv("DEMO_SHOP_SLOW_SECONDS", "soon")
+    with pytest.raises(ValueError, match="DEMO_SHOP_SLOW_SECONDS must be a number of seconds, not 'soon'"):
+        resolve_slow_seconds()
+    monkeypatch.delenv("DEMO_SHOP_SLOW_SECONDS")
+    assert resolve_slow_seconds() == 2.0
+    with pytest.raises(ValueError, match="from 0 to 60 seconds"):
+        resolve_slow_seconds(-1)
+
+
+def test_the_account_page_is_behind_a_sign_in(shop: ShopServer, catalog: Catalog) -> None:
+    account = catalog.account
+    assert account is not None
+    wall = fetch(shop.url + "/account", opener=no_redirects())
+    assert wall.status == 303 and wall.headers["Location"] == "/login?next=/account"
+    login = fetch(shop.url + "/login?next=/account")
+    for label in ("Email", "Password"):
+        assert f">{label}</label>" in login.body
+    assert '<input id="password" name="password" type="password"' in login.body and "Sign in" in login.controls()
+    form = {"email": account.email, "password": "wrong", "next": "/account"}
+    refused = fetch(shop.url + "/login", form, opener=no_redirects())
+    assert refused.status == 401 and "The email or password is not right." in refused.text
+    assert f'value="{account.email}"' in refused.body and "wrong" not in refused.body
+    signed = fetch(shop.url + "/login", {**form, "password": account.password}, opener=no_redirects())
+    assert signed.status == 303 and signed.headers["Location"] == "/account"
+    cookie = signed.headers["Set-Cookie"].partition(";")[0]
+    assert cookie.startswith("demo_session=session-")
+    page = fetch(shop.url + "/account", headers={"Cookie": cookie}, opener=no_redirects())
+    assert page.status == 200 and f"Signed in as {account.name} ({account.email})." in page.text
+    assert page.product_ids() == account.saved
+    forged = fetch(shop.url + "/account", headers={"Cookie": "demo_session=session-999"}, opener=no_redirects())
+    assert forged.status == 303
+    outside = fetch(
+        shop.url + "/login", {**form, "password": account.password, "next": "http://evil.test/"}, opener=no_redirects()
+    )
+    assert outside.headers["Location"] == "/account"
+
+
+def test_search_has_no_synonyms(catalog: Catalog) -> None:
+    assert search(catalog, "noise-cancelling headphones") == []
+    assert [p.name for p in search(catalog, "noise cancelling")] == ["Northwind QuietPro 700", "Aurel Air Buds"]
+
+
+def test_new_pages_keep_link_and_button_names_unique(shop: ShopServer) -> None:
+    for path in ("/deals", "/login", "/product/vantage-slim-wireless", "/search?q=&page=3"):
+        names = fetch(shop.url + path).controls()
+        assert len(names) == len(set(names)) > 3, path
+        assert {"All products", "Deals", "Your account"} <= set(names), path
+
+
 # -- demo tasks
 
 
@@ -542,6 +704,91 @@ def _keyboard_brand_backpack(shop: ShopServer, catalog: Catalog, task: DemoTask)
     return [brand, backpack.name, money(backpack)], rated.text + _product_pages(shop, [backpack])
 
 
+def _cheapest_from_65(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    by_price = sort_products(search(catalog, ""), Sort.PRICE_ASC)
+    index, answer = next((i, p) for i, p in enumerate(by_price) if p.price >= 65)
+    assert index // PER_PAGE == 2, "the answer opens page 3"
+    page = fetch(shop.url + "/search?q=&sort=price_asc&page=3")
+    assert page.product_ids()[0] == answer.id
+    return [answer.name, money(answer)], page.text
+
+
+def _cheapest_lumen_printer(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    printers = sort_products(search(catalog, "lumen printers"), Sort.PRICE_ASC)
+    assert all(p.category == "printers" and p.brand == "Lumen" for p in printers)
+    assert printers[0].was_price is None and any(p.was_price for p in printers[1:])  # the badge misleads
+    return [printers[0].name, money(printers[0])], _product_pages(shop, printers[:1])
+
+
+def _in_stock_wireless_keyboard(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    wireless = sort_products(
+        [p for p in catalog.in_category("keyboards") if p.attributes["Wireless"] == "Yes"], Sort.PRICE_ASC
+    )
+    assert [p.id for p in wireless] == [
+        p.id for p in sort_products(search(catalog, "wireless keyboards"), Sort.PRICE_ASC)
+    ]
+    assert not wireless[0].in_stock
+    answer = next(p for p in wireless if p.in_stock)
+    cart = fetch(shop.url + "/cart/add", {"product_id": answer.id}, opener=browser())
+    return [money(answer)], cart.text
+
+
+def _keystone_keyboard_price(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    cheapest = sort_products(search(catalog, "keystone keyboards"), Sort.PRICE_ASC)[0]
+    assert cheapest.shown_price != cheapest.price  # the list shows a stale price
+    return [cheapest.name, money(cheapest)], _product_pages(shop, [cheapest])
+
+
+def _top_backpack_under_60(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    rated = sort_products(catalog.in_category("backpacks"), Sort.RATING)
+    answer = next(p for p in rated if p.price < 60)
+    assert rated[0].price >= 60  # what the ignored filter lets through first
+    page = fetch(shop.url + "/category/backpacks?max_price=60&sort=rating")
+    return [answer.name, money(answer)], page.text
+
+
+def _saved_items(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    account = catalog.account
+    assert account is not None and account.email in task.task and account.password in task.task
+    saved = [p for pid in account.saved if (p := catalog.product(pid))]
+    form = {"email": account.email, "password": account.password, "next": "/account"}
+    page = fetch(shop.url + "/login", form, opener=browser())
+    assert page.url.endswith("/account")
+    return [s for p in saved for s in (p.name, money(p))], page.text
+
+
+def _cheapest_deal(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    cheapest = sort_products(catalog.on_sale(), Sort.PRICE_ASC)[0]
+    page = fetch(shop.url + "/deals?sort=price_asc", headers={"Cookie": "demo_consent=all"})
+    return [cheapest.name, money(cheapest)], page.text
+
+
+def _noise_cancelling_budget(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    cancelling = [p for p in catalog.in_category("headphones") if p.attributes["Noise cancelling"] == "Yes"]
+    assert sorted(p.id for p in search(catalog, "noise cancelling")) == sorted(p.id for p in cancelling)
+    cheapest = sort_products(cancelling, Sort.PRICE_ASC)[0]
+    page = fetch(shop.url + "/search?q=noise+cancelling&sort=price_asc")
+    return [cheapest.name, money(cheapest)], page.text
+
+
+def _waterproof_backpacks_rgb_keyboards(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    backpacks = [
+        p
+        for p in catalog.in_category("backpacks")
+        if p.attributes["Waterproof"] == "Yes" and p.attributes["Laptop sleeve"].startswith("Up to")
+    ]
+    keyboards = [
+        p
+        for p in catalog.in_category("keyboards")
+        if p.attributes["Wireless"] == "Yes" and p.attributes["Backlight"] == "RGB"
+    ]
+    assert len(catalog.in_category("backpacks")) <= PER_PAGE and len(catalog.in_category("keyboards")) <= PER_PAGE
+    (metro, voyager), (k75, mech) = backpacks, keyboards  # catalog order; brands are named once in the answer
+    expected = [metro.name, metro.brand, money(metro), voyager.name, money(voyager)]
+    expected += [k75.name, money(k75), mech.name, mech.brand, money(mech)]
+    return expected, _product_pages(shop, backpacks + keyboards)
+
+
 SOLVERS: dict[str, Callable[[ShopServer, Catalog, DemoTask], tuple[list[str], str]]] = {
     "cheapest-espresso": _cheapest_espresso,
     "over-ear-under-100": _over_ear_under_100,
@@ -550,6 +797,15 @@ SOLVERS: dict[str, Callable[[ShopServer, Catalog, DemoTask], tuple[list[str], st
     "add-backpack-to-cart": _add_backpack,
     "checkout-french-press": _checkout_french_press,
     "keyboard-brand-backpack": _keyboard_brand_backpack,
+    "cheapest-from-65": _cheapest_from_65,
+    "cheapest-lumen-printer": _cheapest_lumen_printer,
+    "in-stock-wireless-keyboard": _in_stock_wireless_keyboard,
+    "keystone-keyboard-price": _keystone_keyboard_price,
+    "top-backpack-under-60": _top_backpack_under_60,
+    "saved-items": _saved_items,
+    "cheapest-deal": _cheapest_deal,
+    "noise-cancelling-budget": _noise_cancelling_budget,
+    "waterproof-backpacks-rgb-keyboards": _waterproof_backpacks_rgb_keyboards,
 }
 
 
@@ -557,9 +813,30 @@ def test_every_task_kind_is_covered_and_every_task_has_a_solver() -> None:
     tasks = load_tasks()
     assert {t.kind for t in tasks} == set(TaskKind)
     assert {t.id for t in tasks} == set(SOLVERS)
-    wrong = [t for t in tasks if t.kind is TaskKind.WRONG_DECOMPOSITION]
-    assert all(t.correction is not None and t.correction.goals for t in wrong)
+    corrected = [t for t in tasks if t.kind in CORRECTED_KINDS]
+    assert all(t.correction is not None for t in corrected) and len(corrected) >= 5
     assert all(t.start_path == "/" for t in tasks)
+    assert len(tasks) >= 15 and {trouble for t in tasks for trouble in t.trouble} == set(Trouble)
+
+
+def test_every_task_starts_on_a_page_that_exists(shop: ShopServer) -> None:
+    for task in load_tasks():
+        assert fetch(shop.url + task.start_path).status == 200, task.id
+
+
+def test_corrections_are_console_commands() -> None:
+    """Each recorded correction is one command the engine's own command model accepts."""
+    for task in load_tasks():
+        if task.correction is not None:
+            command = parse_command(task.correction.command())
+            assert command.kind == task.correction.kind, task.id
+
+
+def test_a_correction_takes_the_fields_of_its_kind() -> None:
+    assert Correction(node="0.2", kind="edit", description="x").command()["kind"] == "edit"
+    for bad in ({"kind": "edit", "node": "0.2"}, {"parent": "0"}, {"parent": "0", "goals": ["x"], "node": "0.1"}):
+        with pytest.raises(ValueError, match="an inject correction takes parent"):
+            Correction.model_validate(bad)
 
 
 @pytest.mark.parametrize("task", load_tasks(), ids=lambda t: t.id)

@@ -249,3 +249,84 @@ def test_a_product_about_to_be_checked_is_reported_as_a_candidate() -> None:
     [rejected] = model.observe(bad, "click [3]").output.candidates
     assert rejected.verdict == "rejected" and rejected.unmet == ["Color: not listed"]
     assert model.observe(_after("open it", "go back", observation=PRODUCT), "click [3]").output.candidates == []
+
+
+DEALS = """URL: http://shop/deals
+Title: Deals | Demo Shop
+[7] searchbox "Search products"
+[8] button "Search"
+navigation "Sort"
+- [30] link "Price: low to high"
+Showing 1 to 3 of 3 products
+- [42] link "Vantage Slim Wireless"
+by Vantage
+Price: $49.00
+Rating: 4.1 out of 5 (905 reviews)
+Out of stock
+- [49] link "Lumen PhotoJet P7 Pro"
+by Lumen
+Price: $179.99
+Sale: was $219.99
+Rating: 4.7 out of 5 (321 reviews)
+- [56] link "Lumen PhotoJet P5"
+by Lumen
+Price: $129.99
+Rating: 4.5 out of 5 (538 reviews)
+"""
+
+CONSENT = """URL: http://shop/deals
+Title: Deals | Demo Shop
+[7] searchbox "Search products"
+heading "Deals"
+The deals appear once you have chosen your cookie settings.
+dialog "We value your privacy"
+heading "We value your privacy"
+[54] button "Accept all cookies"
+[56] button "Only necessary cookies"
+"""
+
+
+@pytest.mark.parametrize(
+    ("goal", "expected"),
+    [
+        ("open the first result on sale", "click [49]"),
+        ("open the first result in stock", "click [49]"),
+        ("open the first result priced under $150", "click [42]"),
+        ("open the first result priced at least $130", "click [49]"),
+        ("open the first result matching P5", "click [56]"),
+        ("note the name and price of the first result priced at most $129.99", "note [Vantage Slim Wireless: $49.00]"),
+        ("note the name and price of the first result priced over $130", "note [Lumen PhotoJet P7 Pro: $179.99]"),
+        (
+            "note the name and price of every result",
+            "note [Vantage Slim Wireless: $49.00; Lumen PhotoJet P7 Pro: $179.99; Lumen PhotoJet P5: $129.99]",
+        ),
+    ],
+)
+def test_results_are_picked_by_sale_badge_stock_and_price(goal: str, expected: str) -> None:
+    assert action(OfflineModel(), goal, observation=DEALS) == expected
+
+
+def test_a_qualifier_nothing_on_the_page_meets_fails_with_what_was_looked_for() -> None:
+    model = OfflineModel()
+    with pytest.raises(ModelOutputError, match="no product result priced at least \\$500 on http://shop/x"):
+        model.expand(view("open the first result priced at least $500", observation=DEALS))
+    with pytest.raises(ModelOutputError, match="does not know the qualifier 'with a bow'"):
+        model.expand(view("open the first result with a bow", observation=DEALS))
+
+
+def test_a_goal_of_steps_joined_by_then_expands_into_them_in_order() -> None:
+    expansion = OfflineModel().expand(view("sort by price low to high, then open the first result")).output
+    assert expansion.type == "AND"
+    assert [c.description for c in expansion.children] == ["sort by price low to high", "open the first result"]
+
+
+def test_a_dialog_over_the_page_is_answered_first_when_a_goal_cannot_be_grounded() -> None:
+    model = OfflineModel({"t": Playbook()})
+    expansion = model.expand(view("sort by price low to high", observation=CONSENT)).output
+    assert expansion.type == "AND" and "a dialog covers the page" in expansion.reasoning
+    assert [c.description for c in expansion.children] == ["click Accept all cookies", "sort by price low to high"]
+    assert action(model, "search for espresso", observation=CONSENT) == "type [7] [espresso] [1]"
+    with pytest.raises(ModelOutputError, match="no link or button named like 'Price: low to high'"):
+        model.expand(
+            view("sort by price low to high", observation=DEALS.replace('- [30] link "Price: low to high"\n', ""))
+        )

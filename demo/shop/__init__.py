@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Self
 
 from demo.shop.catalog import Catalog, default_catalog
-from demo.shop.server import ShopHTTPServer
+from demo.shop.server import ShopHTTPServer, resolve_slow_seconds
 
 __all__ = ["ShopServer", "start_shop"]
 
@@ -49,8 +49,21 @@ class ShopServer:
 
 
 def start_shop(
-    port: int = 0, host: str = "127.0.0.1", *, catalog: Catalog | None = None, log_requests: bool = False
+    port: int = 0,
+    host: str = "127.0.0.1",
+    *,
+    catalog: Catalog | None = None,
+    log_requests: bool = False,
+    slow_seconds: float | None = None,
 ) -> ShopServer:
-    """Serve the shop in a background thread; port 0 picks a free port (read it back from `.url`)."""
-    httpd = ShopHTTPServer((host, port), catalog or default_catalog(), log_requests=log_requests)
+    """Serve the shop in a background thread; port 0 picks a free port (read it back from `.url`).
+
+    `slow_seconds` is how long the slow pages take (default: $DEMO_SHOP_SLOW_SECONDS, else 2.0 s).
+    """
+    httpd = ShopHTTPServer(
+        (host, port),
+        catalog or default_catalog(),
+        log_requests=log_requests,
+        slow_seconds=resolve_slow_seconds(slow_seconds),
+    )
     return ShopServer(httpd)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from demo.shop.catalog import default_catalog
-from demo.shop.server import ShopHTTPServer
+from demo.shop.server import ShopHTTPServer, resolve_slow_seconds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -13,7 +13,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (0 picks a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: localhost only)")
     args = parser.parse_args(argv)
-    with ShopHTTPServer((args.host, args.port), default_catalog(), log_requests=True) as httpd:
+    with ShopHTTPServer(
+        (args.host, args.port), default_catalog(), log_requests=True, slow_seconds=resolve_slow_seconds()
+    ) as httpd:
         host, port = httpd.server_address[:2]
         print(f"Demo Shop at http://{host}:{port}  (Ctrl-C to stop)", flush=True)
         try:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = [
     "CATALOG_PATH",
     "PER_PAGE",
+    "Account",
     "Catalog",
     "Category",
     "Filters",
@@ -60,16 +61,44 @@ class Category(_Frozen):
 
 
 class Product(_Frozen):
+    """A product. `price` is what the product page shows and the cart charges; three fields make
+    the web's usual trouble: `was_price` puts a "Sale" badge on the cards (whatever the price is
+    compared with other products), `listing_price` is a stale price that listings show instead of
+    `price`, and `in_stock` False removes the Add to cart button."""
+
     id: _Slug
     name: _Text
     brand: _Text
     category: _Slug
     price: Decimal = Field(ge=0, decimal_places=2)
+    was_price: Decimal | None = Field(default=None, ge=0, decimal_places=2)
+    listing_price: Decimal | None = Field(default=None, ge=0, decimal_places=2)
+    in_stock: bool = True
     rating: Decimal = Field(ge=1, le=5, decimal_places=1)
     review_count: int = Field(ge=0)
     attributes: dict[_Text, _Text]
     description: _Text
     reviews: list[Review] = Field(min_length=2, max_length=3)
+
+    @property
+    def shown_price(self) -> Decimal:
+        """The price a listing card shows: the stale `listing_price` when there is one."""
+        return self.listing_price if self.listing_price is not None else self.price
+
+    @model_validator(mode="after")
+    def _sale_is_a_reduction(self) -> Self:
+        if self.was_price is not None and self.was_price <= self.price:
+            raise ValueError(f"{self.id}: a was-price must be higher than the price")
+        return self
+
+
+class Account(_Frozen):
+    """The one demo customer account, behind the shop's sign-in page, with its saved items."""
+
+    email: _Text
+    password: _Text
+    name: _Text
+    saved: list[_Slug]
 
 
 class Catalog(_Frozen):
@@ -78,6 +107,7 @@ class Catalog(_Frozen):
     categories: list[Category] = Field(min_length=1)
     featured: list[_Slug]
     products: list[Product] = Field(min_length=1)
+    account: Account | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -93,6 +123,8 @@ class Catalog(_Frozen):
             raise ValueError(f"products in unknown categories: {stray}")
         if missing := [i for i in self.featured if i not in ids]:
             raise ValueError(f"featured ids that are not products: {missing}")
+        if self.account and (missing := [i for i in self.account.saved if i not in ids]):
+            raise ValueError(f"saved ids that are not products: {missing}")
         return self
 
     def product(self, product_id: str) -> Product | None:
@@ -103,6 +135,10 @@ class Catalog(_Frozen):
 
     def in_category(self, slug: str) -> list[Product]:
         return [p for p in self.products if p.category == slug]
+
+    def on_sale(self) -> list[Product]:
+        """The Deals page's products: those with a was-price, in catalog order."""
+        return [p for p in self.products if p.was_price is not None]
 
 
 def load_catalog(path: Path = CATALOG_PATH) -> Catalog:

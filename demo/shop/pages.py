@@ -33,12 +33,16 @@ from demo.shop.store import MAX_QUANTITY, CartLine, Order
 __all__ = [
     "RATING_CHOICES",
     "SiteHeader",
+    "account_page",
     "cart_page",
     "category_page",
     "category_url",
     "checkout_page",
+    "consent_dialog",
+    "deals_page",
     "error_page",
     "home_page",
+    "login_page",
     "order_page",
     "product_page",
     "product_url",
@@ -251,16 +255,29 @@ def _breadcrumb_ld(trail: Sequence[tuple[str, str | None]]) -> dict[str, object]
     return {"@context": "https://schema.org", "@type": "BreadcrumbList", "itemListElement": elements}
 
 
-def _layout(header: SiteHeader, title: str, main: str, meta: _Meta | None = None, *, active: str | None = None) -> str:
-    """The page frame. `active` is the slug of the category being browsed, highlighted in the menu."""
+def _layout(
+    header: SiteHeader,
+    title: str,
+    main: str,
+    meta: _Meta | None = None,
+    *,
+    active: str | None = None,
+    overlay: str = "",
+) -> str:
+    """The page frame. `active` is the slug of the category being browsed, highlighted in the menu.
+
+    An `overlay` (a modal dialog) covers the page and makes the rest of it `inert`: like a real
+    modal, nothing under it can be clicked or focused, and assistive technology sees only the dialog.
+    """
     meta = meta or _Meta()
+    inert = " inert" if overlay else ""
     current = ' class="active"'
     menu = "".join(
         f'<li><a href="{_e(category_url(c))}"{current if c.slug == active else ""}>{_e(c.name)}</a></li>'
         for c in header.categories
         if c.listed
     )
-    body = f"""<header class="site-header">
+    body = f"""<header class="site-header"{inert}>
 <div class="container header-main">
 <p class="site-title"><a href="/"><span class="logo-mark" aria-hidden="true">{_icon("logo")}</span>{SITE_NAME}</a></p>
 <form class="search" role="search" action="/search" method="get">
@@ -274,16 +291,16 @@ def _layout(header: SiteHeader, title: str, main: str, meta: _Meta | None = None
 </div>
 <nav class="category-nav" aria-label="Categories"><div class="container"><ul>{menu}</ul></div></nav>
 </header>
-<main class="container page">
+<main class="container page"{inert}>
 {main}
 </main>
-<footer class="site-footer">
+<footer class="site-footer"{inert}>
 <div class="container footer-inner">
 <p>{SITE_NAME} is an offline practice store. Nothing is sold or shipped.</p>
 <p>Prices are in US dollars.</p>
-<p class="footer-links"><a href="/search">All products</a></p>
+<p class="footer-links"><a href="/search">All products</a> <a href="/deals">Deals</a> <a href="/account">Your account</a></p>
 </div>
-</footer>"""
+</footer>{overlay}"""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -304,15 +321,26 @@ def _layout(header: SiteHeader, title: str, main: str, meta: _Meta | None = None
 # -- listings
 
 
+def _sale_badge(p: Product) -> str:
+    """ "Sale" says only that the price was cut, not that it is low: a sale item can cost more than its rivals."""
+    if p.was_price is None:
+        return ""
+    return f'<p class="sale-badge">Sale: was {_e(format_price(p.was_price))}</p>\n'
+
+
+def _stock_line(p: Product) -> str:
+    return "" if p.in_stock else '<p class="stock-out">Out of stock</p>\n'
+
+
 def _product_card(p: Product) -> str:
     return f"""<li class="card"><article>
 {_art(p, "card-media")}
 <div class="card-body">
 <h3><a href="{_e(product_url(p))}">{_e(p.name)}</a></h3>
 <p class="card-brand">by {_e(p.brand)}</p>
-<p class="card-price">Price: <span class="amount">{_e(format_price(p.price))}</span></p>
-<p class="rating">{_stars(p.rating)}{_e(_rating_text(p))}</p>
-</div>
+<p class="card-price">Price: <span class="amount">{_e(format_price(p.shown_price))}</span></p>
+{_sale_badge(p)}<p class="rating">{_stars(p.rating)}{_e(_rating_text(p))}</p>
+{_stock_line(p)}</div>
 </article></li>
 """
 
@@ -506,7 +534,7 @@ def _product_ld(product: Product, category: Category) -> dict[str, object]:
             "url": url,
             "price": _money(product.price),
             "priceCurrency": "USD",
-            "availability": "https://schema.org/InStock",
+            "availability": "https://schema.org/" + ("InStock" if product.in_stock else "OutOfStock"),
             "itemCondition": "https://schema.org/NewCondition",
             "seller": {"@type": "Organization", "name": SITE_NAME},
         },
@@ -520,6 +548,20 @@ def _product_ld(product: Product, category: Category) -> dict[str, object]:
             for r in product.reviews
         ],
     }
+
+
+def _buy_box(product: Product) -> str:
+    """Quantity and Add to cart; an out-of-stock product has neither, only a line that says so."""
+    if not product.in_stock:
+        return '<div class="buy-box panel"><p class="stock-out">Out of stock: this product cannot be ordered.</p></div>'
+    return f"""<div class="buy-box panel">
+<form action="/cart/add" method="post">
+<input type="hidden" name="product_id" value="{_e(product.id)}">
+<div class="qty"><label for="quantity">Quantity</label>
+<input id="quantity" name="quantity" type="number" min="1" max="{MAX_QUANTITY}" value="1"></div>
+<button type="submit">Add to cart</button>
+</form>
+</div>"""
 
 
 def product_page(header: SiteHeader, product: Product, category: Category, back_href: str) -> str:
@@ -546,15 +588,8 @@ def product_page(header: SiteHeader, product: Product, category: Category, back_
 <h1>{_e(product.name)}</h1>
 <p class="product-brand">by {_e(product.brand)}</p>
 <p class="product-price">Price: <span class="amount">{_e(format_price(product.price))}</span></p>
-<p class="rating">{_stars(product.rating)}{_e(_rating_text(product))}</p>
-<div class="buy-box panel">
-<form action="/cart/add" method="post">
-<input type="hidden" name="product_id" value="{_e(product.id)}">
-<div class="qty"><label for="quantity">Quantity</label>
-<input id="quantity" name="quantity" type="number" min="1" max="{MAX_QUANTITY}" value="1"></div>
-<button type="submit">Add to cart</button>
-</form>
-</div>
+{_sale_badge(product)}<p class="rating">{_stars(product.rating)}{_e(_rating_text(product))}</p>
+{_buy_box(product)}
 <section class="specs" aria-labelledby="specs-heading">
 <h2 id="specs-heading">Specifications</h2>
 <table><tbody>{specs}</tbody></table>
@@ -581,7 +616,7 @@ def product_page(header: SiteHeader, product: Product, category: Category, back_
             ("product:brand", product.brand),
             ("product:price:amount", _money(product.price)),
             ("product:price:currency", "USD"),
-            ("product:availability", "in stock"),
+            ("product:availability", "in stock" if product.in_stock else "out of stock"),
             ("product:retailer_item_id", product.id),
         ),
     )
@@ -700,3 +735,77 @@ def error_page(header: SiteHeader, title: str, message: str, link: tuple[str, st
 <p class="error-link"><a href="{_e(href)}">{_e(text)}</a></p>
 </div>"""
     return _layout(header, title, main, _Meta(description=message, noindex=True))
+
+
+# -- deals, consent, account
+
+
+def consent_dialog(next_path: str) -> str:
+    """The cookie consent modal: two buttons, each a form that records the choice and comes back."""
+    buttons = "".join(
+        f"""<form action="/consent" method="post"><input type="hidden" name="next" value="{_e(next_path)}">
+<input type="hidden" name="choice" value="{value}"><button type="submit">{text}</button></form>"""
+        for value, text in (("all", "Accept all cookies"), ("necessary", "Only necessary cookies"))
+    )
+    return f"""
+<div class="modal-backdrop">
+<section class="modal panel" role="dialog" aria-modal="true" aria-labelledby="consent-heading">
+<h2 id="consent-heading">We value your privacy</h2>
+<p>We use cookies to remember your choices and to measure our deals. Choose which cookies we may use.</p>
+<div class="modal-actions">{buttons}</div>
+</section>
+</div>"""
+
+
+def deals_page(header: SiteHeader, order: Sort, listing: Listing, *, ask_consent: bool) -> str:
+    """The products on sale with their was-prices; until the visitor chooses, only the consent modal
+    over an inert page that withholds the list."""
+    body = _listing("/deals", {}, order, listing, "There are no deals today.")
+    trail = [("Home", "/"), ("Deals", None)]
+    main = f"""<div class="page-head">
+{_breadcrumb(trail)}
+<h1>Deals</h1>
+<p>Products with a reduced price. A reduced price is not always the lowest one: compare before you buy.</p>
+</div>
+{body}"""
+    meta = _Meta(description=f"Deals at {SITE_NAME}.", noindex=order is not Sort.FEATURED)
+    if not ask_consent:
+        return _layout(header, "Deals", main, meta)
+    # A consent wall: the deals are withheld, not just covered, until the visitor chooses.
+    withheld = f"""<div class="page-head">
+{_breadcrumb(trail)}
+<h1>Deals</h1>
+<p>The deals appear once you have chosen your cookie settings.</p>
+</div>"""
+    overlay = consent_dialog("/deals" + ("" if order is Sort.FEATURED else f"?sort={order.value}"))
+    return _layout(header, "Deals", withheld, meta, overlay=overlay)
+
+
+def login_page(header: SiteHeader, next_path: str, *, error: str | None = None, email: str = "") -> str:
+    """The sign-in form in front of the account pages; on a failed attempt the email is kept, never the password."""
+    alert = f'<p role="alert">{_icon("alert")}{_e(error)}</p>\n' if error else ""
+    main = f"""<div class="panel message-card">
+<h1>Sign in</h1>
+<p>Sign in to see your account.</p>
+{alert}<form class="checkout-form" action="/login" method="post">
+<input type="hidden" name="next" value="{_e(next_path)}">
+<p class="field"><label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" value="{_e(email)}"></p>
+<p class="field"><label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password"></p>
+<p><button type="submit">Sign in</button></p>
+</form>
+</div>"""
+    return _layout(header, "Sign in", main, _Meta(description=f"Sign in to {SITE_NAME}.", noindex=True))
+
+
+def account_page(header: SiteHeader, name: str, email: str, saved: list[Product]) -> str:
+    main = f"""<div class="page-head">
+<h1>Your account</h1>
+<p>Signed in as {_e(name)} ({_e(email)}).</p>
+</div>
+<section aria-labelledby="saved-heading">
+<div class="section-head"><h2 id="saved-heading">Saved items</h2></div>
+{_product_items(saved)}
+</section>"""
+    return _layout(header, "Your account", main, _Meta(description=f"Your account at {SITE_NAME}.", noindex=True))

@@ -7,27 +7,52 @@ Content-Security-Policy) whatever the route.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from demo.shop import pages
 from demo.shop.catalog import Catalog, Filters, Sort, apply_filters, paginate, search, sort_products
 from demo.shop.store import MAX_QUANTITY, Store
 
-__all__ = ["BROKEN_PRICE_FILTER_CATEGORY", "CART_COOKIE", "Response", "ShopHTTPServer", "ShopHandler"]
+__all__ = [
+    "BROKEN_PRICE_FILTER_CATEGORY",
+    "CART_COOKIE",
+    "CONSENT_COOKIE",
+    "IGNORED_FILTER",
+    "SESSION_COOKIE",
+    "SLOW_PATHS",
+    "SLOW_SECONDS",
+    "Response",
+    "ShopHTTPServer",
+    "ShopHandler",
+    "resolve_slow_seconds",
+]
 
 BROKEN_PRICE_FILTER_CATEGORY = "headphones"
 """The category whose price filter always fails with a 500, so an agent has to find another way."""
 
+IGNORED_FILTER = ("backpacks", "max_price")
+"""(category, parameter): a filter value the category accepts, shows in its form, and silently ignores."""
+
+SLOW_PATHS = frozenset({"/deals"})
+"""Pages that answer only after `slow_seconds`, like a real shop's slow, personalised pages."""
+
+SLOW_SECONDS = 2.0
+"""The slow pages' default delay; `DEMO_SHOP_SLOW_SECONDS` or `start_shop(slow_seconds=...)` change it."""
+
 CART_COOKIE = "demo_cart"
+CONSENT_COOKIE = "demo_consent"
+SESSION_COOKIE = "demo_session"
 MAX_BODY_BYTES = 16 * 1024
 MAX_PRICE = Decimal(100000)
 
@@ -71,6 +96,24 @@ def _sort(raw: str) -> Sort:
         raise BadRequest(f"Unknown sort order. Use one of: {', '.join(s.value for s in Sort)}.") from None
 
 
+def resolve_slow_seconds(value: float | None = None) -> float:
+    """The delay of the slow pages: `value`, else $DEMO_SHOP_SLOW_SECONDS, else SLOW_SECONDS (tests set it short)."""
+    if value is None:
+        raw = os.environ.get("DEMO_SHOP_SLOW_SECONDS", "")
+        try:
+            value = float(raw) if raw else SLOW_SECONDS
+        except ValueError:
+            raise ValueError(f"DEMO_SHOP_SLOW_SECONDS must be a number of seconds, not {raw!r}") from None
+    if not 0 <= value <= 60:
+        raise ValueError(f"the slow pages' delay must be from 0 to 60 seconds, not {value}")
+    return value
+
+
+def _local_path(raw: str, fallback: str) -> str:
+    """A same-site path to return to after a form (never another site: `//evil` and `http:` are refused)."""
+    return raw if re.fullmatch(r"/(?![/\\])[^\s]*", raw) else fallback
+
+
 def _decimal(raw: str, label: str, low: Decimal, high: Decimal) -> Decimal | None:
     if not raw:
         return None
@@ -88,11 +131,19 @@ class ShopHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], catalog: Catalog, *, log_requests: bool = False) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        catalog: Catalog,
+        *,
+        log_requests: bool = False,
+        slow_seconds: float = SLOW_SECONDS,
+    ) -> None:
         super().__init__(address, ShopHandler)
         self.catalog = catalog
         self.store = Store(catalog)
         self.log_requests = log_requests
+        self.slow_seconds = slow_seconds
 
 
 class ShopHandler(BaseHTTPRequestHandler):
@@ -113,6 +164,8 @@ class ShopHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self, routes: _Routes, other: _Routes, other_method: str) -> None:
         path = urlsplit(self.path).path
+        if path in SLOW_PATHS:
+            time.sleep(self.server.slow_seconds)
         try:
             response = self._route(path, routes, other, other_method)
         except BadRequest as exc:
@@ -157,12 +210,15 @@ class ShopHandler(BaseHTTPRequestHandler):
             raise BadRequest("The form is too large.")
         return parse_qs(self.rfile.read(length).decode("utf-8", errors="replace"), keep_blank_values=True)
 
-    def _cart_id(self) -> str | None:
+    def _cookie(self, name: str) -> str | None:
         try:
-            morsel = SimpleCookie(self.headers.get("Cookie", "")).get(CART_COOKIE)
+            morsel = SimpleCookie(self.headers.get("Cookie", "")).get(name)
         except CookieError:
             return None
         return morsel.value if morsel is not None else None
+
+    def _cart_id(self) -> str | None:
+        return self._cookie(CART_COOKIE)
 
     def _header(self, query: str = "") -> pages.SiteHeader:
         count = sum(line.quantity for line in self.server.store.lines(self._cart_id()))
@@ -211,8 +267,11 @@ class ShopHandler(BaseHTTPRequestHandler):
             max_price=_decimal(_first(params, "max_price"), "Max price", Decimal(0), MAX_PRICE),
             min_rating=_decimal(_first(params, "min_rating"), "Minimum rating", Decimal(0), Decimal(5)),
         )
+        applied = filters
+        if slug == IGNORED_FILTER[0]:  # the form still shows the value; the results ignore it
+            applied = replace(filters, **{IGNORED_FILTER[1]: None})
         order = _sort(_first(params, "sort"))
-        products = sort_products(apply_filters(self.server.catalog.in_category(slug), filters), order)
+        products = sort_products(apply_filters(self.server.catalog.in_category(slug), applied), order)
         listing = paginate(products, _page_number(_first(params, "page")))
         return self._page(pages.category_page(self._header(), category, filters, order, listing))
 
@@ -233,6 +292,26 @@ class ShopHandler(BaseHTTPRequestHandler):
             return fallback
         return referer.path + (f"?{referer.query}" if referer.query else "")
 
+    def _deals(self) -> Response:
+        params = self._query()
+        order = _sort(_first(params, "sort"))
+        listing = paginate(sort_products(self.server.catalog.on_sale(), order), _page_number(_first(params, "page")))
+        ask = self._cookie(CONSENT_COOKIE) is None
+        return self._page(pages.deals_page(self._header(), order, listing, ask_consent=ask))
+
+    def _account(self) -> Response:
+        account = self.server.catalog.account
+        if account is None:
+            return self._not_found("Page not found", "This shop has no customer accounts.")
+        if not self.server.store.signed_in(self._cookie(SESSION_COOKIE)):
+            return self._redirect("/login?next=" + quote("/account"))
+        saved = [p for pid in account.saved if (p := self.server.catalog.product(pid))]
+        return self._page(pages.account_page(self._header(), account.name, account.email, saved))
+
+    def _login(self) -> Response:
+        next_path = _local_path(_first(self._query(), "next"), "/account")
+        return self._page(pages.login_page(self._header(), next_path))
+
     def _cart(self) -> Response:
         added = self.server.catalog.product(_first(self._query(), "added"))
         return self._page(pages.cart_page(self._header(), self.server.store.lines(self._cart_id()), added))
@@ -247,6 +326,8 @@ class ShopHandler(BaseHTTPRequestHandler):
         product = self.server.catalog.product(_first(form, "product_id"))
         if product is None:
             raise BadRequest("That product does not exist.")
+        if not product.in_stock:
+            raise BadRequest(f"{product.name} is out of stock.")
         raw_quantity = _first(form, "quantity") or "1"
         if not raw_quantity.isdigit() or not 1 <= int(raw_quantity) <= MAX_QUANTITY:
             raise BadRequest(f"Quantity must be a whole number from 1 to {MAX_QUANTITY}.")
@@ -260,6 +341,28 @@ class ShopHandler(BaseHTTPRequestHandler):
     def _cart_remove(self) -> Response:
         self.server.store.remove(self._cart_id(), _first(self._form(), "product_id"))
         return self._redirect("/cart")
+
+    def _consent(self) -> Response:
+        form = self._form()
+        choice = _first(form, "choice")
+        if choice not in ("all", "necessary"):
+            raise BadRequest("Choose which cookies to accept.")
+        cookie = {"Set-Cookie": f"{CONSENT_COOKIE}={choice}; Path=/; SameSite=Lax"}
+        return self._redirect(_local_path(_first(form, "next"), "/"), cookie)
+
+    def _login_post(self) -> Response:
+        form = self._form()
+        email, password = _first(form, "email"), _first(form, "password")
+        next_path = _local_path(_first(form, "next"), "/account")
+        account = self.server.catalog.account
+        if account is None or email.casefold() != account.email.casefold() or password != account.password:
+            html = pages.login_page(
+                self._header(), next_path, error="The email or password is not right.", email=email[:200]
+            )
+            return self._page(html, HTTPStatus.UNAUTHORIZED)
+        session_id = self.server.store.sign_in()
+        cookie = {"Set-Cookie": f"{SESSION_COOKIE}={session_id}; Path=/; HttpOnly; SameSite=Lax"}
+        return self._redirect(next_path, cookie)
 
     def _checkout_place(self) -> Response:
         form = self._form()
@@ -291,10 +394,15 @@ _GET_ROUTES: _Routes = [
     (re.compile(r"/product/([^/]+)"), ShopHandler._product),
     (re.compile(r"/cart"), ShopHandler._cart),
     (re.compile(r"/checkout"), ShopHandler._checkout),
+    (re.compile(r"/deals"), ShopHandler._deals),
+    (re.compile(r"/account"), ShopHandler._account),
+    (re.compile(r"/login"), ShopHandler._login),
 ]
 
 _POST_ROUTES: _Routes = [
     (re.compile(r"/cart/add"), ShopHandler._cart_add),
     (re.compile(r"/cart/remove"), ShopHandler._cart_remove),
     (re.compile(r"/checkout/place"), ShopHandler._checkout_place),
+    (re.compile(r"/consent"), ShopHandler._consent),
+    (re.compile(r"/login"), ShopHandler._login_post),
 ]

@@ -1,4 +1,4 @@
-"""Per-client carts and placed orders, held in memory and lost on restart.
+"""Per-client carts, placed orders and sign-ins, held in memory and lost on restart.
 
 Cart ids and order numbers come from counters rather than random tokens so that two runs of the
 same demo produce the same pages. The shop only listens on localhost, so guessable ids are fine.
@@ -50,6 +50,8 @@ class Store:
         self._carts: dict[str, dict[str, int]] = {}
         self._cart_ids = count(1)
         self._order_numbers = count(1001)
+        self._sessions: set[str] = set()
+        self._session_ids = count(1)
 
     def has_cart(self, cart_id: str | None) -> bool:
         with self._lock:
@@ -89,6 +91,17 @@ class Store:
             self._carts[cart_id] = {}
             number = f"DS-{next(self._order_numbers)}"
         return Order(number=number, name=name, address=address, lines=tuple(self._to_lines(items)))
+
+    def sign_in(self) -> str:
+        """A new signed-in session for the demo account (the caller has checked the password)."""
+        with self._lock:
+            session_id = f"session-{next(self._session_ids)}"
+            self._sessions.add(session_id)
+            return session_id
+
+    def signed_in(self, session_id: str | None) -> bool:
+        with self._lock:
+            return session_id is not None and session_id in self._sessions
 
     def _to_lines(self, items: dict[str, int]) -> list[CartLine]:
         return [CartLine(product, qty) for pid, qty in items.items() if (product := self._catalog.product(pid))]

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pydantic import BaseModel, Field
 
@@ -45,16 +46,21 @@ __all__ = ["VERBS", "OfflineModel", "PageElement", "Playbook", "read_elements"]
 
 VERBS = (
     "search for X",
-    "open X / open the first result / open the first result matching X",
+    (
+        "open X / open the first result / open the first result QUALIFIER, where QUALIFIER is matching X, "
+        "on sale, in stock, or priced under | at most | at least | over $N"
+    ),
     "sort by price (low to high | high to low) / rating / reviews",
     "filter by max price N / filter by min price N / filter by minimum rating R",
     "type X into FIELD / select OPTION in FIELD / click X",
     "go back / next page",
     (
-        "note the name and price / note the name, price and rating / note the brand of the first result / "
+        "note the name and price (of the first result [QUALIFIER] | of every result) / "
+        "note the name, price and rating / note the brand of the first result / "
         'note the cart total / note the order total / note "literal text"'
     ),
     "check each result for ATTR: VALUE and ATTR: VALUE",
+    "GOAL, then GOAL (one after the other)",
 )
 
 _ELEMENT = re.compile(r'\[(\d+)\] ([a-z]+) ("(?:[^"\\]|\\.)*")')
@@ -92,13 +98,19 @@ def read_elements(observation: str) -> list[PageElement]:
 
 @dataclass(frozen=True, slots=True)
 class _Card:
-    """A product as a listing shows it: link, brand, price and rating lines."""
+    """A product as a listing shows it: link, brand, price and rating lines, maybe a sale badge and a stock line."""
 
     id: int
     name: str
     brand: str = ""
     price: str = ""
     rating: str = ""
+    sale: bool = False
+    in_stock: bool = True
+
+    @property
+    def amount(self) -> Decimal | None:
+        return Decimal(self.price.lstrip("$").replace(",", "")) if self.price else None
 
 
 def _cards(observation: str) -> list[_Card]:
@@ -118,8 +130,37 @@ def _cards(observation: str) -> list[_Card]:
             continue
         price = next((m[1] for l in after if (m := re.search(r"Price: (\$[\d,.]+)", l))), "")
         rating = next((m[1] for l in after if (m := re.search(r"Rating: ([\d.]+) out of 5", l))), "")
-        cards.append(_Card(int(match[1]), json.loads(match[3]), after[0][3:], price, rating))
+        sale = any(l.startswith("Sale:") for l in after)
+        in_stock = not any(l.startswith("Out of stock") for l in after)
+        cards.append(_Card(int(match[1]), json.loads(match[3]), after[0][3:], price, rating, sale, in_stock))
     return cards
+
+
+_PRICE_TESTS: dict[str, Callable[[Decimal, Decimal], bool]] = {
+    "under": lambda price, bound: price < bound,
+    "below": lambda price, bound: price < bound,
+    "at most": lambda price, bound: price <= bound,
+    "at least": lambda price, bound: price >= bound,
+    "over": lambda price, bound: price > bound,
+}
+
+
+def _card_test(qualifier: str) -> Callable[[_Card], bool]:
+    """Which cards a qualifier ("matching X", "on sale", "in stock", "priced under $N") keeps."""
+    q = _norm(qualifier)
+    if m := re.fullmatch(r"matching (.+)", q):
+        return lambda card: m[1] in _norm(card.name)
+    if q == "on sale":
+        return lambda card: card.sale
+    if q == "in stock":
+        return lambda card: card.in_stock
+    if m := re.fullmatch(r"(?:priced |costing )?(under|below|at most|at least|over) \$?([\d,]+(?:\.\d+)?)", q):
+        test, bound = _PRICE_TESTS[m[1]], Decimal(m[2].replace(",", ""))
+        return lambda card: card.amount is not None and test(card.amount, bound)
+    raise ModelOutputError(
+        f"the offline model does not know the qualifier {qualifier!r}; use matching X, on sale, in stock, "
+        "or priced under | at most | at least | over $N"
+    )
 
 
 def _norm(text: str) -> str:
@@ -192,6 +233,8 @@ class OfflineModel:
         try:
             return self._ground(view, self._resolve(view, description.strip()))
         except ModelOutputError as error:
+            if dismiss := _dialog_button(view.observation):
+                return _and(f"click {dismiss}", description, reasoning=f"a dialog covers the page; {dismiss!r} first")
             if view.task in self.playbooks:
                 raise
             raise ModelOutputError(
@@ -232,6 +275,8 @@ class OfflineModel:
 
     def _ground(self, view: View, goal: str) -> Reply[Expansion]:
         lower = goal.lower()
+        if len(steps := re.split(r",? then ", goal, flags=re.IGNORECASE)) > 1 and all(s.strip() for s in steps):
+            return _and(*(s.strip() for s in steps), reasoning="one step after the other")
         if m := re.fullmatch(r"search (?:for )?(.+?)(?: from (.+))?", goal, flags=re.IGNORECASE):
             query = f"{m[2]} {m[1]}" if m[2] else m[1]
             box = _find(view, "search", ("searchbox", "textbox"))
@@ -251,7 +296,7 @@ class OfflineModel:
             return _action(f"type [{_field(view, m[2]).id}] [{m[1]}] [0]")
         if m := re.fullmatch(r"select (.+) in (.+)", goal, flags=re.IGNORECASE):
             return _action(f"select [{_field(view, m[2]).id}] [{m[1]}]")
-        if m := re.fullmatch(r"open the (?:first|top) result(?: matching (.+))?", lower):
+        if m := re.fullmatch(r"open the (?:first|top) result(?: (.+))?", lower):
             return _action(f"click [{self._first_card(view, m[1]).id}]")
         if m := re.fullmatch(
             r"(?:open|click|press) (?:the )?(.+?)(?: category| button| link)?", goal, flags=re.IGNORECASE
@@ -265,12 +310,12 @@ class OfflineModel:
             f"the offline model cannot ground {goal!r}; phrase sub-goals with plain verbs: " + "; ".join(VERBS)
         )
 
-    def _first_card(self, view: View, matching: str | None) -> _Card:
+    def _first_card(self, view: View, qualifier: str | None) -> _Card:
         cards = _cards(view.observation)
-        if matching:
-            cards = [c for c in cards if _norm(matching) in _norm(c.name)]
+        if qualifier:
+            cards = [c for c in cards if _card_test(qualifier)(c)]
         if not cards:
-            what = f"matching {matching!r} " if matching else ""
+            what = f"{qualifier} " if qualifier else ""
             raise ModelOutputError(f"no product result {what}on {view.url or 'this page'}")
         return cards[0]
 
@@ -295,8 +340,13 @@ class OfflineModel:
         if m := re.fullmatch(r"note the brand of the (.+)", lower):
             card = self._first_card(view, None)
             return f"Brand of the {m[1]}: {card.brand}"
+        if re.fullmatch(r"note the names? and prices? of (?:every|each|all(?: the)?) results?", lower):
+            cards = _cards(view.observation)
+            if not cards:
+                raise ModelOutputError(f"no product results to note on {view.url or 'this page'}")
+            return "; ".join(f"{card.name}: {card.price}" for card in cards)
         if m := re.fullmatch(
-            r"note the name(?:,| and) price(?: and rating)?(?: of the first result(?: matching (.+))?)?", lower
+            r"note the name(?:,| and) price(?: and rating)?(?: of the first result(?: (.+))?)?", lower
         ):
             wants_rating = "rating" in lower
             if "result" in lower:
@@ -419,6 +469,14 @@ class OfflineModel:
 def _answer(notes: Iterable[str]) -> str | None:
     items = [note for note in notes if _NOT_QUALIFIED not in note]
     return "; ".join(items) if items else None
+
+
+def _dialog_button(observation: str) -> str | None:
+    """The first button of a modal dialog on the page (a cookie banner, say), which a person would press first."""
+    _, dialog, rest = observation.partition("\ndialog ")
+    if not dialog:
+        return None
+    return next((e.name for e in read_elements(rest) if e.role == "button"), None)
 
 
 def _after(children: list[Node], child: Node, failed: Node) -> bool:
