@@ -9,15 +9,18 @@ sessions stay readable as payloads evolve.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from planner.config import EngineConfig
 from planner.diagnosis import Diagnosis
+from planner.inputs import InputError, shown
 from planner.operators import Operator, StepWork
 from planner.tree import NodeType, Origin, Status
 
@@ -110,10 +113,17 @@ class Payload(BaseModel):
     VERSION: ClassVar[int] = 1
 
 
-class NodeSpec(BaseModel):
-    """A node an event creates; `action` is one planned ahead for it, if any."""
+_PART = ConfigDict(extra="forbid")
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+@pydantic_dataclass(frozen=True, slots=True, config=_PART)
+class NodeSpec:
+    """A node an event creates; `action` is one planned ahead for it, if any.
+
+    The parts of a payload are slotted dataclasses, not models: a log holds tens of thousands of
+    them, and one object each instead of three makes events cheaper to record and to load
+    (bench.engine). They are validated, frozen and serialised with their payload all the same.
+    """
 
     id: str
     description: str
@@ -121,20 +131,18 @@ class NodeSpec(BaseModel):
     action: str | None = None
 
 
-class PlannedAction(BaseModel):
+@pydantic_dataclass(frozen=True, slots=True, config=_PART)
+class PlannedAction:
     """An action a model planned ahead for an unexpanded node."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     node: str
     action: str
 
 
-class CandidateReport(BaseModel):
+@pydantic_dataclass(frozen=True, slots=True, config=_PART)
+class CandidateReport:
     """An item an observation reported. The model's answer was bounded when it was checked
     (`planner.operators.Candidate`); the log keeps it as it was, whatever it says."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     verdict: str = "uncertain"
@@ -420,18 +428,46 @@ class Event:
 
     @classmethod
     def from_data(
-        cls, seq: int, kind: str, node_id: str | None, data: dict[str, Any], version: int | None = None, at: float = 0.0
+        cls, seq: int, kind: str, node_id: str | None, data: Any, version: int | None = None, at: float = 0.0
     ) -> Event:
-        """An event from its JSON form (a store row, a trace): upgraded to the current version, then validated.
+        """An event from its JSON form (a trace, an older stored row): upgraded to the current version, then validated.
 
-        `version` None means current. Raises `ValueError` (a `pydantic.ValidationError`) for a payload
-        that does not fit its kind, `KeyError` for an unknown kind or version.
+        `version` None means current. Raises `InputError`, one sentence naming the event and its first
+        problem, for an unknown kind or a payload that does not fit its kind.
         """
-        kind = Kind(kind)
-        current = SCHEMA_VERSIONS[kind]
+        typed = _kind(seq, kind)
+        current = SCHEMA_VERSIONS[typed]
         if version is not None and version < current:
-            data = upgrade(kind, version, data)
-        return cls(seq, kind, node_id, PAYLOADS[kind].model_validate(data), current, at)
+            if not isinstance(data, dict):
+                raise InputError(f"event {seq} ({typed.value}) has a payload that is not an object")
+            try:
+                data = upgrade(typed, version, data)
+            except KeyError:
+                raise InputError(
+                    f"event {seq} ({typed.value}) has schema version {version}, which no upgrade reads"
+                ) from None
+        try:
+            payload = PAYLOADS[typed].model_validate(data)
+        except ValidationError as error:
+            raise _unfit(seq, typed, error) from None
+        return cls(seq, typed, node_id, payload, current, at)
+
+    @classmethod
+    def from_json(cls, seq: int, kind: str, node_id: str | None, text: str, version: int, at: float = 0.0) -> Event:
+        """A stored row as an event: a current payload is parsed and validated in one pass (pydantic's
+        JSON parser, called directly), an older one is upgraded first. Raises `InputError` as `from_data` does."""
+        typed = _kind(seq, kind)
+        if version < SCHEMA_VERSIONS[typed]:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                raise InputError(f"event {seq} ({typed.value}) is not JSON") from None
+            return cls.from_data(seq, typed, node_id, data, version, at)
+        try:
+            payload = _FROM_JSON[typed](text)
+        except ValidationError as error:
+            raise _unfit(seq, typed, error) from None
+        return cls(seq, typed, node_id, payload, version, at)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -446,6 +482,31 @@ class Event:
             "node_id": self.node_id,
             "detail": self.data,
         }
+
+
+_KINDS: dict[str, Kind] = {kind.value: kind for kind in Kind}
+_FROM_JSON: dict[Kind, Callable[[str], Payload]] = {
+    kind: model.__pydantic_validator__.validate_json for kind, model in PAYLOADS.items()
+}
+"""Each kind's JSON validator, called directly: `model_validate_json` adds a Python call per row of a rebuild."""
+
+
+def _kind(seq: int, kind: str) -> Kind:
+    """The kind a stored or traced event names, or `InputError` for one this build does not know."""
+    try:
+        return _KINDS[kind]
+    except (KeyError, TypeError):
+        raise InputError(f"event {seq} has an unknown kind, {shown(kind)}") from None
+
+
+def _unfit(seq: int, kind: Kind, error: ValidationError) -> InputError:
+    """A payload that does not fit its kind, in one sentence: its first problem, and how many more there are."""
+    first = error.errors(include_url=False, include_context=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    problem = f"{shown(where, 60)}: {first['msg']}" if where else first["msg"]
+    more = error.error_count() - 1
+    also = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return InputError(f"event {seq} ({kind.value}) does not fit its schema: {shown(problem, 160)}{also}")
 
 
 def _observed_ahead_to_proposals(data: dict[str, Any]) -> dict[str, Any]:

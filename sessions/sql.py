@@ -277,26 +277,14 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.connection.driver_connection.execute("BEGIN" if reading else "BEGIN IMMEDIATE")  # type: ignore[union-attr]
 
 
-_RowReader = Callable[[int, str, int, "str | None", str, float], "Event"]
-
-
 @functools.cache
-def _event_reader() -> _RowReader:
-    """How a stored row becomes an event. The event models are imported on the first read, not with
-    this module: `python -m sessions list` reads no event, and they are a third of its start-up."""
-    from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind
+def _event_reader() -> Callable[[int, str, str | None, str, int, float], Event]:
+    """`Event.from_json`, the one reader of stored rows. The event models are imported on the first
+    read, not with this module: `python -m sessions list` reads no event, and they are a third of
+    its start-up."""
+    from planner.events import Event
 
-    kinds = {kind.value: kind for kind in Kind}
-
-    def read(seq: int, kind: str, version: int, node_id: str | None, data: str, at: float) -> Event:
-        """A current payload is parsed and validated in one pass (pydantic's JSON parser); an older
-        one is upgraded first (`planner.events.upgrade`)."""
-        if version < SCHEMA_VERSIONS[kind]:
-            return Event.from_data(seq, kind, node_id, json.loads(data), version, at)
-        typed = kinds[kind]
-        return Event(seq, typed, node_id, PAYLOADS[typed].model_validate_json(data), version, at)
-
-    return read
+    return Event.from_json
 
 
 class SqlStore(EventStore):
@@ -536,7 +524,7 @@ class SqlStore(EventStore):
         if not rows and after == 0:
             self.session(session_id)
         read = _event_reader()
-        return [read(*row) for row in rows]
+        return [read(seq, kind, node_id, data, version, at) for seq, kind, version, node_id, data, at in rows]
 
     def session(self, session_id: str) -> SessionInfo:
         with self._tx(write=False) as conn:

@@ -9,10 +9,17 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from planner.events import PAYLOADS, SCHEMA_VERSIONS, Kind, Observed, upgrade
-from planner.state import Recorder, SessionState, replay
+from planner.browser.dry import DryEnvironment
+from planner.commands import EditAction, Inject, Pause, Prune, Reopen, Resume, SetBreakpoints, apply_command
+from planner.config import Breakpoint, EngineConfig
+from planner.engine import Engine
+from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind, Observed, upgrade
+from planner.inputs import InputError
+from planner.models.scripted import Script, ScriptedModel
+from planner.state import Recorder, RunStatus, SessionState, replay
 from planner.tree import ROOT_ID
 from sessions.backends import _trace_events
+from sessions.errors import UnknownModel
 from sessions.export import trace
 from sessions.sql import SqlStore, database_url
 
@@ -106,3 +113,106 @@ def test_a_trace_written_before_versions_reads_its_observations_as_version_1(tmp
     path = tmp_path / "old-trace.json"
     path.write_text(json.dumps(written))
     assert replay(_trace_events(str(path))).proposals == {"0.2": "click [7]"}
+
+
+def _every_kind() -> list[Event]:
+    """Events of every kind, made the way the product makes them: engine runs, operator commands, and
+    the two kinds only the runner records (a fork, a forced alternative before a run) by hand, as it does."""
+    from conftest import BROWNIE_TASK, load, new_state, run_script
+
+    events = run_script(load("brownie_fail.json"), BROWNIE_TASK, EngineConfig())[1]
+    s = Script.model_validate(
+        {
+            "nodes": {
+                "t": {"type": "AND", "children": ["look", "compare", "buy"]},
+                "look": {"type": "ACTION", "action": "click [1]"},
+                "compare carefully": {"type": "ACTION", "action": "click [2]"},
+                "buy": {"type": "ACTION", "action": "click [7]"},
+                "mine": {"type": "ACTION", "action": "click [4]"},
+            },
+            "updates": {"click [1]": {"prune": ["mine"], "rewrite": {"compare": "compare carefully"}}},
+        }
+    )
+    state, log = new_state("t")
+    engine = Engine(state, ScriptedModel(s), DryEnvironment(), guard=lambda a, _t: "buys" if a == "click [7]" else None)
+    log += engine.step()  # the root's expansion
+    for command in (
+        Inject(parent="0", goals=["mine"]),
+        SetBreakpoints(breakpoints=[Breakpoint.ON_FAILURE]),
+        Prune(node="0", reason="not needed"),  # refused: the root cannot be pruned
+        Prune(node="0.4", reason="not needed"),
+        Reopen(node="0.4"),
+        Pause(),
+        Resume(),
+    ):
+        log += apply_command(state, command)
+    for _ in range(60):
+        log += engine.step()
+        if state.status is RunStatus.AWAITING_APPROVAL:
+            log += apply_command(state, EditAction(action="click [8]"))
+    assert state.status is RunStatus.SUCCEEDED, state.reason
+    rec = Recorder(state)
+    rec.record(Kind.ALTERNATIVE_FORCED, "0", child="0.2")
+    rec.record(Kind.SESSION_FORKED, from_session="s0", at_seq=3)
+    rec.record(Kind.DIAGNOSED, model="demo", error="none")
+    return [*events, *log, *rec.take()]
+
+
+def test_events_the_product_makes_equal_their_validated_round_trip_for_every_kind() -> None:
+    events = _every_kind()
+    assert {e.kind for e in events} == set(Kind), "a kind is missing from the sample: extend _every_kind"
+    for e in events:
+        text = e.payload.model_dump_json()
+        stored = Event.from_json(e.seq, e.kind.value, e.node_id, text, e.version, e.at)
+        traced = Event.from_data(e.seq, e.kind.value, e.node_id, json.loads(text), e.version, e.at)
+        assert stored == traced == e, f"event {e.seq} ({e.kind.value}) changes when read back"
+        assert repr(stored.payload) == repr(e.payload), f"event {e.seq} ({e.kind.value}) holds other types"
+
+
+def test_a_stored_row_that_does_not_fit_its_kind_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    state, log = _log()
+    db = tmp_path / "bad.db"
+    store = SqlStore(database_url(db))
+    store.create_session("s1", state.task, "script", log, status="running")
+    store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET data = ? WHERE seq = 3", (json.dumps({"type": "ACTION", "colour": "red"}),))
+    store = SqlStore(database_url(db))
+    try:
+        with pytest.raises(InputError) as refused:
+            store.load("s1")
+    finally:
+        store.close()
+    assert (
+        str(refused.value) == "event 3 (node_expanded) does not fit its schema: colour: Extra inputs are not permitted"
+    )
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (
+            {"seq": 2, "kind": "note_added", "node_id": None, "detail": {"text": 5, "x": 1}},
+            "event 2 (note_added) does not fit its schema: text: Input should be a valid string (and 1 more problem)",
+        ),
+        ({"seq": 2, "kind": "teleported", "node_id": None, "detail": {}}, "event 2 has an unknown kind, teleported"),
+        (
+            {"seq": 2, "kind": "observed", "node_id": None, "detail": [], "version": 1},
+            "event 2 (observed) has a payload that is not an object",
+        ),
+        (
+            {"seq": 2, "kind": "observed", "node_id": None, "detail": {}, "version": 0},
+            "event 2 (observed) has schema version 0, which no upgrade reads",
+        ),
+    ],
+)
+def test_a_trace_whose_event_does_not_fit_is_refused_in_one_sentence(tmp_path: Path, row: dict, message: str) -> None:
+    state, log = _log()
+    written = trace("s1", state, log[:1])
+    written["events"].append(row)
+    path = tmp_path / "bad-trace.json"
+    path.write_text(json.dumps(written))
+    with pytest.raises(UnknownModel) as refused:
+        _trace_events(str(path))
+    assert str(refused.value) == f"cannot replay '{path}': {message}"
+    assert "\n" not in str(refused.value)
