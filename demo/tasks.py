@@ -13,6 +13,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from planner.answers import AnswerCheck
+from planner.answers import check_answer as check_required
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.models.offline import Playbook
 
@@ -21,7 +23,6 @@ __all__ = [
     "TASKS_PATH",
     "Correction",
     "Criteria",
-    "CriterionResult",
     "DemoTask",
     "TaskError",
     "TaskKind",
@@ -157,12 +158,6 @@ class DemoTask(_Frozen):
         return self
 
 
-class CriterionResult(_Frozen):
-    passed: bool
-    found: list[str]
-    missing: list[str]
-
-
 _TASK_LIST = TypeAdapter(list[DemoTask])
 
 
@@ -192,13 +187,6 @@ def select_tasks(tasks: list[DemoTask], only: list[str] | None) -> list[DemoTask
     return [task for task in tasks if not only or task.id in only]
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def check_answer(task: DemoTask, answer: str) -> CriterionResult:
-    """Which of the task's required strings the answer contains, ignoring case and spacing."""
-    text = _normalise(answer)
-    found = [s for s in task.criteria.must_contain if _normalise(s) in text]
-    missing = [s for s in task.criteria.must_contain if _normalise(s) not in text]
-    return CriterionResult(passed=not missing, found=found, missing=missing)
+def check_answer(task: DemoTask, answer: str | None) -> AnswerCheck:
+    """Which of the task's required strings the answer contains (`planner.answers`, the one rule)."""
+    return check_required(task.criteria.must_contain, answer)

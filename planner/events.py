@@ -158,6 +158,8 @@ class SessionCreated(Payload):
     model_data: dict[str, Any] = Field(default_factory=dict)
     config: EngineConfig = EngineConfig()
     status: RunStatus = RunStatus.RUNNING
+    expect: list[str] = Field(default_factory=list)
+    """Strings a correct final answer contains (a bundled task's criteria; `planner.answers`)."""
 
 
 class SessionForked(Payload):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from planner.actions import is_note
+from planner.answers import AnswerCheck, check_answer
 from planner.config import EngineConfig
 from planner.errors import EventOrderError
 from planner.events import (
@@ -108,7 +109,8 @@ class SessionState:
     `constraints` is None until extracted (or set by an operator). `candidates` holds the items the
     task may be answered with, by name, as the observations reported them. `proposals` maps unexpanded
     node ids to actions a model planned ahead on the current page; any page change clears them.
-    `diagnosis` is the latest diagnosis appended to the finished run, if any.
+    `diagnosis` is the latest diagnosis appended to the finished run, if any. `expect` holds the
+    strings a correct answer contains, when the task came with them (`answer_check`).
     """
 
     task: str = ""
@@ -132,6 +134,7 @@ class SessionState:
     candidates: dict[str, SeenCandidate] = field(default_factory=dict)
     proposals: dict[str, str] = field(default_factory=dict)
     final_answer: str | None = None
+    expect: list[str] = field(default_factory=list)
     single_step: bool = False
     approval: Approval | None = None
     approved_node: str | None = None
@@ -142,6 +145,13 @@ class SessionState:
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
+
+    @property
+    def answer_check(self) -> AnswerCheck | None:
+        """The final answer checked against `expect`, once the run has finished; None without `expect`."""
+        if not self.expect or not self.finished:
+            return None
+        return check_answer(self.expect, self.final_answer)
 
     @property
     def finished(self) -> bool:
@@ -170,6 +180,7 @@ def _session_created(state: SessionState, event: Event) -> None:
     state.model_data = p.model_data
     state.config = p.config
     state.status = p.status
+    state.expect = list(p.expect)
     state.tree.nodes[ROOT_ID] = Node(id=ROOT_ID, description=p.task, url=state.url)
 
 

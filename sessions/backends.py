@@ -34,6 +34,7 @@ __all__ = [
     "ModelSpec",
     "artifacts_root",
     "build_backend",
+    "bundled_expectations",
     "default_model",
     "parse_model_spec",
     "prepare_model",
@@ -193,6 +194,14 @@ def _bundled_playbook(task: str) -> Playbook | None:
     from demo.tasks import load_tasks
 
     return next((t.playbook for t in load_tasks() if t.task == task), None)
+
+
+def bundled_expectations(task: str) -> list[str]:
+    """The strings a correct answer to `task` contains, when it is one of the bundled demo tasks
+    (whatever model runs it), so the console can show the check beside the status; else []."""
+    from demo.tasks import load_tasks
+
+    return next((list(t.criteria.must_contain) for t in load_tasks() if t.task == task), [])
 
 
 def _model(state: SessionState) -> Model:

@@ -320,10 +320,18 @@ def _candidates(state: SessionState) -> str:
 
 
 def _final_answer(state: SessionState) -> str:
+    check = state.answer_check
+    verdict = ""
+    if check is not None:
+        verdict = (
+            "\n\n**Answer check: met.**"
+            if check.passed
+            else ("\n\n**Answer check: not met** — missing: " + ", ".join(md_line(s) for s in check.missing))
+        )
     if not state.final_answer:
-        return "## Final answer\n\n_No final answer._"
+        return "## Final answer\n\n_No final answer._" + verdict
     quoted = [f"> {md_line(line)}" if line.strip() else ">" for line in state.final_answer.splitlines()]
-    return "## Final answer\n\n" + "\n".join(quoted)
+    return "## Final answer\n\n" + "\n".join(quoted) + verdict
 
 
 def _metrics(state: SessionState, events: list[Event]) -> str:

@@ -36,7 +36,7 @@ from planner.events import CommandApplied, CommandRejected, Event, Kind
 from planner.inputs import shown
 from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
-from sessions.backends import Backend, build_backend, prepare_model
+from sessions.backends import Backend, build_backend, bundled_expectations, prepare_model
 from sessions.errors import InvalidCommand, SessionInputError
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
 
@@ -97,6 +97,7 @@ def create_session(
         start_url=start_url,
         model=model,
         model_data=prepare_model(model, store, task=task, effort=effort),
+        expect=bundled_expectations(task),
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
     )

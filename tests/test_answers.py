@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import new_state
+from conftest import SCRIPTS, new_state
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Edit, apply_command
@@ -80,3 +80,31 @@ def test_re_expanding_the_task_into_one_action_is_refused_and_the_root_fails_vis
     assert (state.tree["0"].status, state.tree["0"].reason) == (Status.PRUNED, why)
     assert (state.status, state.reason) == (RunStatus.FAILED, why)
     assert engine.env.executed == []
+
+
+def test_a_session_for_a_bundled_task_keeps_its_answer_check_whatever_model_runs_it() -> None:
+    from demo.tasks import load_tasks
+    from sessions.runner import create_session, load_state
+    from sessions.sql import SqlStore
+
+    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
+    store = SqlStore("sqlite://")
+    state = load_state(store, create_session(store, task.task, f"script:{SCRIPTS / 'brownie.json'}"))
+    assert state.expect == task.criteria.must_contain
+    assert state.answer_check is None  # not finished yet
+    state.status, state.final_answer = RunStatus.SUCCEEDED, "The Acme Daypack 20L at $49.99"
+    check = state.answer_check
+    assert check is not None and not check.passed
+    assert check.missing == ["Northwind", "Northwind Metro 18L", "54.99"]
+    other = load_state(store, create_session(store, "a task of my own", "demo"))
+    assert other.expect == [] and other.answer_check is None
+
+
+def test_the_report_shows_the_answer_check_beside_the_answer() -> None:
+    from sessions.export import markdown_report
+
+    state = SessionState(task=TASK, expect=["Northwind", "54.99"])
+    state.status, state.final_answer = RunStatus.SUCCEEDED, "Northwind Metro at $49.99"
+    assert "**Answer check: not met** — missing: 54.99" in markdown_report("s", state, [])
+    state.final_answer = "Northwind Metro at $54.99"
+    assert "**Answer check: met.**" in markdown_report("s", state, [])
