@@ -2,6 +2,6 @@
 
 import sys
 
-from demo.suite import main
+from demo.cli import main
 
 sys.exit(main())

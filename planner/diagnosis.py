@@ -25,34 +25,29 @@ first that applies deciding the category:
 Its critical steps are the failed actions (at most `MAX_CITED`), or the last step before the first
 failed node; it says what recovery tried (alternatives switched to, repairs and their outcomes).
 
-This module cannot import `planner.events` or `planner.state` at load time: the event payload that
-stores a diagnosis (`planner.events.Diagnosed`) is built from `Diagnosis`. The functions that read a
-log import them when called.
+The diagnosis itself is a model output like any operator's, so its model (`Diagnosis`) lives with
+the others in `planner.operators`; the event that stores it (`planner.events.Diagnosed`) is built
+from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, cast
-
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from typing import TYPE_CHECKING, cast
 
 from planner.errors import ModelOutputError
+from planner.events import ActionExecuted, Event, NoteAdded, Observed, RevisionUsed, RolledBack, StatusChanged
+from planner.operators import CriticalStep, Diagnosis, FailureCategory
+from planner.state import SessionState
 from planner.tree import ROOT_ID, NodeType, Status, Tree
 
 if TYPE_CHECKING:
-    from planner.events import Event
     from planner.operators import Reply
-    from planner.state import SessionState
 
 __all__ = [
     "MAX_CITED",
-    "CriticalStep",
-    "Diagnosis",
     "DiagnosisRun",
-    "FailureCategory",
     "Step",
     "Trajectory",
     "check_citations",
@@ -64,41 +59,6 @@ __all__ = [
 
 MAX_CITED = 5
 """Failed actions the offline diagnosis cites; a model may cite up to 20 steps."""
-
-_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
-
-
-class FailureCategory(StrEnum):
-    WRONG_SEARCH_STRATEGY = "wrong_search_strategy"
-    MISSED_INFORMATION = "missed_information"
-    NAVIGATION_ERROR = "navigation_error"
-    PREMATURE_STOP = "premature_stop"
-    CONSTRAINT_VIOLATION = "constraint_violation"
-    VERIFICATION_FAILURE = "verification_failure"
-    OTHER = "other"
-
-
-class CriticalStep(BaseModel):
-    """A step where the run went wrong: its number in the step sequence, and the node it ran at if known."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    step_number: int = Field(ge=1, le=1_000_000)
-    node_id: Annotated[str, StringConstraints(pattern=r"^0(\.[0-9]{1,6}){0,50}$")] | None = None
-    what_happened: _Text
-    what_went_wrong: _Text
-
-
-class Diagnosis(BaseModel):
-    """The paper's Table 10 fields; a model's tool input validates into this."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    root_cause: _Text
-    critical_steps: list[CriticalStep] = Field(default_factory=list, max_length=20)
-    what_should_have_been_done: _Text
-    failure_category: FailureCategory
-    confidence: int = Field(ge=1, le=5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +91,6 @@ class Trajectory:
 
 def steps(events: Sequence[Event]) -> list[Step]:
     """The run's step sequence: each executed action with the notes and summary its observation gave."""
-    from planner.events import ActionExecuted, NoteAdded, Observed
 
     found: list[Step] = []
     for event in events:
@@ -210,7 +169,6 @@ def diagnose(ask: Callable[[Trajectory], Reply[Diagnosis]], trajectory: Trajecto
 
 def offline_diagnosis(state: SessionState, events: Sequence[Event]) -> Diagnosis:
     """A diagnosis from the tree and the log alone, by the rules in the module docstring."""
-    from planner.events import StatusChanged
 
     run = trajectory(state, events)
     tree = state.tree
@@ -306,7 +264,6 @@ def _cite(tree: Tree, step: Step, why: str | None = None) -> CriticalStep:
 
 def _step_before(run_steps: Sequence[Step], events: Sequence[Event], node_id: str | None) -> Step | None:
     """The last step that ran before `node_id` first failed (all of them when nothing failed)."""
-    from planner.events import ActionExecuted, StatusChanged
 
     count = 0
     for event in events:
@@ -331,7 +288,6 @@ def _failing_path(tree: Tree) -> list[str]:
 
 def _recovery(events: Sequence[Event]) -> str:
     """What the run tried after failures, in a sentence: alternatives switched to and repairs."""
-    from planner.events import RevisionUsed, RolledBack
 
     switched = [cast(RolledBack, e.payload).to for e in events if isinstance(e.payload, RolledBack)]
     repairs = [(e.node_id, cast(RevisionUsed, e.payload).ok) for e in events if isinstance(e.payload, RevisionUsed)]

@@ -19,9 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from planner.config import EngineConfig
-from planner.diagnosis import Diagnosis
 from planner.inputs import InputError, shown
-from planner.operators import Operator, StepWork
+from planner.operators import Diagnosis, Operator, StepWork
 from planner.tree import NodeType, Origin, Status
 
 __all__ = [

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from planner.tree import Node, Tree
 
@@ -28,7 +28,10 @@ __all__ = [
     "ChildSpec",
     "Completion",
     "Constraints",
+    "CriticalStep",
+    "Diagnosis",
     "Expansion",
+    "FailureCategory",
     "FinalAnswer",
     "ItemConstraints",
     "Observation",
@@ -201,6 +204,45 @@ class FinalAnswer(BaseModel):
 
     answer: _Text | None = None
     missing: _Text = ""
+
+
+_Finding = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+"""One statement of a diagnosis: never empty."""
+
+
+class FailureCategory(StrEnum):
+    """The paper's failure categories (its Table 10)."""
+
+    WRONG_SEARCH_STRATEGY = "wrong_search_strategy"
+    MISSED_INFORMATION = "missed_information"
+    NAVIGATION_ERROR = "navigation_error"
+    PREMATURE_STOP = "premature_stop"
+    CONSTRAINT_VIOLATION = "constraint_violation"
+    VERIFICATION_FAILURE = "verification_failure"
+    OTHER = "other"
+
+
+class CriticalStep(BaseModel):
+    """A step where the run went wrong: its number in the step sequence, and the node it ran at if known."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step_number: int = Field(ge=1, le=1_000_000)
+    node_id: Annotated[str, StringConstraints(pattern=r"^0(\.[0-9]{1,6}){0,50}$")] | None = None
+    what_happened: _Finding
+    what_went_wrong: _Finding
+
+
+class Diagnosis(BaseModel):
+    """The paper's Table 10 fields; a model's tool input validates into this."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    root_cause: _Finding
+    critical_steps: list[CriticalStep] = Field(default_factory=list, max_length=20)
+    what_should_have_been_done: _Finding
+    failure_category: FailureCategory
+    confidence: int = Field(ge=1, le=5)
 
 
 @dataclass(slots=True)

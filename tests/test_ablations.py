@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from demo.ablations import CONDITIONS
-from demo.suite import main
+from demo.cli import main
 from planner.metrics import SUITE_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

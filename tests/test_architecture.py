@@ -205,3 +205,24 @@ def test_all_is_honest(path: Path) -> None:
     module = importlib.import_module(_module_name(path))
     missing = [name for name in declared if not hasattr(module, name)]
     assert not missing, f"__all__ lists {missing}, which {module.__name__} does not have"
+
+
+def test_no_two_modules_import_each_other_even_through_others() -> None:
+    """A cycle (even a lazy import inside a function) means neither module can be read or tested alone."""
+    import networkx as nx
+
+    paths = [path for folder in ("planner", "sessions", "ui", "demo") for path in (ROOT / folder).rglob("*.py")]
+    modules = {_module_name(path): path for path in paths}
+    graph = nx.DiGraph()
+    for module, path in modules.items():
+        graph.add_node(module)
+        for imported, _ in _imports(path):
+            if imported in modules and imported != module and not module.startswith(imported + "."):
+                graph.add_edge(module, imported)
+    cycles = [sorted(cycle) for cycle in nx.simple_cycles(graph) if not _package_init_pair(cycle)]
+    assert cycles == [], f"modules that import each other: {cycles[:5]}"
+
+
+def _package_init_pair(cycle: list[str]) -> bool:
+    """A package's `__init__` re-exporting its own submodules (lazily) is not a cycle between modules."""
+    return any(all(other == name or other.startswith(name + ".") for other in cycle) for name in cycle)

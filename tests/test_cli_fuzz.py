@@ -24,7 +24,7 @@ import pytest
 from cli_helpers import ROOT
 from conftest import BROWNIE_TASK, SCRIPTS
 
-from demo.suite import main as demo_main
+from demo.cli import main as demo_main
 from sessions.cli import main
 from sessions.runner import create_session
 from sessions.sql import open_store

@@ -15,9 +15,6 @@ from fake_anthropic import FakeAnthropic
 
 from planner.config import EngineConfig
 from planner.diagnosis import (
-    CriticalStep,
-    Diagnosis,
-    FailureCategory,
     check_citations,
     diagnose,
     offline_diagnosis,
@@ -29,7 +26,7 @@ from planner.events import Event, Kind
 from planner.models.claude import ClaudeModel
 from planner.models.prompts import render_diagnosis
 from planner.models.scripted import Script
-from planner.operators import CallRecord, Reply
+from planner.operators import CallRecord, CriticalStep, Diagnosis, FailureCategory, Reply
 from planner.state import RunStatus, SessionState, replay
 from sessions.diagnose import diagnose_command, diagnose_session
 from sessions.errors import SessionInputError

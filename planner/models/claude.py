@@ -70,7 +70,7 @@ import anthropic
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from planner.diagnosis import Diagnosis, Trajectory
+from planner.diagnosis import Trajectory
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.models.capabilities import DEFAULT_MODEL, Effort, Family, family_of, is_known
 from planner.models.prompts import (
@@ -87,6 +87,7 @@ from planner.operators import (
     CallRecord,
     Completion,
     Constraints,
+    Diagnosis,
     Expansion,
     FinalAnswer,
     Observation,

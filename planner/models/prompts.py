@@ -24,9 +24,20 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from planner.actions import describe_actions
-from planner.diagnosis import Diagnosis, FailureCategory, Trajectory
+from planner.diagnosis import Trajectory
 from planner.frames import upcoming
-from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Operator, Repair, View
+from planner.operators import (
+    Completion,
+    Constraints,
+    Diagnosis,
+    Expansion,
+    FailureCategory,
+    FinalAnswer,
+    Observation,
+    Operator,
+    Repair,
+    View,
+)
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import ROOT_ID, Node
 
@@ -336,7 +347,7 @@ DIAGNOSIS_TOOL = {
     "description": "Report why the web agent's run failed, citing the steps and nodes where it went wrong.",
     "input_schema": Diagnosis.model_json_schema(),
 }
-"""The one tool of a diagnosis request: its input validates as `planner.diagnosis.Diagnosis`."""
+"""The one tool of a diagnosis request: its input validates as `planner.operators.Diagnosis`."""
 
 _STEP_TEXT = 600
 """Characters kept of one step's summary or notes; the run itself is shown whole, step by step."""
