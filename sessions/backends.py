@@ -227,8 +227,15 @@ def _model(state: SessionState) -> Model:
     return ReplayModel(state.model_data["calls"], name=state.model)
 
 
-def build_backend(state: SessionState, artifacts: Path | None = None, session_id: str | None = None) -> Backend:
-    """The model and environment for a session, from what its first event recorded."""
+def build_backend(
+    state: SessionState,
+    artifacts: Path | None = None,
+    session_id: str | None = None,
+    *,
+    browser_endpoint: str | None = None,
+) -> Backend:
+    """The model and environment for a session, from what its first event recorded. `browser_endpoint`
+    (a Playwright browser server's ws:// address) drives a Chromium elsewhere instead of launching one."""
     model = _model(state)
     start = state.start_url
     if is_dry(start):
@@ -240,6 +247,10 @@ def build_backend(state: SessionState, artifacts: Path | None = None, session_id
     storage = shots / _BROWSER_STATE if shots is not None else None
     rules = GuardRules(allowed_domains=list(state.config.allowed_domains))
     env = BrowserEnvironment(
-        start or "", screenshot_dir=shots, storage_path=storage, allowed_domains=rules.allowed_domains
-    )  # the fence behind the guard: the same hosts, enforced in the browser
+        start or "",
+        screenshot_dir=shots,
+        storage_path=storage,
+        allowed_domains=rules.allowed_domains,  # the fence behind the guard: the same hosts, enforced in the browser
+        browser_endpoint=browser_endpoint,
+    )
     return Backend(model, env, make_guard(rules, start or ""))

@@ -252,11 +252,12 @@ def _validated(**settings: object) -> EngineConfig:
 # -- subcommands -----------------------------------------------------------------------------------
 
 
-def _run(args: argparse.Namespace, store: EventStore) -> int:
+def _create(args: argparse.Namespace, store: EventStore) -> str:
+    """The session `run` and `submit` describe, recorded."""
     from planner.browser.dry import DRY_START
     from sessions.runner import create_session
 
-    session_id = create_session(
+    return create_session(
         store,
         args.task,
         args.model,
@@ -266,7 +267,42 @@ def _run(args: argparse.Namespace, store: EventStore) -> int:
         paused=args.paused,
         effort=args.effort,
     )
-    return _drive(store, session_id, args)
+
+
+def _run(args: argparse.Namespace, store: EventStore) -> int:
+    return _drive(store, _create(args, store), args)
+
+
+def _submit(args: argparse.Namespace, store: EventStore) -> int:
+    """Record the session for the workers (`worker`) to run; a paused one waits for its `resume`."""
+    session_id = _create(args, store)
+    emit({"session_id": session_id, "status": "paused" if args.paused else "queued"})
+    return EXIT_OK
+
+
+def _worker(args: argparse.Namespace, store: EventStore) -> int:
+    """Run the sessions that need a runner until Ctrl-C or SIGTERM, which hands the running ones back."""
+    from pathlib import Path
+
+    from sessions.backends import artifacts_root
+    from sessions.workers import Worker
+
+    def report(session_id: str, what: str) -> None:
+        print(f"worker {worker.owner}: session {session_id} {what}", file=sys.stderr, flush=True)
+
+    worker = Worker(
+        store,
+        concurrency=args.concurrency,
+        artifacts=Path(args.artifacts) if args.artifacts else artifacts_root(args.db),
+        browser_endpoint=args.browser_endpoint,
+        stale_after=args.lease_seconds,
+        on_run=report,
+    )
+    print(f"worker {worker.owner} ready (up to {args.concurrency} at a time)", file=sys.stderr, flush=True)
+    with _stop_on_signals(worker.stop):
+        runs = worker.run()
+    emit({"worker": worker.owner, "runs": runs})
+    return EXIT_OK
 
 
 def _resume(args: argparse.Namespace, store: EventStore) -> int:
@@ -663,6 +699,12 @@ def add_ablations(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    _session_arguments(parser)
+    _exit_on_pause(parser)
+
+
+def _session_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a new session is (`run` and `submit`): its task, model, settings and id."""
     from planner.config import Breakpoint, EngineConfig
     from sessions.backends import EFFORT_HELP, EFFORTS, MODEL_HELP
 
@@ -703,7 +745,49 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")
     parser.add_argument("--id", type=_new_session_id, help="session id to use (default: random)")
-    _exit_on_pause(parser)
+
+
+def _browser_endpoint(text: str) -> str:
+    """A Playwright browser server's address: ws:// or wss:// with a host."""
+    from urllib.parse import urlsplit
+
+    problem = f"give a browser server's ws:// or wss:// address such as ws://127.0.0.1:3000/, not '{shown(text, 40)}'"
+    if len(text) > 2000 or not text.isprintable() or any(ch.isspace() for ch in text):
+        raise argparse.ArgumentTypeError(problem)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise argparse.ArgumentTypeError(problem) from None
+    if parts.scheme.lower() not in ("ws", "wss") or not parts.hostname:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def _worker_arguments(parser: argparse.ArgumentParser) -> None:
+    from sessions.runner import STALE_AFTER
+
+    parser.add_argument(
+        "--concurrency", type=_whole(1, 64), default=1, help="sessions this worker runs at once (default 1)"
+    )
+    parser.add_argument(
+        "--browser-endpoint",
+        type=_browser_endpoint,
+        help="drive the Chromium of a Playwright browser server at this ws:// address instead of launching one",
+    )
+    parser.add_argument(
+        "--artifacts",
+        type=path_argument("artifacts directory"),
+        help="screenshots and browser state, shared by every worker and the console "
+        "(default: next to a database file, else var/artifacts)",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=_amount(1, True, 3600),
+        default=STALE_AFTER,
+        help=f"seconds without a heartbeat before a runner is presumed dead (default {STALE_AFTER:g}); "
+        "use the same value for every runner of a database",
+    )
 
 
 def _resume_arguments(parser: argparse.ArgumentParser) -> None:
@@ -749,6 +833,8 @@ def _no_arguments(parser: argparse.ArgumentParser) -> None:
 
 _SUBCOMMANDS: Mapping[str, Subcommand] = {
     "run": Subcommand("start a session and run it to the end", _run_arguments, _run),
+    "submit": Subcommand("queue a new session for the workers; prints its id", _session_arguments, _submit),
+    "worker": Subcommand("run the sessions that need a runner, until stopped", _worker_arguments, _worker),
     "resume": Subcommand("continue a paused, stopped or crashed session", _resume_arguments, _resume),
     "command": Subcommand("queue an operator command for a session", _command_arguments, _command),
     "fork": Subcommand("copy a session up to an event into a new paused session", _fork_arguments, _fork),

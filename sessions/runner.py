@@ -318,11 +318,13 @@ class Runner:
         poll: float = 0.1,
         on_events: Callable[[list[Event]], None] | None = None,
         stale_after: float = STALE_AFTER,
+        browser_endpoint: str | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
         self.state = load_state(store, session_id)
-        self.backend = backend or build_backend(self.state, artifacts, session_id)
+        remote = {"browser_endpoint": browser_endpoint} if browser_endpoint is not None else {}
+        self.backend = backend or build_backend(self.state, artifacts, session_id, **remote)
         self.poll = poll
         self.on_events = on_events
         self.stale_after = stale_after
@@ -342,6 +344,9 @@ class Runner:
         self,
         should_stop: Callable[[], bool] = lambda: False,
         on_idle: Callable[[SessionState], bool] | None = None,
+        *,
+        claimed: int | None = None,
+        hand_over: bool = False,
     ) -> SessionState:
         """Step until the session ends or is stopped.
 
@@ -349,9 +354,14 @@ class Runner:
         given, is asked first and may queue commands itself (return True to keep waiting, False to
         leave the loop). Raises `RunnerBusy` when another runner holds the session, and `LeaseLost`
         when another runner took it over during the run (this one then stopped without touching it).
+
+        `claimed` is a lease generation already taken for this session (a worker's
+        `claim_runnable`); without it the runner claims the session itself. With `hand_over`, a run
+        that `should_stop` ends leaves the session running, for another runner to pick up, instead
+        of pausing it (a worker shutting down).
         """
         try:
-            lease = self._lease = self._claim()
+            lease = self._lease = self._claim() if claimed is None else self._lease_for(claimed)
         except StoreError:
             self.backend.close()
             raise
@@ -384,7 +394,7 @@ class Runner:
             failure = error
             raise
         finally:
-            self._close(lease, failure, clean)
+            self._close(lease, failure, clean, hand_over)
         return self.state
 
     def _claim(self) -> Lease:
@@ -399,6 +409,9 @@ class Runner:
                 + (f" on {host}" if host and host != socket.gethostname() else "")
                 + f"; send it commands with `python -m sessions command {self.session_id} ...`"
             )
+        return self._lease_for(generation)
+
+    def _lease_for(self, generation: int) -> Lease:
         return Lease(self.store, self.session_id, generation, self.stale_after)
 
     def _restore_page(self, env: Environment) -> None:
@@ -474,11 +487,12 @@ class Runner:
         if self.on_events is not None:
             self.on_events(events)
 
-    def _close(self, lease: Lease, failure: Exception | None, clean: bool) -> None:
+    def _close(self, lease: Lease, failure: Exception | None, clean: bool, hand_over: bool = False) -> None:
         """However the loop ended, leave the log consistent and an unfinished run resumable: paused,
-        with the reason it stopped. A runner that lost its lease writes nothing more. After an
-        exception the state is read back from the log, since the engine may have changed it without
-        storing the change; after a `clean` end everything it changed was stored."""
+        with the reason it stopped (or, on a clean stop with `hand_over`, running for the next
+        runner). A runner that lost its lease writes nothing more. After an exception the state is
+        read back from the log, since the engine may have changed it without storing the change;
+        after a `clean` end everything it changed was stored."""
         try:
             lease.stop()
             if lease.lost or isinstance(failure, LeaseLost):
@@ -486,7 +500,7 @@ class Runner:
             try:
                 if not clean:
                     self.state = load_state(self.store, self.session_id)
-                if self.state.status is RunStatus.RUNNING:
+                if self.state.status is RunStatus.RUNNING and not (clean and hand_over):
                     recorder = Recorder(self.state)
                     recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason=_stop_reason(failure))
                     self._persist(recorder.take())

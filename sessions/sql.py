@@ -6,6 +6,12 @@ write transaction starts with `BEGIN IMMEDIATE` (SQLAlchemy's recipe for pysqlit
 transaction that reads and then writes (the next command order number, the lease compare-and-set)
 holds the write lock from its first read. On PostgreSQL the same transactions lock the session row
 (`SELECT ... FOR UPDATE`), which also orders them against the runner's appends to that session.
+
+Workers claim runnable sessions with `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL, so two
+workers never wait on (or both take) the same candidate; on SQLite the write lock serialises them.
+A write that may make a session runnable (a session created running, a queued command, a released
+lease) also sends `NOTIFY andor_runnable` on PostgreSQL, delivered when it commits, and
+`wait_for_work` LISTENs on a connection of its own; on SQLite it only waits, and workers poll.
 """
 
 from __future__ import annotations
@@ -134,6 +140,9 @@ def _advance(fenced: bool) -> sa.Update:
 
 
 _ADVANCE = {False: _advance(False), True: _advance(True)}
+
+_RUNNABLE_CHANNEL = "andor_runnable"
+"""The PostgreSQL notification channel workers listen on; the payload is the session id."""
 _INSERT_EVENTS = _events.insert()
 
 
@@ -294,6 +303,8 @@ class SqlStore(EventStore):
         url = _driver_url(url)
         self.url = url
         self._serial: AbstractContextManager[Any] = nullcontext()
+        self._listener: Any = None
+        """The driver connection `wait_for_work` LISTENs on (PostgreSQL), opened on first use."""
         try:
             if url.startswith("sqlite"):
                 kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
@@ -414,6 +425,8 @@ class SqlStore(EventStore):
             )
             if events:
                 conn.execute(_events.insert(), self._rows(session_id, events))
+            if status == _running():
+                _notify(conn, session_id)
 
     def append(
         self,
@@ -510,6 +523,7 @@ class SqlStore(EventStore):
                 )
             )
             conn.execute(_sessions.update().where(_sessions.c.id == session_id).values(last_order=order + 1))
+            _notify(conn, session_id)
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -604,8 +618,75 @@ class SqlStore(EventStore):
                 .where(_sessions.c.id == session_id, _sessions.c.lease_gen == lease)
                 .values(lease_owner=None, runner_pid=None, heartbeat_at=None)
             )
+            _notify(conn, session_id)
+
+    def claim_runnable(
+        self, owner: str, now: float, stale_after: float, *, limit: int, pid: int | None = None
+    ) -> list[tuple[str, int]]:
+        if limit < 1:
+            return []
+        sessions = _sessions.c
+        free = sa.or_(
+            sa.and_(sessions.lease_owner.is_(None), sessions.runner_pid.is_(None)),
+            sessions.heartbeat_at.is_(None),
+            sessions.heartbeat_at < now - stale_after,
+        )  # the negation of `claim`'s "held"
+        waiting = sa.exists().where(_commands.c.session_id == sessions.id, _commands.c.handled.is_(False))
+        candidates = (
+            sa.select(sessions.id, sessions.lease_gen)
+            .where(sessions.status.not_in(_ended()), free, sa.or_(sessions.status == _running(), waiting))
+            .order_by(sessions.updated_at, sessions.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True, of=_sessions)  # SQLite has no row locks: its write lock serialises
+        )
+        taken: list[tuple[str, int]] = []
+        with self._tx() as conn:
+            for row in conn.execute(candidates).all():
+                claimed = conn.execute(
+                    _sessions.update()
+                    .where(sessions.id == row.id, sessions.lease_gen == row.lease_gen)
+                    .values(lease_owner=owner, lease_gen=row.lease_gen + 1, runner_pid=pid, heartbeat_at=now)
+                )
+                if claimed.rowcount == 1:
+                    taken.append((row.id, row.lease_gen + 1))
+        return taken
+
+    def wait_for_work(self, timeout: float) -> bool:
+        if self._engine.dialect.name != "postgresql":
+            time.sleep(timeout)
+            return False
+        try:
+            listener = self._listen()
+            woken = any(True for _ in listener.notifies(timeout=timeout, stop_after=1))
+            for _ in listener.notifies(timeout=0):  # a burst of sessions wakes a worker once
+                pass
+        except (SQLAlchemyError, self._driver.Error) as error:
+            self._stop_listening()
+            raise StoreUnavailable(f"session database error while waiting for work: {_sentence(error)}") from error
+        return woken
+
+    def _listen(self) -> Any:
+        """The driver connection this store LISTENs on: its own, in autocommit, outside the pool
+        (a pooled connection would be handed to other work and its notifications lost)."""
+        if self._listener is None:
+            pooled = self._engine.raw_connection()
+            listener = pooled.driver_connection
+            pooled.detach()
+            listener.autocommit = True
+            listener.execute(f"LISTEN {_RUNNABLE_CHANNEL}")
+            self._listener = listener
+        return self._listener
+
+    def _stop_listening(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.close()
+            except self._driver.Error:
+                pass  # a connection that failed may fail to close too; it is dropped either way
 
     def close(self) -> None:
+        self._stop_listening()
         self._engine.dispose()
 
 
@@ -615,6 +696,18 @@ def _ended() -> frozenset[str]:
     from planner.state import TERMINAL
 
     return frozenset(status.value for status in TERMINAL)
+
+
+def _running() -> str:
+    from planner.state import RunStatus
+
+    return RunStatus.RUNNING.value
+
+
+def _notify(conn: Connection, session_id: str) -> None:
+    """Tell listening workers (on commit) that this session may need a runner; PostgreSQL only."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_notify(_RUNNABLE_CHANNEL, session_id)))
 
 
 def _clamp(seq: int) -> int:

@@ -7,6 +7,8 @@ place per backend; the whole tree, with the rest of the package's errors, is in 
 The runner lease makes "exactly one runner per session" a property of the store: `claim` is a
 compare-and-set that returns a generation number, and every write a runner makes carries that
 generation (a fencing token), so a runner that lost its lease can no longer change the session.
+Workers (`sessions.workers`) take the same lease with `claim_runnable`, for whichever sessions need a
+runner, and `wait_for_work` lets them sleep until the store says one may.
 """
 
 from __future__ import annotations
@@ -181,6 +183,23 @@ class EventStore(ABC):
         """Take the runner lease if it is free (no holder, a heartbeat older than `stale_after`, or a
         holder `gone` says is dead): a compare-and-set, so of many racers exactly one wins. Returns
         the new lease generation (the fencing token), or None when another runner holds it."""
+
+    @abstractmethod
+    def claim_runnable(
+        self, owner: str, now: float, stale_after: float, *, limit: int, pid: int | None = None
+    ) -> list[tuple[str, int]]:
+        """Take the leases of up to `limit` sessions that need a runner and have none: not ended, no live
+        holder (no lease, or a heartbeat older than `stale_after`), and either running (new, handed
+        back, or left by a runner that died) or with a command waiting (a resume or an approval for a
+        paused one). Each lease is taken as `claim` takes it (the next generation, the fencing token),
+        all in one transaction that skips sessions another worker is claiming at that moment.
+        Returns (session id, lease generation) pairs, least recently updated first."""
+
+    @abstractmethod
+    def wait_for_work(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a sign that a session may have become runnable (created
+        running, sent a command, or released by its runner); True when one came. A backend that
+        cannot push such signs just waits and returns False, and the caller looks anyway."""
 
     @abstractmethod
     def heartbeat(self, session_id: str, lease: int, now: float) -> None:

@@ -1,7 +1,8 @@
-"""Finding and launching a Chromium without downloading one.
+"""Finding and launching a Chromium without downloading one, or reaching one that runs elsewhere.
 
 The console runs where `playwright install` may be impossible (offline machines, distro Python),
-so a system Chromium is preferred and Playwright's bundled browser is only the fallback.
+so a system Chromium is preferred and Playwright's bundled browser is only the fallback. A worker
+may instead drive a Chromium on another machine through Playwright's browser server (`connect`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, Error, Playwright
 
@@ -20,6 +22,7 @@ __all__ = [
     "LAUNCH_ARGS",
     "SYSTEM_CHROMIUMS",
     "BrowserUnavailable",
+    "connect",
     "ensure_chromium",
     "find_chromium",
     "launch",
@@ -92,6 +95,29 @@ def launch(playwright: Playwright, headless: bool = True) -> Browser:
     except Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise BrowserUnavailable(f"Chromium at {executable} failed to start: {first_line}") from error
+
+
+def connect(playwright: Playwright, endpoint: str, timeout_ms: float = 30_000) -> Browser:
+    """A Chromium served by a Playwright browser server (`launchServer`, or `playwright launch-server
+    --browser chromium`) at a ws:// address, or `BrowserUnavailable` saying what went wrong.
+
+    The message names only the server's scheme, host and port: a browser server's path is its
+    access token, and this sentence may end up in a session's log as the reason it paused."""
+    parts = urlsplit(endpoint)
+    shown_at = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else "the given address"
+    if parts.scheme not in ("ws", "wss") or not parts.netloc:
+        raise BrowserUnavailable(
+            f"the browser endpoint must be a ws:// or wss:// address (a Playwright browser server), not {shown_at}"
+        )
+    try:
+        return playwright.chromium.connect(endpoint, timeout=timeout_ms)
+    except Error as error:
+        lines = str(error).strip().splitlines()
+        problem = lines[0] if lines else type(error).__name__
+        raise BrowserUnavailable(
+            f"cannot reach the browser server at {shown_at} ({problem.replace(endpoint, shown_at)[:200]}); "
+            "check that it runs and that its Playwright version is this one's"
+        ) from error
 
 
 def ensure_chromium() -> str:

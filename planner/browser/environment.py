@@ -41,7 +41,7 @@ from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Note, Scroll, Select, Type, parse_action
-from planner.browser.chromium import BrowserUnavailable, launch
+from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.observation import Element, render_page
 from planner.errors import PlannerError
 from planner.guard import allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
@@ -159,6 +159,9 @@ class BrowserEnvironment:
     web sockets, subresources, redirect hops) is refused, and so is a goto to a non-web URL, except
     while an action an operator approved runs (`execute(..., approved=True)`). An empty list allows
     only the start URL's host; None means no fence.
+
+    `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium running
+    elsewhere instead of launching one here; cookies, screenshots and the page work the same.
     """
 
     def __init__(
@@ -172,8 +175,10 @@ class BrowserEnvironment:
         timeout_ms: int = 10000,
         viewport: tuple[int, int] = (1280, 800),
         headless: bool = True,
+        browser_endpoint: str | None = None,
     ) -> None:
         self.start_url = start_url
+        self.browser_endpoint = browser_endpoint
         self.screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
         self.storage_path = Path(storage_path) if storage_path is not None else None
         self.observation_budget = observation_budget
@@ -590,7 +595,10 @@ class BrowserEnvironment:
         if self._browser is None or not self._browser.is_connected():
             self._context = self._page = None
             try:
-                self._browser = launch(self._playwright, headless=self.headless)
+                if self.browser_endpoint is None:
+                    self._browser = launch(self._playwright, headless=self.headless)
+                else:
+                    self._browser = connect(self._playwright, self.browser_endpoint)
             except BrowserUnavailable:
                 _release_driver()
                 self._playwright = self._browser = None

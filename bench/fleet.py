@@ -1,0 +1,196 @@
+"""Workers on PostgreSQL: `python -m bench.fleet [--db URL] [--sessions N] [--workers 1,2,4] [--kills N]`.
+
+Scaling: for each worker count, a fresh database, that many `python -m sessions worker` processes
+(one session at a time each), started and idle, then N scripted sessions on the dry environment
+(40 steps each) submitted at once; the figure is total steps per second from the first submission to
+the last session's end, and the scaling efficiency is (rate with w workers) / (w x rate with 1).
+
+Failover: two workers with a 5 s lease run sessions; one is killed with SIGKILL while it runs one,
+and the figure is how long after the lease ran out (its last heartbeat + the lease) another worker
+took that session, and how long after the kill. Repeated `--kills` times.
+
+The database is `--db`, else $ANDOR_TEST_POSTGRES, else a throwaway server started with initdb/pg_ctl
+(tests/postgres.py). Figures only, no assertions: the machine it runs on decides them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+from planner.browser.dry import DRY_START
+from sessions.runner import create_session
+from sessions.sql import SqlStore
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = "check six products"
+SCRIPT = {
+    "nodes": {
+        TASK: {"type": "AND", "children": [f"product {n}" for n in range(6)]},
+        **{f"product {n}": {"type": "AND", "children": [f"open {n}", f"note {n}"]} for n in range(6)},
+        **{f"open {n}": {"type": "ACTION", "action": f"click [{n}]"} for n in range(6)},
+        **{f"note {n}": {"type": "ACTION", "action": f"note [product {n} checked]"} for n in range(6)},
+    },
+    "final_answer": "all six checked",
+}
+LEASE_S = 5.0
+
+
+@contextmanager
+def server(db: str | None) -> Iterator[str]:
+    """A PostgreSQL server URL: the one given, or a throwaway one for this run."""
+    given = db or os.environ.get("ANDOR_TEST_POSTGRES")
+    if given:
+        yield given
+        return
+    pg = _throwaway().PostgresServer().start()
+    try:
+        yield pg.url
+    finally:
+        pg.stop()
+
+
+def _throwaway() -> ModuleType:
+    """tests/postgres.py: the throwaway server and fresh databases the tests use."""
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    import postgres
+
+    return postgres
+
+
+def fresh(url: str) -> str:
+    return _throwaway().fresh_database(url)
+
+
+def start_workers(url: str, count: int, *options: str) -> list[subprocess.Popen[str]]:
+    """`count` worker processes, returned once each has said it is ready."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "sessions", "worker", "--db", url, *options],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(count)
+    ]
+    for worker in workers:
+        line = worker.stderr.readline() if worker.stderr else ""
+        if " ready " not in line:
+            raise SystemExit(f"a worker did not start: {line}")
+    return workers
+
+
+def stop_workers(workers: list[subprocess.Popen[str]]) -> None:
+    for worker in workers:
+        if worker.poll() is None:
+            worker.send_signal(signal.SIGTERM)
+    for worker in workers:
+        worker.communicate(timeout=120)
+
+
+def wait_all_ended(store: SqlStore, count: int, timeout: float = 1800) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        ended = sum(s.status in ("succeeded", "failed") for s in store.sessions())
+        if ended == count:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"only {ended} of {count} sessions ended within {timeout:g} s")
+        time.sleep(0.05)
+
+
+def steps_per_second(url: str, workers: int, sessions: int, model: str) -> float:
+    store = SqlStore(fresh(url))
+    processes = start_workers(store.url, workers)
+    try:
+        started = time.monotonic()
+        for n in range(sessions):
+            create_session(store, TASK, model, start_url=DRY_START, session_id=f"bench-{n:03d}")
+        wait_all_ended(store, sessions)
+        elapsed = time.monotonic() - started
+        steps = sum(s.steps for s in store.sessions())
+    finally:
+        stop_workers(processes)
+        store.close()
+    return steps / elapsed
+
+
+def failover(url: str, model: str) -> tuple[float, float]:
+    """(seconds from lease expiry to takeover, seconds from kill to takeover) for one killed worker."""
+    store = SqlStore(fresh(url))
+    processes = start_workers(store.url, 2, "--lease-seconds", f"{LEASE_S:g}")
+    victim = processes[0]
+    mine = f"{socket.gethostname()}:{victim.pid}:"
+    try:
+        for n in range(20):
+            create_session(store, TASK, model, start_url=DRY_START, session_id=f"fail-{n:02d}")
+        while True:
+            held = [s for s in store.sessions() if (s.lease_owner or "").startswith(mine) and s.status == "running"]
+            if held:
+                break
+            time.sleep(0.005)
+        victim.send_signal(signal.SIGKILL)
+        killed = time.time()
+        victim.wait(60)
+        orphans = [s for s in store.sessions() if (s.lease_owner or "").startswith(mine) and s.status == "running"]
+        if not orphans:  # its session ended between the look and the kill: try again
+            return failover(url, model)
+        orphan = orphans[0]
+        while (store.session(orphan.id).lease_owner or mine).startswith(mine):
+            time.sleep(0.01)
+        taken = time.time()
+    finally:
+        stop_workers(processes)
+        store.close()
+    return taken - (orphan.heartbeat_at or killed) - LEASE_S, taken - killed
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.fleet", description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="a PostgreSQL server URL (its databases are created per run)")
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--workers", default="1,2,4", help="worker counts to compare")
+    parser.add_argument("--kills", type=int, default=3)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch, server(args.db) as url:
+        script = Path(scratch) / "script.json"
+        script.write_text(json.dumps(SCRIPT))
+        model = f"script:{script}"
+        rates = {}
+        for count in (int(n) for n in args.workers.split(",")):
+            rates[count] = steps_per_second(url, count, args.sessions, model)
+        base = rates.get(1)
+        print(f"{args.sessions} dry sessions (40 steps each), one session at a time per worker, {os.cpu_count()} cores")
+        print(f"{'workers':>8} {'steps/s':>9} {'speed-up':>9} {'efficiency':>11}")
+        for count, rate in rates.items():
+            speedup = rate / base if base else float("nan")
+            print(f"{count:>8} {rate:>9.0f} {speedup:>9.2f} {speedup / count:>11.2f}")
+        waits = [failover(url, model) for _ in range(args.kills)]
+        after_lease = [w[0] for w in waits]
+        after_kill = [w[1] for w in waits]
+        print(f"failover, lease {LEASE_S:g} s, {args.kills} kills:")
+        print(
+            f"  claimed after the lease ran out: median {statistics.median(after_lease):.2f} s, "
+            f"max {max(after_lease):.2f} s"
+        )
+        print(f"  claimed after kill -9: median {statistics.median(after_kill):.2f} s, max {max(after_kill):.2f} s")
+
+
+if __name__ == "__main__":
+    main()

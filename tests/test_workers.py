@@ -1,0 +1,266 @@
+"""Workers on a shared database: many sessions over several worker processes with one killed, a session
+released while it waits for approval and finished by other workers (one on a remote browser), and
+`submit`. On the real PostgreSQL server the test set-up starts, and SQLite (where workers poll).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import cli, finish, last_json, spawn, wait_until
+from postgres import fresh_database
+
+from planner.browser.chromium import launch_args
+from planner.browser.dry import DRY_START
+from planner.events import Kind
+from sessions.runner import Runner, create_session, queue_command
+from sessions.sql import SqlStore
+from sessions.store import SessionInfo
+from sessions.workers import Worker
+
+pytestmark = pytest.mark.slow
+
+TASK = "check six products"
+SCRIPT: dict[str, Any] = {
+    "nodes": {
+        TASK: {"type": "AND", "children": [f"product {n}" for n in range(6)]},
+        **{f"product {n}": {"type": "AND", "children": [f"open {n}", f"note {n}"]} for n in range(6)},
+        **{f"open {n}": {"type": "ACTION", "action": f"click [{n}]"} for n in range(6)},
+        **{f"note {n}": {"type": "ACTION", "action": f"note [product {n} checked]"} for n in range(6)},
+    },
+    "final_answer": "all six checked",
+}
+LEASE_S = 4.0
+"""The workers' lease in these tests: short, so a killed worker's sessions move on soon."""
+
+
+def script_model(tmp_path: Path) -> str:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    return f"script:{script}"
+
+
+def ended_exactly_once(store: SqlStore, session_id: str) -> list[str]:
+    """What is wrong with a session's log: not one end, or an action executed twice."""
+    events = store.load(session_id)
+    problems = []
+    ends = sum(e.kind is Kind.SESSION_FINISHED for e in events)
+    if ends != 1:
+        problems.append(f"{session_id} ended {ends} times")
+    actions = Counter(e.node_id for e in events if e.kind is Kind.ACTION_EXECUTED)
+    problems += [f"{session_id}: action {node} executed {n} times" for node, n in actions.items() if n > 1]
+    return problems
+
+
+def held_by(info: SessionInfo, pid: int) -> bool:
+    return (info.lease_owner or "").startswith(f"{socket.gethostname()}:{pid}:")
+
+
+# -- 30 sessions, 3 worker processes, one killed -----------------------------------------------------------
+
+
+def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(postgres_url: str, tmp_path: Path) -> None:
+    url = fresh_database(postgres_url)
+    store = SqlStore(url)
+    model = script_model(tmp_path)
+    ids = [create_session(store, TASK, model, start_url=DRY_START, session_id=f"fleet-{n:02d}") for n in range(30)]
+    options = ("--concurrency", "2", "--lease-seconds", f"{LEASE_S:g}", "--artifacts", str(tmp_path / "artifacts"))
+    workers = [spawn("worker", "--db", url, *options) for _ in range(3)]
+    victim = workers[0]
+    try:
+        # Kill the victim while it runs a session that has already taken steps: mid-run by construction.
+        caught = wait_until(
+            lambda: [s for s in store.sessions() if held_by(s, victim.pid) and s.status == "running" and s.steps > 0],
+            "the first worker to run a session part-way",
+            interval=0.01,
+        )
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(60)
+        orphans = {s.id: s for s in store.sessions() if held_by(s, victim.pid) and s.status == "running"}
+        assert caught and orphans, "the killed worker held no running session"
+
+        def taken_over() -> dict[str, float]:
+            now = time.time()
+            for info in store.sessions():
+                if info.id in orphans and info.id not in moved and not held_by(info, victim.pid):
+                    moved[info.id] = now
+            return moved if len(moved) == len(orphans) else {}
+
+        moved: dict[str, float] = {}
+        wait_until(taken_over, "the killed worker's sessions to be taken over", interval=0.05)
+        for session_id, at in moved.items():
+            ran_out = orphans[session_id].heartbeat_at + LEASE_S  # type: ignore[operator]
+            assert at - ran_out <= 10.0, f"{session_id} was taken over {at - ran_out:.1f} s after its lease ran out"
+
+        wait_until(
+            lambda: all(s.status in ("succeeded", "failed") for s in store.sessions()),
+            "all 30 sessions to end on the two surviving workers",
+        )
+        assert [s.status for s in store.sessions()] == ["succeeded"] * 30
+        problems = [problem for session_id in ids for problem in ended_exactly_once(store, session_id)]
+        assert problems == [], problems
+    finally:
+        for worker in workers[1:]:
+            worker.send_signal(signal.SIGTERM)
+        outputs = [finish(worker, "a worker to stop on SIGTERM") for worker in workers[1:]]
+        store.close()
+    assert [w.returncode for w in workers[1:]] == [0, 0], [err[-500:] for _, err in outputs]
+    runs = [json.loads(out.strip().splitlines()[-1])["runs"] for out, _ in outputs]
+    assert sum(runs) >= len(orphans), f"the surviving workers ran {runs} sessions"
+
+
+# -- a session released for approval, finished by other workers, one on a remote browser -----------------------
+
+
+@pytest.fixture
+def browser_server() -> Iterator[str]:
+    """A Playwright browser server (`launchServer`) on Debian's Chromium; yields its ws:// address."""
+    from playwright._impl._driver import compute_driver_executable
+
+    node, cli_js = compute_driver_executable()
+    config = Path(os.environ.get("TMPDIR", "/tmp")) / f"browser-server-{os.getpid()}.json"
+    options = {"executablePath": "/usr/bin/chromium", "args": launch_args(), "headless": True, "host": "127.0.0.1"}
+    config.write_text(json.dumps(options))
+    server = subprocess.Popen(
+        [node, cli_js, "launch-server", "--browser", "chromium", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline().strip() if server.stdout else ""  # blocks until it prints its address
+        assert line.startswith("ws://"), (
+            f"the browser server did not start: {line!r} {server.stderr.read() if server.poll() is not None and server.stderr else ''}"
+        )
+        yield line
+    finally:
+        server.terminate()
+        server.wait(60)
+        config.unlink(missing_ok=True)
+
+
+def run_worker_until(worker: Worker, done: Any, what: str) -> None:
+    """Run `worker` on a thread of its own until `done()` holds, then stop it and wait for it."""
+    thread = threading.Thread(target=worker.run, name="test-worker")
+    thread.start()
+    try:
+        wait_until(done, what)
+    finally:
+        worker.stop()
+        thread.join(120)
+    assert not thread.is_alive(), "the worker did not stop within 120 s"
+
+
+@pytest.mark.browser
+def test_a_session_waiting_for_approval_is_released_and_finished_by_other_workers_with_its_cookies(
+    postgres_url: str, tmp_path: Path, browser_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkout task asks four approvals. The first two release the worker, and a new one takes
+    each over, alternating a local Chromium and the remote one (with no local Chromium to launch):
+    the remote worker's "Add to cart" sets the cart cookie, and the next local worker can proceed
+    to checkout only with it. From the form on, the session keeps its worker (what was typed lives
+    only in the page), which gets the last two approvals itself and places the order."""
+    from demo.shop import start_shop
+    from demo.tasks import check_answer, load_tasks
+
+    task = next(t for t in load_tasks() if t.id == "checkout-french-press")
+    store = SqlStore(fresh_database(postgres_url))
+    runs: list[str] = []
+    held: list[str] = []
+    with start_shop() as shop:
+        session_id = create_session(store, task.task, "demo", start_url=shop.url + task.start_path)
+        while store.session(session_id).status not in ("succeeded", "failed"):
+            assert len(runs) < 4, f"the session took more worker runs than expected: {runs}"
+            remote = len(runs) % 2 == 1
+            if remote:
+                monkeypatch.setenv("CHROMIUM_PATH", str(tmp_path / "no-chromium-here"))  # it must not launch one
+            else:
+                monkeypatch.delenv("CHROMIUM_PATH", raising=False)
+            runs.append("remote" if remote else "local")
+            left = threading.Event()
+            worker = Worker(
+                store,
+                artifacts=tmp_path / "artifacts",
+                browser_endpoint=browser_server if remote else None,
+                stale_after=LEASE_S,
+                poll=0.2,
+                on_run=lambda sid, what, left=left: left.set() if what.startswith("left") else None,
+            )
+
+            def approve_if_held(worker: Worker = worker, left: threading.Event = left) -> bool:
+                info = store.session(session_id)
+                if (
+                    info.status == "awaiting_approval"
+                    and info.lease_owner == worker.owner
+                    and not store.pending(session_id)
+                ):
+                    held.append(queue_command(store, session_id, {"kind": "approve"}))
+                return left.is_set()
+
+            run_worker_until(worker, approve_if_held, f"worker run {len(runs)} to leave the session")
+            if store.session(session_id).status == "awaiting_approval":
+                queue_command(store, session_id, {"kind": "approve"})
+
+    events = store.load(session_id)
+    asked = [e.node_id for e in events if e.kind is Kind.APPROVAL_REQUESTED]
+    answer = next(e.payload.final_answer for e in events if e.kind is Kind.SESSION_FINISHED)  # type: ignore[attr-defined]
+    assert store.session(session_id).status == "succeeded", (runs, asked)
+    assert runs == ["local", "remote", "local"] and len(asked) == 4 and len(held) == 2, (runs, asked, held)
+    assert check_answer(task, answer).passed, answer
+    assert ended_exactly_once(store, session_id) == []
+    store.close()
+
+
+# -- SQLite: workers poll; submit ------------------------------------------------------------------------------
+
+
+def test_submit_queues_sessions_that_a_worker_runs_on_sqlite(tmp_path: Path) -> None:
+    db = str(tmp_path / "sessions.db")
+    model = script_model(tmp_path)
+    submitted = [last_json(cli("--db", db, "submit", "--task", TASK, "--model", model)) for _ in range(3)]
+    assert all(s["status"] == "queued" for s in submitted), submitted
+    worker = spawn("worker", "--db", db, "--concurrency", "2")
+    try:
+        wait_until(
+            lambda: all(s["status"] == "succeeded" for s in last_json(cli("--db", db, "list"))["sessions"]),
+            "the worker to finish the three submitted sessions",
+        )
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        out, err = finish(worker, "the worker to stop on SIGTERM")
+    assert worker.returncode == 0, err
+    assert json.loads(out.strip().splitlines()[-1])["runs"] == 3
+
+
+def test_a_worker_that_stops_hands_its_sessions_back_running(tmp_path: Path) -> None:
+    """SIGTERM (`Worker.stop`) ends each run at a step boundary with `hand_over`: the session stays
+    running with no lease, so the next worker continues it at once instead of it waiting paused."""
+    store = SqlStore(f"sqlite:///{tmp_path / 'store.db'}")
+    session_id = create_session(store, TASK, script_model(tmp_path), start_url=DRY_START)
+    boundaries = iter(range(1_000))
+    Runner(store, session_id).run(lambda: next(boundaries) >= 5, hand_over=True)
+    info = store.session(session_id)
+    assert (info.status, info.lease_owner, info.steps) == ("running", None, 5), info
+    assert not [e for e in store.load(session_id) if e.kind is Kind.SESSION_STATUS], "the stop paused the session"
+    worker = Worker(store, poll=0.05)
+    run_worker_until(worker, lambda: store.session(session_id).status == "succeeded", "a worker to finish it")
+    assert ended_exactly_once(store, session_id) == []
+    store.close()
+
+
+def test_worker_refuses_a_browser_endpoint_that_is_not_a_websocket_address(tmp_path: Path) -> None:
+    result = cli("--db", str(tmp_path / "s.db"), "worker", "--browser-endpoint", "http://127.0.0.1:3000/", check=False)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: argument --browser-endpoint: give a browser server's ws://")
+    assert len(result.stderr.strip().splitlines()) == 1
