@@ -289,8 +289,24 @@ RAW = [
 ]  # fmt: skip
 """Pieces of the payloads that must never reach a Markdown renderer as they are."""
 
-_ACTIVE = set("\\`*_{}[]()<>#|~!&$")
-_BLOCK = re.compile(r"^\s*(?:[-+=]|\d+\.(?=\s|$))")
+_ACTIVE = set("\\`*[]<>#|~$")
+"""Characters that are markup wherever they stand; `(`, `)`, `!`, `{`, `}` are not once these are escaped."""
+_ENTITY = re.compile(r"&(?=#|[A-Za-z0-9]+;)")
+_WORD = re.compile(r"[^\W_]")
+
+
+def _active_underscore(markdown: str, i: int) -> bool:
+    """An underscore run that touches anything but a letter or digit (one inside a word is never emphasis)."""
+    start, end = i, i
+    while start > 0 and markdown[start - 1] == "_":
+        start -= 1
+    while end < len(markdown) and markdown[end] == "_":
+        end += 1
+    inside = start > 0 and end < len(markdown) and _WORD.match(markdown[start - 1]) and _WORD.match(markdown[end])
+    return not inside
+
+
+_BLOCK = re.compile(r"^\s*(?:[-+=]|\d+[.)](?=\s|$))")
 _REWRITTEN = re.compile(r"(?i)https?://|www\.|[\w.+-]@|:[a-z_/]|(?<!\S)(?:<->|->|<-|--|>=|<=|~=)(?!\S)")
 """What GFM and Streamlit rewrite in the parsed text: literal links, directives and icons, arrows."""
 
@@ -306,6 +322,8 @@ def parsed(markdown: str, *, strict: bool = False) -> str:
             i += 2
             continue
         assert not (strict and char in _ACTIVE), f"{char!r} left active at {i} in {markdown!r}"
+        here = _ENTITY.match(markdown, i) or (char == "_" and _active_underscore(markdown, i))
+        assert not (strict and here), f"{char!r} left active at {i} in {markdown!r}"
         out.append(char)
         i += 1
     return "".join(out)

@@ -9,12 +9,16 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.context import console
-from ui.text import md
+from ui.text import md, short
+from ui.views.export import render_exports
 from ui.views.live import live
 from ui.views.live_panel import render_live_panel
 from ui.views.sidebar import render_sidebar
 
 __all__ = ["main"]
+
+HEADING_CHARS = 160
+"""A task longer than this is cut in the heading and shown whole, as text, under "Whole task"."""
 
 
 def main() -> None:
@@ -26,6 +30,11 @@ def main() -> None:
             "## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**."
         )
         return
-    state = live(ctx, session_id).refresh()
-    st.markdown(f"### {md(state.task)}")
+    task = live(ctx, session_id).refresh().task
+    st.markdown(f"### {md(short(task, HEADING_CHARS))}")
+    if len(" ".join(task.split())) > HEADING_CHARS or "\n" in task.strip():
+        with st.expander(f"Whole task ({len(task):,} characters)"):
+            st.text(task)
+    with st.expander("Export: trace, tree, report"):
+        render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import streamlit as st
 
 from planner.frames import active_path
@@ -10,11 +12,12 @@ from planner.tree import ROOT_ID
 from ui.context import Console
 from ui.text import md, short
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
+from ui.views.sidebar import NODE_KEY, follow_url
 
 __all__ = ["render_node_picker", "render_tree"]
 
 
-def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
+def render_tree(ctx: Console, session_id: str, state: SessionState, failed: Collection[str] = ()) -> None:
     cols = st.columns(4)
     cols[0].toggle("Hide pruned/deleted", key="hide_removed")
     cols[1].toggle("Focus on selection", key="focus_selected")
@@ -22,7 +25,7 @@ def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
     cols[3].toggle(
         "Draw every node", value=st.query_params.get("all") == "1", key="draw_all", help="slower on big trees"
     )
-    selected = st.session_state.get("selected")
+    selected = st.session_state.get(NODE_KEY)
     chart = build_chart(
         state,
         selected=selected,
@@ -30,6 +33,7 @@ def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
         focus=selected if st.session_state.get("focus_selected") and selected in state.tree else None,
         collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
         max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
+        failed=failed,
     )
     key = f"tree_{session_id}"
     st.session_state[f"{key}_ids"] = chart.node_ids
@@ -54,7 +58,7 @@ def _pick(key: str) -> None:
     the current selection."""
     node_id = clicked_node(st.session_state.get(key), st.session_state.get(f"{key}_ids", []))
     if node_id is not None:
-        st.session_state["selected"] = node_id
+        st.session_state[NODE_KEY] = node_id
 
 
 _PICKER_LIMIT = 800
@@ -64,7 +68,7 @@ _PICKER_LIMIT = 800
 def _jump(tree_ids: set[str]) -> None:
     wanted = st.session_state.get("jump_to", "").strip()
     if wanted in tree_ids:
-        st.session_state["selected"] = wanted
+        st.session_state[NODE_KEY] = wanted
         st.session_state["jump_error"] = None
     elif wanted:
         st.session_state["jump_error"] = f"there is no node {wanted!r}"
@@ -84,22 +88,25 @@ def render_node_picker(state: SessionState) -> str | None:
     """A searchable selector as well as clicking: type an id or a word of the description."""
     if not len(state.tree):
         return None
-    if st.session_state.get("selected") not in state.tree:
-        st.session_state["selected"] = ROOT_ID
+    current = st.session_state.get(NODE_KEY) or st.query_params.get(NODE_KEY)
+    wanted = current if current in state.tree else ROOT_ID
+    if st.session_state.get(NODE_KEY) != wanted:
+        st.session_state[NODE_KEY] = wanted
     if len(state.tree) > _PICKER_LIMIT:
         st.text_input(
             "Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12"
         )
         if st.session_state.get("jump_error"):
             st.error(md(st.session_state["jump_error"]))
-        ids = _neighbourhood(state, st.session_state["selected"])
+        ids = _neighbourhood(state, st.session_state[NODE_KEY])
     else:
         ids = [node.id for node in state.tree.walk()]
     st.selectbox(
         "Node",
         ids,
-        key="selected",
+        key=NODE_KEY,
         format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
         help="Click a node in the tree, or search here by id or description",
     )
-    return st.session_state["selected"]
+    follow_url(NODE_KEY, st.session_state[NODE_KEY])
+    return st.session_state[NODE_KEY]
