@@ -371,3 +371,30 @@ def test_the_timeline_summarises_each_event_through_its_payload_model() -> None:
     call = _detail(ModelCalled(operator=Operator.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
     assert "operator=expand" in call and "error=bad" in call
     assert "prompt" not in call and "the whole prompt" not in call
+
+
+def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) -> None:
+    """Issue 12, defects 5 and 7: a failed action the engine then pruned reads "✗ FAILED, then PRUNED"
+    (not like an operator's prune), and a long description is cut with the whole of it one click away."""
+    store = open_store(db)
+    failing = create_session(store, BROWNIE_TASK, f"script:{SCRIPTS / 'brownie_fail.json'}", start_url="dry://start")
+    from ui.context import console
+
+    console().pool.ensure_running(failing)
+    wait_for(lambda: load_state(store, failing).finished)
+    at = app()
+    at.selectbox(key="node").select("0.2.1")
+    at.run()
+    assert load_state(store, failing).tree["0.2.1"].status is Status.PRUNED
+    assert "**✗ FAILED**, then **PRUNED**" in markdown_text(at)
+    at.selectbox(key="node").select("0.3")
+    at.run()
+    assert "FAILED" not in markdown_text(at), "a node that never failed says nothing of failure"
+
+    task = ("find the cheapest espresso machine " * 100).strip()
+    create_session(store, task, BROWNIE, start_url="dry://start", paused=True)
+    at = app()  # the newest session, on its root, whose description is the task
+    [shown] = [t.value for t in at.text if t.value.startswith("find the cheapest") and t.value != task]
+    assert len(shown) <= 602 and shown.endswith(" …"), shown
+    [whole] = [e for e in at.expander if e.label == f"Whole description ({len(task):,} characters)"]
+    assert [t.value for t in whole.text] == [task]

@@ -118,6 +118,7 @@ def click_node(page: Page, node_id: str) -> None:
         box, previous = None, {}
         for _ in range(20):
             index = next(i for i, text in enumerate(labels.all_text_contents()) if pattern.match(text.strip()))
+            labels.nth(index).scroll_into_view_if_needed()  # filling a form below may have scrolled it away
             box = labels.nth(index).bounding_box()
             if box == previous:
                 break
@@ -131,6 +132,14 @@ def click_node(page: Page, node_id: str) -> None:
         except AssertionError:
             continue
     raise AssertionError(f"could not select node {node_id} by clicking the tree")
+
+
+def edit_node(page: Page, node_id: str) -> None:
+    """Select a node in the tree and open its actions, beside the tree; return once they are drawn
+    for that node (a form of the node selected before may linger for a redraw)."""
+    click_node(page, node_id)
+    page.get_by_role("tab", name="Edit plan").click()
+    expect(page.get_by_text(f"Edit the plan at {node_id} (", exact=False).first).to_be_visible(timeout=30_000)
 
 
 def shot(page: Page, name: str) -> None:
@@ -150,7 +159,7 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
     control(page, "pause")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, what="the pause")
     expect(page.get_by_text("paused by operator").first).to_be_visible(timeout=30_000)
-    click_node(page, "0")
+    edit_node(page, "0")
     page.locator('[class*="st-key-inject_goals-"] textarea').fill('note "checked by the operator"')
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
@@ -170,7 +179,7 @@ def test_prune_a_pending_step_and_it_is_skipped(page: Page, console: ConsoleProc
     session_id = start_demo(page, console, "cheapest-espresso", paused=True)
     step_once(page, console, session_id)  # the task's constraints
     step_once(page, console, session_id)  # the root's expansion
-    click_node(page, "0.2")
+    edit_node(page, "0.2")
     page.locator('[class*="st-key-prune_reason-"] input').fill("sorting is not needed")
     page.locator(".st-key-prune_submit button").click()
     expect(page.get_by_text("prune applied")).to_be_visible(timeout=15_000)
@@ -222,7 +231,7 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     step_once(page, console, session_id)
     step_once(page, console, session_id)
     assert len(state_of(console, session_id).tree) == 4, "the naive plan"
-    click_node(page, "0")
+    edit_node(page, "0")
     page.locator('[class*="st-key-inject_goals-"] textarea').fill("\n".join(correction.goals))
     page.locator('[class*="st-key-inject_position-"] input').fill("before 0.1")
     page.get_by_role("option", name=re.compile(r"^before 0\.1 ")).click()
@@ -257,17 +266,19 @@ def test_stopping_the_console_leaves_runs_paused_and_resumable(page: Page, tmp_p
 
 
 def url_params(page: Page) -> dict[str, str]:
-    from urllib.parse import parse_qsl, urlparse
+    """The query of the URL the browser shows now. Asked of the page itself: `page.url` is Playwright's
+    copy, which the sync API updates only while it is called, so a loop of `time.sleep` and `page.url`
+    never sees the console move the URL."""
+    from urllib.parse import parse_qsl
 
-    return dict(parse_qsl(urlparse(page.url).query))
+    return dict(parse_qsl(page.evaluate("() => location.search.slice(1)")))
 
 
 def wait_for_url(page: Page, what: str, **wanted: str) -> None:
-    wait_until(
-        lambda: all(url_params(page).get(k) == v for k, v in wanted.items()),
-        30,
-        f"the URL to hold {what} ({wanted}; it is {page.url})",
-    )
+    deadline = time.monotonic() + 60
+    while not all((seen := url_params(page)).get(k) == v for k, v in wanted.items()):
+        assert time.monotonic() < deadline, f"timed out waiting for the URL to hold {what} ({wanted}; it holds {seen})"
+        page.wait_for_timeout(250)
 
 
 def test_the_url_follows_session_node_and_tab(page: Page, console: ConsoleProcess) -> None:
@@ -280,14 +291,9 @@ def test_the_url_follows_session_node_and_tab(page: Page, console: ConsoleProces
     wait_for_url(page, "the new session", session=second)
     sidebar = page.locator('[data-testid="stSidebar"]')
     picker = sidebar.locator(".st-key-session input")
-    for _ in range(4):  # a pick made while the page is still redrawing the new session can be undone by it
-        picker.fill(first)
-        page.get_by_role("option", name=re.compile(rf"{first}$")).click()
-        try:
-            expect(picker).to_have_value(re.compile(rf"{first}$"), timeout=5_000)
-            break
-        except AssertionError:
-            continue
+    picker.fill(first)
+    page.get_by_role("option", name=re.compile(rf"{first}$")).click()
+    expect(picker).to_have_value(re.compile(rf"{first}$"), timeout=30_000)
     wait_for_url(page, "the picked session", session=first)
     expect(page.get_by_role("heading", name=TASKS["cheapest-espresso"].task)).to_be_visible(timeout=30_000)
     step_once(page, console, first)
@@ -311,19 +317,18 @@ def test_forms_and_answers_stay_with_their_node(page: Page, console: ConsoleProc
     session_id = start_demo(page, console, "cheapest-espresso", paused=True)
     step_once(page, console, session_id)
     step_once(page, console, session_id)
-    click_node(page, "0.3")
+    edit_node(page, "0.3")
     page.get_by_label("Prune 0.3: reason").fill("typed for 0.3")
-    click_node(page, "0.2")
-    expect(page.get_by_label("Prune 0.2: reason")).to_have_value("", timeout=15_000)
-    click_node(page, "0")
+    edit_node(page, "0.2")
+    expect(page.get_by_label("Prune 0.2: reason")).to_have_value("", timeout=30_000)
+    edit_node(page, "0")
     goals = page.locator('[class*="st-key-inject_goals-"] textarea')
     goals.fill('note "from the operator"')
     page.locator(".st-key-inject_submit button").click()
-    expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
-    expect(goals).to_have_value("", timeout=15_000)
-    click_node(page, "0.2")
-    expect(page.get_by_text("Edit the plan at 0.2")).to_be_visible(timeout=15_000)
-    expect(page.get_by_text("inject applied")).to_have_count(0, timeout=15_000)
+    expect(page.get_by_text("inject applied")).to_be_visible(timeout=30_000)
+    expect(goals).to_have_value("", timeout=30_000)
+    edit_node(page, "0.2")
+    expect(page.get_by_text("inject applied")).to_have_count(0, timeout=30_000)
 
 
 def test_every_download_works_while_the_run_goes_on(page: Page, console: ConsoleProcess) -> None:
@@ -404,3 +409,49 @@ def test_a_finished_session_page_stops_refreshing(page: Page, console: ConsolePr
     time.sleep(5)
     changes = page.evaluate("() => window.__changes")
     assert changes < 50, f"{changes} DOM changes in 5 s on a finished session's page"
+
+
+def test_screenshots_never_answer_404_while_the_run_goes_on(page: Page, console: ConsoleProcess) -> None:
+    """Defect 13: the latest screenshot, redrawn with every action, never points the browser at a
+    `/media/...` file the server has already forgotten (the page carries the image itself)."""
+    missing: list[str] = []
+    page.on("response", lambda response: missing.append(response.url) if response.status == 404 else None)
+    open_console(page, console)
+    session_id = start_demo(page, console, "wireless-photo-printers")
+    page.get_by_role("tab", name="Task & answer").click()
+    shots = page.get_by_role("img", name="latest browser screenshot")
+    wait_until(lambda: state_of(console, session_id).metrics.actions >= 2, what="the first browser actions")
+    expect(shots.first).to_be_visible(timeout=30_000)
+    seen: set[str] = set()
+    deadline = time.monotonic() + 120
+    while not state_of(console, session_id).finished:
+        assert time.monotonic() < deadline, "timed out waiting for the run to finish"
+        seen.update(src for src in shots.evaluate_all("images => images.map(i => i.src.slice(0, 40))") if src)
+        page.wait_for_timeout(300)
+    assert seen and all(src.startswith("data:image/png;base64,") for src in seen), seen
+    assert missing == [], f"the page asked for files the server did not have: {missing}"
+
+
+def test_the_selected_nodes_actions_sit_beside_the_tree(page: Page, console: ConsoleProcess) -> None:
+    """Defect 9: at 1600×1000 the tree and the forms for the selected node are on screen together,
+    without scrolling, and no tree toggle has its label cut."""
+    open_console(page, console)
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    session_id = start_demo(page, console, "cheapest-espresso", paused=True)
+    step_once(page, console, session_id)
+    step_once(page, console, session_id)
+    edit_node(page, "0.2")
+    page.evaluate("() => document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / "console-edit-beside-tree.png"))
+    tree = page.get_by_role("img", name=re.compile(r"^Plan tree of")).first.bounding_box()
+    prune = page.get_by_label("Prune 0.2: reason").bounding_box()
+    inject = page.locator('[class*="st-key-inject_goals-"] textarea').bounding_box()
+    assert tree and prune and inject, "the tree and the node's forms are drawn"
+    assert tree["y"] < 1000 and inject["y"] + inject["height"] <= 1000, f"tree at {tree}, inject at {inject}"
+    assert prune["y"] + prune["height"] <= 1000, f"the prune field is below the fold: {prune}"
+    assert inject["x"] > tree["x"] + tree["width"] / 2, "the forms sit beside the tree, not under it"
+    cut = page.locator('[data-testid="stCheckbox"] p').evaluate_all(
+        "labels => labels.filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent)"
+    )
+    assert cut == [], f"toggle labels cut: {cut}"

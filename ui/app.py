@@ -10,10 +10,12 @@ import streamlit as st
 
 from ui.context import console
 from ui.text import md, short
+from ui.url import read_url, write_url
 from ui.views.export import render_exports
 from ui.views.live import live
 from ui.views.live_panel import render_live_panel
 from ui.views.sidebar import render_sidebar
+from ui.views.whole import show_whole
 
 __all__ = ["main"]
 
@@ -24,17 +26,19 @@ HEADING_CHARS = 160
 def main() -> None:
     st.set_page_config(page_title="AND/OR console", page_icon="🌳", layout="wide")
     ctx = console()
+    read_url()
     session_id = render_sidebar(ctx)
     if session_id is None:
         st.markdown(
             "## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**."
         )
         return
-    task = live(ctx, session_id).refresh().task
-    st.markdown(f"### {md(short(task, HEADING_CHARS))}")
-    if len(" ".join(task.split())) > HEADING_CHARS or "\n" in task.strip():
-        with st.expander(f"Whole task ({len(task):,} characters)"):
-            st.text(task)
+    state = live(ctx, session_id).refresh()
+    write_url(session_id, state.tree)
+    task = state.task
+    heading = short(task, HEADING_CHARS)
+    st.markdown(f"### {md(heading)}")
+    show_whole(task, heading, "task")
     with st.expander("Export: trace, tree, report"):
         render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)

@@ -21,8 +21,9 @@ from ui.forms import Scope, scope, show_result, submit
 from ui.text import md, md_line, short
 from ui.views.sidebar import BREAKPOINT_LABELS
 
-__all__ = ["render_approval", "render_edit"]
+__all__ = ["render_approval", "render_node_edit", "render_settings"]
 
+_ENDED = "This session has ended. Fork it from the timeline to change the plan and run again."
 _SHOWN_ACTION = 300
 """An action longer than this is clamped in the approval box (the edit field holds all of it)."""
 
@@ -76,21 +77,18 @@ def render_approval(ctx: Console, session_id: str, state: SessionState, request:
         show_result(where, "approval")
 
 
-def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+    """The actions on the selected node (inject, prune, edit, reopen, force): drawn beside the tree, in
+    the inspector's column, so the node and what can be done to it are seen together."""
     if state.finished:
-        st.info("This session has ended. Fork it from the timeline to change the plan and run again.")
+        st.info(_ENDED)
         return
-    session = scope(session_id)
-    _breakpoints(ctx, session, state)
-    _constraints(ctx, session, state)
-    _budget(ctx, session, state)
     if node is None:
         return
     where = scope(session_id, node.id)
     st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})")
-    _inject(ctx, where, state, node)
+    # The one-line actions first, so that at 1600×1000 each form's field is on screen beside the tree.
     _prune(ctx, where, node)
-    _rewrite(ctx, where, node)
     if node.status in REOPENABLE:
         st.button(
             f"Reopen {md_line(node.id)}",
@@ -101,6 +99,19 @@ def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node |
         show_result(where, "reopen")
     if node.type is NodeType.OR:
         _force(ctx, where, state, node)
+    _inject(ctx, where, state, node)
+    _rewrite(ctx, where, node)
+
+
+def render_settings(ctx: Console, session_id: str, state: SessionState) -> None:
+    """The run's own settings, which belong to no node: breakpoints, the task's constraints, the cost cap."""
+    if state.finished:
+        st.info(_ENDED)
+        return
+    session = scope(session_id)
+    _breakpoints(ctx, session, state)
+    _constraints(ctx, session, state)
+    _budget(ctx, session, state)
 
 
 def _breakpoints(ctx: Console, where: Scope, state: SessionState) -> None:

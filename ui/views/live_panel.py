@@ -14,7 +14,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.context import Console
-from ui.views.edit import render_approval, render_edit
+from ui.url import url_behind
+from ui.views.edit import render_approval, render_node_edit, render_settings
 from ui.views.header import render_controls, render_status
 from ui.views.inspector import render_inspector, render_run_panel
 from ui.views.live import live
@@ -49,6 +50,8 @@ def _finished_panel(ctx: Console, session_id: str) -> None:
 def _panel(ctx: Console, session_id: str) -> None:
     follower = live(ctx, session_id)
     state = follower.refresh()
+    if url_behind(session_id, state.tree):
+        st.rerun()  # the whole page: only its run writes the URL (see `ui.url`)
     render_controls(ctx, session_id, state)
     render_status(ctx, session_id, state)
     render_approval(ctx, session_id, state, follower.approval_request)
@@ -57,17 +60,20 @@ def _panel(ctx: Console, session_id: str) -> None:
         node_id = render_node_picker(state)
     with left:
         render_tree(ctx, session_id, state, follower.failed)
+    node = state.tree.get(node_id) if node_id else None
     with right:
-        node_tab, run_tab = st.tabs(["Node", "Task & answer"], key="panel", bind="query-params")
+        node_tab, edit_tab, run_tab = st.tabs(["Node", "Edit plan", "Task & answer"], key="panel", bind="query-params")
         with node_tab:
             render_inspector(follower, node_id)
+        with edit_tab:
+            render_node_edit(ctx, session_id, state, node)
         with run_tab:
             render_run_panel(state)
-    edit_tab, timeline_tab, sessions_tab = st.tabs(
-        ["Edit plan", "Timeline", "All sessions"], key="tab", bind="query-params"
+    settings_tab, timeline_tab, sessions_tab = st.tabs(
+        ["Run settings", "Timeline", "All sessions"], key="tab", bind="query-params"
     )
-    with edit_tab:
-        render_edit(ctx, session_id, state, state.tree.get(node_id) if node_id else None)
+    with settings_tab:
+        render_settings(ctx, session_id, state)
     with timeline_tab:
         render_timeline(ctx, session_id, state)
     with sessions_tab:

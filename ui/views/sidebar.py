@@ -21,21 +21,9 @@ from sessions.runner import create_session
 from sessions.store import SessionInfo
 from ui.context import Console
 from ui.text import md, short
+from ui.url import SESSION_KEY, forget_node, linked
 
-__all__ = [
-    "BREAKPOINT_LABELS",
-    "NODE_KEY",
-    "SESSION_KEY",
-    "follow_url",
-    "render_sessions",
-    "render_sidebar",
-    "select_session",
-]
-
-SESSION_KEY = "session"
-"""The session picker's key, and so the URL's `?session=`."""
-NODE_KEY = "node"
-"""The node selector's key, and so the URL's `?node=`."""
+__all__ = ["BREAKPOINT_LABELS", "render_sessions", "render_sidebar", "select_session"]
 
 _CUSTOM = "Your own task…"
 BREAKPOINT_LABELS = {
@@ -51,20 +39,6 @@ def select_session(session_id: str) -> None:
     the choice waits in session state until the sidebar applies it (and moves the URL with it)."""
     st.session_state["_select_session"] = session_id
     st.rerun()
-
-
-def _forget_node() -> None:
-    """A node id means nothing in another session: the new one opens on its root."""
-    st.session_state.pop(NODE_KEY, None)
-    st.query_params.pop(NODE_KEY, None)
-
-
-def follow_url(key: str, value: str) -> None:
-    """Put `value` in the URL as `?key=` unless it is there already (each write is a message to the
-    browser). The console writes the URL itself rather than binding widgets to it: a bound widget's
-    value set from Python before the widget's first drawing never reaches the URL."""
-    if st.query_params.get(key) != value:
-        st.query_params[key] = value
 
 
 def _label(info: SessionInfo) -> str:
@@ -146,8 +120,8 @@ def _new_session_form(ctx: Console) -> None:
 def render_sidebar(ctx: Console) -> str | None:
     """Draw the sidebar; return the chosen session id.
 
-    The URL is the source of truth: a reload or a shared link opens the session in `?session=`, and
-    every change of session (picked, started, forked) moves the URL.
+    Without a choice, the session the URL names (`ui.url.linked`: a reload or a shared link), else the
+    newest; the page's run then moves the URL to whatever session this returns (`ui.url.write_url`).
     """
     with st.sidebar:
         st.title("AND/OR console")
@@ -156,19 +130,20 @@ def render_sidebar(ctx: Console) -> str | None:
         chosen = st.session_state.pop("_select_session", None)
         if chosen in by_id:
             st.session_state[SESSION_KEY] = chosen
-            _forget_node()
+            forget_node()
         elif st.session_state.get(SESSION_KEY) not in by_id:
-            linked = st.query_params.get(SESSION_KEY)
-            st.session_state[SESSION_KEY] = linked if linked in by_id else sessions[0].id if sessions else None
+            url_session = linked(SESSION_KEY)
+            st.session_state[SESSION_KEY] = (
+                url_session if url_session in by_id else sessions[0].id if sessions else None
+            )
         if sessions:
             st.selectbox(
                 "Session",
                 list(by_id),
                 format_func=lambda session_id: _label(by_id[session_id]),
                 key=SESSION_KEY,
-                on_change=_forget_node,
+                on_change=forget_node,
             )
-            follow_url(SESSION_KEY, st.session_state[SESSION_KEY])
         else:
             st.info("No sessions yet: start one below.")
         _new_session_form(ctx)

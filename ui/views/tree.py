@@ -8,23 +8,25 @@ import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
-from planner.tree import ROOT_ID
 from ui.context import Console
 from ui.text import md, short
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
-from ui.views.sidebar import NODE_KEY, follow_url
+from ui.url import NODE_KEY, shown_node
 
 __all__ = ["render_node_picker", "render_tree"]
 
 
 def render_tree(ctx: Console, session_id: str, state: SessionState, failed: Collection[str] = ()) -> None:
-    cols = st.columns(4)
-    cols[0].toggle("Hide pruned/deleted", key="hide_removed")
-    cols[1].toggle("Focus on selection", key="focus_selected")
-    cols[2].toggle("Fold finished branches", value=True, key="collapse_closed")
-    cols[3].toggle(
-        "Draw every node", value=st.query_params.get("all") == "1", key="draw_all", help="slower on big trees"
-    )
+    with st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
+        st.toggle("Hide pruned/deleted", key="hide_removed")
+        st.toggle("Focus on selection", key="focus_selected")
+        st.toggle("Fold finished branches", value=True, key="collapse_closed")
+        st.toggle(
+            "Draw every node",
+            value=st.query_params.get("all") == "1",
+            key="draw_all",
+            help="slower on big trees",
+        )
     selected = st.session_state.get(NODE_KEY)
     chart = build_chart(
         state,
@@ -88,17 +90,14 @@ def render_node_picker(state: SessionState) -> str | None:
     """A searchable selector as well as clicking: type an id or a word of the description."""
     if not len(state.tree):
         return None
-    current = st.session_state.get(NODE_KEY) or st.query_params.get(NODE_KEY)
-    wanted = current if current in state.tree else ROOT_ID
-    if st.session_state.get(NODE_KEY) != wanted:
-        st.session_state[NODE_KEY] = wanted
+    selected = shown_node(state.tree)
     if len(state.tree) > _PICKER_LIMIT:
         st.text_input(
             "Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12"
         )
         if st.session_state.get("jump_error"):
             st.error(md(st.session_state["jump_error"]))
-        ids = _neighbourhood(state, st.session_state[NODE_KEY])
+        ids = _neighbourhood(state, selected)
     else:
         ids = [node.id for node in state.tree.walk()]
     st.selectbox(
@@ -108,5 +107,4 @@ def render_node_picker(state: SessionState) -> str | None:
         format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
         help="Click a node in the tree, or search here by id or description",
     )
-    follow_url(NODE_KEY, st.session_state[NODE_KEY])
     return st.session_state[NODE_KEY]
