@@ -15,6 +15,7 @@ from planner.config import Breakpoint, EngineConfig
 from planner.tree import Status
 from sessions.runner import create_session, load_state
 from sessions.sql import open_store
+from ui.forms import scope
 from ui.text import md
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -125,39 +126,57 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
         lambda: load_state(store, session_id).steps >= 1 and load_state(store, session_id).status.value == "paused"
     )
     at.run()
-    at.selectbox(key="selected").select("0.1")
+    at.selectbox(key="node").select("0.1")
     at.run()
     at.form_submit_button(key="inject_submit").click()
     at.run()
-    assert "goals: cannot be empty" in at.error[0].value
-    at.text_area(key="inject_goals").input("one alternative")
-    at.radio(key="inject_type").set_value("OR")
-    at.text_input(key="inject_scores").input("0.5, 0.7")
+    assert at.error[0].value == "Write at least one sub-goal, one per line, before pressing Inject."
+    keyed(at.text_area, "inject_goals").input("one alternative")
+    keyed(at.radio, "inject_type").set_value("OR")
+    keyed(at.text_input, "inject_scores").input("0.5, 0.7")
     at.form_submit_button(key="inject_submit").click()
     at.run()
-    assert at.error[0].value == md("give one score per alternative (1), or none")
+    assert at.error[0].value == md("Give one score per alternative (1), or none.")
+    assert keyed(at.text_area, "inject_goals").value == "one alternative", "a refused form keeps its input"
 
-    at.selectbox(key="selected").select("0")
+    at.selectbox(key="node").select("0")
     at.run()
-    at.text_area(key="inject_goals").input("Check the reviews\nNote the rating")
+    assert not at.error, "0.1's refusal does not show under 0"
+    keyed(at.text_area, "inject_goals").input("Check the reviews\nNote the rating")
     at.form_submit_button(key="inject_submit").click()
     at.run()
     assert any("inject applied" in s.value for s in at.success)
+    assert keyed(at.text_area, "inject_goals").value == "", "a successful inject clears its input"
     state = load_state(store, session_id)
     assert [state.tree[c].description for c in state.tree["0"].children][-2:] == [
         "Check the reviews",
         "Note the rating",
     ]
 
-    at.selectbox(key="selected").select("0.3")
+    at.selectbox(key="node").select("0.3")
     at.run()
+    assert not at.success, "the inject's answer shows only under 0"
     at.form_submit_button(key="prune_submit").click()
     at.run()
-    assert any("reason" in e.value and "cannot be empty" in e.value for e in at.error)
-    at.text_input(key="prune_reason").input("not needed")
+    assert [e.value for e in at.error] == ["Give a reason for the prune: it is recorded with the node."]
+    keyed(at.text_input, "prune_reason").input("typed for 0.3")
+    at.selectbox(key="node").select("0.2")
+    at.run()
+    assert keyed(at.text_input, "prune_reason").value == "", "0.3's prune reason does not leak into 0.2's form"
+    at.selectbox(key="node").select("0.3")
+    at.run()
+    keyed(at.text_input, "prune_reason").input("not needed")
     at.form_submit_button(key="prune_submit").click()
     at.run()
     assert load_state(store, session_id).tree["0.3"].reason == "operator: not needed"
+    assert any("prune applied" in s.value for s in at.success)
+    assert keyed(at.text_input, "prune_reason").value == ""
+
+
+def keyed(widgets, name: str):  # type: ignore[no-untyped-def]
+    """The one widget of a form whose key is `name` in the scope on screen (`ui.forms.Scope.key`)."""
+    [widget] = [w for w in widgets if (w.key or "").startswith(f"{name}-")]
+    return widget
 
 
 def test_hostile_text_is_shown_as_text(db: str) -> None:
@@ -171,14 +190,14 @@ def test_hostile_text_is_shown_as_text(db: str) -> None:
 
     assert not re.search(r"(?<!\\)<img", rendered), "an unescaped tag reached the page"
     assert not re.search(r"(?<!\\)\]\(javascript", rendered), "a live link reached the page"
-    assert r"\<img src=x onerror=alert\(1\)\>" in rendered
+    assert r"\<img src=x onerror=alert(1)\>" in rendered
 
 
 def test_breakpoints_form_changes_a_running_session(db: str) -> None:
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
     at = app()
-    at.multiselect(key="bp_choice").select(Breakpoint.BEFORE_ACTION)
+    keyed(at.multiselect, "bp_choice").select(Breakpoint.BEFORE_ACTION)
     at.form_submit_button(key="bp_submit").click()
     at.run()
     wait_for(lambda: load_state(store, session_id).config.breakpoints == {Breakpoint.BEFORE_ACTION})
@@ -191,7 +210,7 @@ def test_an_interrupted_session_can_be_resumed(db: str) -> None:
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start")
     at = app()
-    assert r"interrupted \(no runner is active\)" in markdown_text(at)
+    assert "interrupted (no runner is active)" in markdown_text(at)
     at.button(key="ctl_resume").click()
     at.run()
     wait_for(lambda: load_state(store, session_id).finished)
@@ -245,7 +264,7 @@ def test_the_inspector_says_when_an_action_was_planned_ahead(db: str) -> None:
         at.run()
         wait_for(lambda: f"before {node_id} " in (load_state(store, session_id).reason or ""))  # noqa: B023
         at.run()
-    at.selectbox(key="selected").select("0.3")
+    at.selectbox(key="node").select("0.3")
     at.run()
     assert any(c.value == "Expansion: action planned ahead on this page; no model call" for c in at.caption)
 
@@ -295,7 +314,7 @@ def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
     at.run()
     assert not at.exception, at.exception
     for node_id in INSPECTED:
-        at.selectbox(key="selected").select(node_id)
+        at.selectbox(key="node").select(node_id)
         at.run()
         views.append((f"node {node_id}", markdown_strings(at)))
     at.slider(key=f"timeline_{LIVE}").set_value(20)
@@ -325,11 +344,12 @@ def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
 def test_refusals_and_errors_quote_text_as_text(db: str) -> None:
     from test_console_hostile import HOST, live_markup, payloads
 
-    create_session(open_store(db), BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    session_id = create_session(open_store(db), BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
     hostile = " ".join(payloads(HOST))
     at = app()
-    at.session_state["result_prune"] = (False, f"there is no node '{hostile}'")
-    at.session_state["flash_controls"] = (False, hostile)
+    at.run()
+    at.session_state["_form_results"] = {(scope(session_id), "budget"): (False, f"there is no node '{hostile}'")}
+    at.session_state["_flash_controls"] = (session_id, False, hostile)
     at.run()
     errors = [e.value for e in at.error]
     assert len(errors) == 2 and all(live_markup(e) == [] for e in errors), errors
@@ -351,3 +371,30 @@ def test_the_timeline_summarises_each_event_through_its_payload_model() -> None:
     call = _detail(ModelCalled(operator=Operator.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
     assert "operator=expand" in call and "error=bad" in call
     assert "prompt" not in call and "the whole prompt" not in call
+
+
+def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) -> None:
+    """Issue 12, defects 5 and 7: a failed action the engine then pruned reads "✗ FAILED, then PRUNED"
+    (not like an operator's prune), and a long description is cut with the whole of it one click away."""
+    store = open_store(db)
+    failing = create_session(store, BROWNIE_TASK, f"script:{SCRIPTS / 'brownie_fail.json'}", start_url="dry://start")
+    from ui.context import console
+
+    console().pool.ensure_running(failing)
+    wait_for(lambda: load_state(store, failing).finished)
+    at = app()
+    at.selectbox(key="node").select("0.2.1")
+    at.run()
+    assert load_state(store, failing).tree["0.2.1"].status is Status.PRUNED
+    assert "**✗ FAILED**, then **PRUNED**" in markdown_text(at)
+    at.selectbox(key="node").select("0.3")
+    at.run()
+    assert "FAILED" not in markdown_text(at), "a node that never failed says nothing of failure"
+
+    task = ("find the cheapest espresso machine " * 100).strip()
+    create_session(store, task, BROWNIE, start_url="dry://start", paused=True)
+    at = app()  # the newest session, on its root, whose description is the task
+    [shown] = [t.value for t in at.text if t.value.startswith("find the cheapest") and t.value != task]
+    assert len(shown) <= 602 and shown.endswith(" …"), shown
+    [whole] = [e for e in at.expander if e.label == f"Whole description ({len(task):,} characters)"]
+    assert [t.value for t in whole.text] == [task]

@@ -289,8 +289,24 @@ RAW = [
 ]  # fmt: skip
 """Pieces of the payloads that must never reach a Markdown renderer as they are."""
 
-_ACTIVE = set("\\`*_{}[]()<>#|~!&$")
-_BLOCK = re.compile(r"^\s*(?:[-+=]|\d+\.(?=\s|$))")
+_ACTIVE = set("\\`*[]<>#|~$")
+"""Characters that are markup wherever they stand; `(`, `)`, `!`, `{`, `}` are not once these are escaped."""
+_ENTITY = re.compile(r"&(?=#|[A-Za-z0-9]+;)")
+_WORD = re.compile(r"[^\W_]")
+
+
+def _active_underscore(markdown: str, i: int) -> bool:
+    """An underscore run that touches anything but a letter or digit (one inside a word is never emphasis)."""
+    start, end = i, i
+    while start > 0 and markdown[start - 1] == "_":
+        start -= 1
+    while end < len(markdown) and markdown[end] == "_":
+        end += 1
+    inside = start > 0 and end < len(markdown) and _WORD.match(markdown[start - 1]) and _WORD.match(markdown[end])
+    return not inside
+
+
+_BLOCK = re.compile(r"^\s*(?:[-+=]|\d+[.)](?=\s|$))")
 _REWRITTEN = re.compile(r"(?i)https?://|www\.|[\w.+-]@|:[a-z_/]|(?<!\S)(?:<->|->|<-|--|>=|<=|~=)(?!\S)")
 """What GFM and Streamlit rewrite in the parsed text: literal links, directives and icons, arrows."""
 
@@ -306,6 +322,8 @@ def parsed(markdown: str, *, strict: bool = False) -> str:
             i += 2
             continue
         assert not (strict and char in _ACTIVE), f"{char!r} left active at {i} in {markdown!r}"
+        here = _ENTITY.match(markdown, i) or (char == "_" and _active_underscore(markdown, i))
+        assert not (strict and here), f"{char!r} left active at {i} in {markdown!r}"
         out.append(char)
         i += 1
     return "".join(out)
@@ -452,7 +470,7 @@ class Visit:
 
     def select_node(self, node_id: str) -> None:
         """Pick a node in the searchable selector, as an operator would."""
-        picker = self.page.locator(".st-key-selected input")
+        picker = self.page.locator(".st-key-node input")
         picker.click()
         picker.fill(node_id)
         self.page.get_by_role("option", name=re.compile(rf"^{re.escape(node_id)} · ")).first.click()
@@ -462,7 +480,7 @@ class Visit:
         """Open a selectbox's list (a click can land while the panel redraws, so try a few times)."""
         options = self.page.get_by_role("option")
         for _ in range(6):
-            self.page.locator(f".st-key-{key} input").click()
+            self.page.locator(f'[class*="st-key-{key}-"] input').click()  # form fields carry their scope
             try:
                 expect(options.first).to_be_visible(timeout=10_000)
                 return
@@ -589,6 +607,9 @@ def test_hostile_text_stays_text_in_every_view(
     visit.select_node("0.4")
     expect(visit.page.get_by_role("button", name="Reopen 0.4")).to_be_visible(timeout=30_000)
     visit.check("Edit plan at 0.4")
+    visit.open_tab("Run settings")
+    visit.wait_for_text("Task constraints (one per line", "the run's settings")
+    visit.check("Run settings")
 
     visit.open_tab("Timeline")
     slider = visit.page.get_by_role("slider")
@@ -598,7 +619,8 @@ def test_hostile_text_stays_text_in_every_view(
     visit.expect_shown(["pause-reason"], "the timeline's status line")
     visit.wait_for_text("- [0.4] (?)", "the plan as it was, as text")
 
-    visit.open_tab("Export")
+    if not visit.page.get_by_role("button", name="Trace JSON").is_visible():  # open_expanders may have opened it
+        visit.page.get_by_text("Export: trace, tree, report").click()
     downloads: dict[str, str] = {}
     for name in ("Trace JSON", "Tree (DOT)", "Tree (SVG)", "Report (Markdown)"):
         button = visit.page.get_by_role("button", name=name)
@@ -624,6 +646,7 @@ def test_hostile_text_stays_text_in_every_view(
 
     open_session(visit, console, DONE, "task-done")
     visit.expect_shown(["finish-reason"], "the status line of a failed session")
+    visit.open_tab("Node")
     visit.select_node("0")
     visit.expect_shown(["root-reason"], "the inspector of a failed root")
     visit.open_tab("Task & answer")

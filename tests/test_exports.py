@@ -160,7 +160,7 @@ def test_report_covers_outcome_plan_interventions_and_failures(repaired: tuple[S
     assert "| valid nodes | 4 |" in report and "| repairs | 1 |" in report
     for node in state.tree.walk():
         assert f"\\[{node.id}\\]" in report
-    assert "  - \\[0.2.1\\] \\(ACT\\) Open recipe A" in report  # nested under its OR parent
+    assert "  - \\[0.2.1\\] (ACT) Open recipe A" in report  # nested under its OR parent
     applied = [event for event in events if event.kind.value == "command_applied"]
     pauses = [event.seq for event in applied if event.payload.command["kind"] == "pause"]
     rejected = [event for event in events if event.kind.value == "command_rejected"]
@@ -189,10 +189,10 @@ def test_report_escapes_page_and_model_text(hostile: tuple[SessionState, list[Ev
     report = markdown_report("s1", state, events)
     assert not re.search(r"(?<!\\)[<\[`]", report), "raw <, [ or ` would let page text become markup"
     assert "](" not in report.replace("\\](", "")
-    assert "\\<img src=x onerror=alert\\(1\\)\\>" in report
+    assert "\\<img src=x onerror=alert(1)\\>" in report
     assert "\\*bold\\*" in report and "\\`code\\`" in report and "\\$5" in report
     assert "> \\# Not a heading" in report and "> 1\\. not a list" in report
-    assert "\\<script\\>alert\\(1\\)\\</script\\>" in report.split("## Operator interventions")[1]
+    assert "\\<script\\>alert(1)\\</script\\>" in report.split("## Operator interventions")[1]
     assert "there is no node '\\<img src=x\\>'" in report
     for line in report.splitlines():
         if line.startswith("| "):
@@ -220,4 +220,21 @@ def test_finished_run_without_interventions() -> None:
     state, events = run_script(load("brownie.json"), BROWNIE_TASK)[:2]
     report = markdown_report("plain", state, events)
     assert "## Operator interventions\n\n_None._" in report and "## Failures\n\n_None._" in report
-    assert "> Fudgy vegan brownies \\(4.8 stars\\)" in report
+    assert "> Fudgy vegan brownies (4.8 stars)" in report
+
+
+URLISH = "open /search?min_price=&max_price=100&sort=price_asc) (cheapest!) {x} snake_case_name & more"
+
+
+def test_report_shows_urls_and_names_without_stray_backslashes() -> None:
+    """Issue 12, defect 6: `min\\_price=\\&max\\_price=100` and `sort=price\\_asc\\)` showed their escapes.
+    Only what could become markup is escaped, so the text reads as typed and still stays inert."""
+    from test_console_hostile import inert
+
+    state, events = run_script(load("brownie.json"), BROWNIE_TASK)[:2]
+    report = markdown_report("plain", replace(state, task=URLISH, final_answer=URLISH, notes=[URLISH]), events)
+    task = next(line for line in report.splitlines() if line.startswith("- **Task:** "))
+    assert task == f"- **Task:** {URLISH}", "the task line carries escapes it does not need"
+    assert inert(task.removeprefix("- **Task:** ")) == URLISH
+    assert f"> {URLISH}" in report.split("## Final answer")[1], "the answer carries escapes it does not need"
+    assert f"- {URLISH}" in report.split("## Notes")[1], "the notes carry escapes they do not need"

@@ -9,17 +9,24 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.context import console
-from ui.text import md
+from ui.text import md, short
+from ui.url import read_url, write_url
+from ui.views.export import render_exports
 from ui.views.live import live
 from ui.views.live_panel import render_live_panel
 from ui.views.sidebar import render_sidebar
+from ui.views.whole import show_whole
 
 __all__ = ["main"]
+
+HEADING_CHARS = 160
+"""A task longer than this is cut in the heading and shown whole, as text, under "Whole task"."""
 
 
 def main() -> None:
     st.set_page_config(page_title="AND/OR console", page_icon="🌳", layout="wide")
     ctx = console()
+    read_url()
     session_id = render_sidebar(ctx)
     if session_id is None:
         st.markdown(
@@ -27,5 +34,11 @@ def main() -> None:
         )
         return
     state = live(ctx, session_id).refresh()
-    st.markdown(f"### {md(state.task)}")
+    write_url(session_id, state.tree)
+    task = state.task
+    heading = short(task, HEADING_CHARS)
+    st.markdown(f"### {md(heading)}")
+    show_whole(task, heading, "task")
+    with st.expander("Export: trace, tree, report"):
+        render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)

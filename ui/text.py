@@ -16,10 +16,13 @@ import re
 
 __all__ = ["md", "md_line", "short"]
 
-_MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>#|~!&$])")
-"""Characters that start emphasis, code, links, images, HTML, entities, table cells, strikethrough or
-math; a backslash before ASCII punctuation always renders the character itself."""
-_MD_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+\.(?=\s|$))")
+_MD_INLINE = re.compile(r"[\\`*\[\]<>#|~$]|&(?=#|[A-Za-z0-9]+;)|_+")
+"""What starts code, emphasis, links and images, HTML, headings, table cells, strikethrough, math or an
+entity (`&amp;`, not the `&` of `?a=1&b=2`). A backslash before ASCII punctuation renders the
+character itself. `(`, `)`, `!`, `{`, `}` need none once `[`, `]` and `<` are escaped, and an
+underscore run inside a word (`min_price`) can neither open nor close emphasis in CommonMark, so
+those stay as they are: a reader of the raw Markdown report sees the text, not a thicket of escapes."""
+_MD_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)](?=\s|$))")
 """What would open a list, a rule, a heading underline or a numbered list at the start of a line."""
 
 _WJ = "\u2060"
@@ -40,9 +43,23 @@ def short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _escape_match(match: re.Match[str], line: str) -> str:
+    """A backslash before each escaped character; an underscore run between two letters or digits stays."""
+    text = match.group()
+    if text[0] == "_":
+        start, end = match.span()
+        if 0 < start and end < len(line) and _WORD.match(line[start - 1]) and _WORD.match(line[end]):
+            return text
+    return "".join("\\" + char for char in text)
+
+
+_WORD = re.compile(r"[^\W_]")
+"""A letter or digit (any script): what sits on both sides of an underscore that cannot be emphasis."""
+
+
 def _escape(line: str) -> str:
     line = _JOIN_AT.sub(_WJ, _ARROWS.sub(lambda m: m.group()[0] + _WJ + m.group()[1:], line))
-    escaped = _MD_INLINE.sub(r"\\\1", line)
+    escaped = _MD_INLINE.sub(lambda m: _escape_match(m, line), line)
     return _MD_BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], escaped)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,8 @@ _COLOUR = {
     Status.PRUNED: "#C8C8C8",
     Status.DELETED: "#C8C8C8",
 }
+_FAILED_BORDER = "#6B1A09"
+_FAILED_EDGE = "#CC3311"
 _CURRENT = "#1A1A1A"
 _SELECTED = "#FFB000"
 _OPERATOR = "#785EF0"
@@ -55,6 +57,7 @@ _REMOVED_OPACITY = 0.35
 
 _MARKER = {Origin.OPERATOR: "✎ ", Origin.REPAIR: "↻ ", Origin.PLANNER: ""}
 _PLANNED = "⇢"
+_FAILED_MARK = "✗ "
 _LABEL_CHARS = 28
 _LABEL_WIDTH = 84
 """Pixels a label may span before it wraps: two lines of about 14 characters."""
@@ -112,6 +115,7 @@ def build_chart(
     focus: str | None = None,
     collapse_closed: bool = True,
     max_nodes: int = 400,
+    failed: Collection[str] = (),
 ) -> TreeChart:
     """The chart for `state`: shapes by node type, colours by status, the agent's position and path.
 
@@ -120,6 +124,10 @@ def build_chart(
     `collapse_closed` folds finished branches away from the agent and the selection. Whatever the
     filters leave of the root, the active path and the selected and focused nodes' ancestors is always
     drawn, so the chart exceeds `max_nodes` only if those chains alone are longer.
+
+    `failed` names the nodes whose last outcome was a failure (`Live.failed`; a failed action ends
+    PRUNED): each is drawn red with ✗ at full strength whatever its status, never folded or hidden,
+    with the way down to it drawn red, so a failure is seen at a glance and told from a prune.
     """
     if max_nodes < 1:
         raise ValueError("max_nodes must be at least 1")
@@ -133,8 +141,10 @@ def build_chart(
     current = path[-1] if path else (state.current if state.current in nodes else None)
     selected = selected if selected in nodes else None
     focus = focus if focus in nodes else None
+    failures = [node_id for node_id in failed if node_id in nodes]
     current_chain = _chain(tree, current)
-    chains = [path, current_chain, _chain(tree, selected), _chain(tree, focus)]
+    failure_chains = [_chain(tree, node_id) for node_id in failures]
+    chains = [path, current_chain, _chain(tree, selected), _chain(tree, focus), *failure_chains]
     spine = {node_id for chain in chains for node_id in chain}
 
     drawn, kids, collapsed = _fold(
@@ -149,6 +159,8 @@ def build_chart(
     positions, leaves = _layout(drawn, kids)
     index = {node_id: i for i, node_id in enumerate(node_ids)}
     on_path = set(path)
+    to_failure = {node_id for chain in failure_chains for node_id in chain}
+    failed_set = set(failures)
     items = [
         _item(
             node,
@@ -159,10 +171,15 @@ def build_chart(
             on_path=node.id in on_path,
             or_child=node.parent is not None and nodes[node.parent].type is NodeType.OR,
             planned=state.proposals.get(node.id),
+            failed=node.id in failed_set,
         )
         for i, node in enumerate(drawn)
     ]
-    links = [_link(index[node.parent], i, node, on_path) for i, node in enumerate(drawn) if node.parent is not None]
+    links = [
+        _link(index[node.parent], i, node, on_path, to_failure)
+        for i, node in enumerate(drawn)
+        if node.parent is not None
+    ]
     view_on = selected if selected in index else current
     view = _view(positions[index[view_on]], leaves) if view_on in index else None
     return TreeChart(
@@ -199,8 +216,9 @@ def legend_markdown() -> str:
         "● ACT (a browser action) · ▲ ? (not expanded yet)"
     )
     colours = (
-        "**Colours:** grey = unvisited · blue = in progress · green = succeeded · red = failed · "
-        "faint with a dashed outline = pruned or deleted"
+        "**Colours:** grey = unvisited · blue = in progress · green = succeeded · "
+        "red with ✗ and a dark red outline = failed (also when the engine then pruned it; never folded or hidden, "
+        "the way down to it drawn red, why in the tooltip) · faint with a dashed outline = pruned or deleted"
     )
     markers = (
         "**Markers:** large node with a thick dark outline = where the agent is · thick dark edges = "
@@ -245,7 +263,7 @@ def _fold(
         node_id, parent = node.id, node.parent
         if parent is not None and parent not in included:
             continue
-        if hide_removed and node.status in REMOVED:
+        if hide_removed and node.status in REMOVED and node_id not in spine:
             continue
         sibling_of_focus = focus is not None and parent is not None and parent == focus_parent
         if focus is not None and parent in above_focus and not sibling_of_focus and node_id not in above_focus:
@@ -401,11 +419,14 @@ def _item(
     on_path: bool,
     or_child: bool,
     planned: str | None = None,
+    failed: bool = False,
 ) -> dict[str, Any]:
     removed = node.status in REMOVED
     operator = node.origin is Origin.OPERATOR
     style: dict[str, Any] = {"color": _COLOUR[node.status], "borderColor": _BORDER, "borderWidth": 1}
-    if removed:
+    if failed:
+        style.update(color=_COLOUR[Status.FAIL], borderColor=_FAILED_BORDER, borderWidth=2.5)
+    elif removed:
         style.update(opacity=_REMOVED_OPACITY, borderType="dashed", borderColor=_REMOVED_BORDER, borderWidth=1.5)
     if operator:
         style.update(borderColor=_OPERATOR, borderWidth=2.5)
@@ -418,7 +439,9 @@ def _item(
         size = round(size * 1.75)
 
     score = _score(node) if or_child else None
-    head = [f"{_MARKER[node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"]
+    head = [
+        f"{_FAILED_MARK if failed else ''}{_MARKER[node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
+    ]
     if score is not None:
         head.append(score)
     if folded:
@@ -444,7 +467,7 @@ def _item(
         "label": label,
         "tooltip": {
             "formatter": _tooltip(
-                node, folded=folded, is_current=is_current, on_path=on_path, score=score, planned=planned
+                node, folded=folded, is_current=is_current, on_path=on_path, score=score, planned=planned, failed=failed
             )
         },
     }
@@ -455,9 +478,20 @@ def _short_id(node_id: str) -> str:
 
 
 def _tooltip(
-    node: Node, *, folded: int, is_current: bool, on_path: bool, score: str | None, planned: str | None
+    node: Node,
+    *,
+    folded: int,
+    is_current: bool,
+    on_path: bool,
+    score: str | None,
+    planned: str | None,
+    failed: bool = False,
 ) -> str:
     facts = [TYPE_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
+    if failed and node.status is not Status.FAIL:
+        facts.append("<b>failed</b>, then taken out of the plan")
+    elif failed:
+        facts.append("<b>failed</b>")
     if is_current:
         facts.append("current")
     elif on_path:
@@ -472,16 +506,18 @@ def _tooltip(
     if score is not None:
         lines.append(f"score: {score}")
     if node.reason:
-        lines.append(f"reason: {_tip_text(node.reason)}")
+        lines.append(f"{'why it failed' if failed else 'reason'}: {_tip_text(node.reason)}")
     if folded:
         lines.append(f"<i>+{folded} steps folded here: select the node to unfold</i>")
     return "<br/>".join(lines)
 
 
-def _link(source: int, target: int, child: Node, on_path: set[str]) -> dict[str, Any]:
+def _link(source: int, target: int, child: Node, on_path: set[str], to_failure: set[str]) -> dict[str, Any]:
     link: dict[str, Any] = {"source": source, "target": target}
     if child.id in on_path:
         link["lineStyle"] = {"color": _CURRENT, "width": 3, "opacity": 1}
+    elif child.id in to_failure:
+        link["lineStyle"] = {"color": _FAILED_EDGE, "width": 2.5, "opacity": 1}
     elif child.status in REMOVED:
         link["lineStyle"] = {"type": "dashed", "opacity": _REMOVED_OPACITY}
     return link

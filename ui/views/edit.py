@@ -1,5 +1,10 @@
 """Editing the plan on the selected node. Forms only send commands; the runner validates and applies
-them at the next step boundary, and each form shows the engine's answer next to it."""
+them at the next step boundary, and each form shows the engine's answer next to it.
+
+Every form lives in a scope (`ui.forms`): the node's forms in (session, node), the session's settings
+in (session), the approval box in (session, approval request). Input the form can tell is wrong
+(no sub-goal, no reason) is refused here in one sentence, before a command is built.
+"""
 
 from __future__ import annotations
 
@@ -11,197 +16,299 @@ import streamlit as st
 from planner.state import RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
-from ui.commands import send
 from ui.context import Console
-from ui.text import md, md_line
+from ui.forms import Scope, scope, show_result, submit
+from ui.text import md, md_line, short
 from ui.views.sidebar import BREAKPOINT_LABELS
 
-__all__ = ["render_approval", "render_edit"]
+__all__ = ["render_approval", "render_node_edit", "render_settings"]
+
+_ENDED = "This session has ended. Fork it from the timeline to change the plan and run again."
+_SHOWN_ACTION = 300
+"""An action longer than this is clamped in the approval box (the edit field holds all of it)."""
 
 
-def _submit(ctx: Console, session_id: str, form: str, payload: dict[str, Any]) -> None:
-    outcome = send(ctx, session_id, payload)
-    st.session_state[f"result_{form}"] = (outcome.ok, outcome.message)
+def _value(where: Scope, name: str) -> Any:
+    return st.session_state.get(where.key(name))
 
 
-def _result(form: str) -> None:
-    """The engine's answer; a rejection quotes node text, goals or reasons, so it is escaped."""
-    result = st.session_state.get(f"result_{form}")
-    if result:
-        (st.success if result[0] else st.error)(md(result[1]))
+def _lines(text: str | None) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def render_approval(ctx: Console, session_id: str, state: SessionState) -> None:
+def render_approval(ctx: Console, session_id: str, state: SessionState, request: int) -> None:
+    """`request` tells approval requests apart (the event number that asked), so one request's answer
+    never shows under the next."""
     approval = state.approval
     if state.status is not RunStatus.AWAITING_APPROVAL or approval is None:
         return
+    where = scope(session_id, "approval", approval.node_id, str(request))
     with st.container(border=True):
         st.markdown(f"**:material/front_hand: Approval required** at {md(approval.node_id)}: {md(approval.rule)}")
-        st.code(approval.action, language=None)
-        with st.form("approval"):
-            edited = st.text_input("Action", value=approval.action, key="approval_action")
-            reason = st.text_input("Reason (for a rejection)", key="approval_reason")
+        st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
+        with st.form(where.key("approval")):
+            st.text_input("Action", value=approval.action, key=where.key("approval_action"))
+            st.text_input("Reason (for a rejection)", key=where.key("approval_reason"))
             cols = st.columns(3)
-            approve = cols[0].form_submit_button("Approve", type="primary", key="approve_submit")
-            edit = cols[1].form_submit_button("Run edited action", key="edit_action_submit")
-            reject = cols[2].form_submit_button("Reject", key="reject_submit")
-        if approve:
-            _submit(ctx, session_id, "approval", {"kind": "approve", "node": approval.node_id})
-        elif edit:
-            _submit(ctx, session_id, "approval", {"kind": "edit_action", "action": edited, "node": approval.node_id})
-        elif reject:
-            _submit(ctx, session_id, "approval", {"kind": "reject", "reason": reason})
-        _result("approval")
+
+            def edited() -> dict[str, Any] | str:
+                action = (_value(where, "approval_action") or "").strip()
+                if not action:
+                    return "Write the action to run instead (for example click [12]), or approve the one shown."
+                return {"kind": "edit_action", "action": action, "node": approval.node_id}
+
+            def rejected() -> dict[str, Any] | str:
+                reason = (_value(where, "approval_reason") or "").strip()
+                return {"kind": "reject", "reason": reason} if reason else "Give a reason for the rejection."
+
+            approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
+            for column, label, key, payload in (
+                (cols[0], "Approve", "approve_submit", lambda: approve),
+                (cols[1], "Run edited action", "edit_action_submit", edited),
+                (cols[2], "Reject", "reject_submit", rejected),
+            ):
+                column.form_submit_button(
+                    label,
+                    type="primary" if key == "approve_submit" else "secondary",
+                    key=key,
+                    on_click=submit,
+                    args=(ctx, where, "approval", payload),
+                )
+        show_result(where, "approval")
 
 
-def render_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+    """The actions on the selected node (inject, prune, edit, reopen, force): drawn beside the tree, in
+    the inspector's column, so the node and what can be done to it are seen together."""
     if state.finished:
-        st.info("This session has ended. Fork it from the timeline to change the plan and run again.")
+        st.info(_ENDED)
         return
-    _breakpoints(ctx, session_id, state)
-    _constraints(ctx, session_id, state)
-    _budget(ctx, session_id, state)
     if node is None:
         return
+    where = scope(session_id, node.id)
     st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})")
-    _inject(ctx, session_id, state, node)
-    _prune(ctx, session_id, node)
-    _rewrite(ctx, session_id, node)
+    # The one-line actions first, so that at 1600×1000 each form's field is on screen beside the tree.
+    _prune(ctx, where, node)
     if node.status in REOPENABLE:
-        if st.button(f"Reopen {md_line(node.id)}", key="reopen_btn"):
-            _submit(ctx, session_id, "reopen", {"kind": "reopen", "node": node.id})
-        _result("reopen")
+        st.button(
+            f"Reopen {md_line(node.id)}",
+            key="reopen_btn",
+            on_click=submit,
+            args=(ctx, where, "reopen", lambda: {"kind": "reopen", "node": node.id}),
+        )
+        show_result(where, "reopen")
     if node.type is NodeType.OR:
-        _force(ctx, session_id, state, node)
+        _force(ctx, where, state, node)
+    _inject(ctx, where, state, node)
+    _rewrite(ctx, where, node)
 
 
-def _breakpoints(ctx: Console, session_id: str, state: SessionState) -> None:
+def render_settings(ctx: Console, session_id: str, state: SessionState) -> None:
+    """The run's own settings, which belong to no node: breakpoints, the task's constraints, the cost cap."""
+    if state.finished:
+        st.info(_ENDED)
+        return
+    session = scope(session_id)
+    _breakpoints(ctx, session, state)
+    _constraints(ctx, session, state)
+    _budget(ctx, session, state)
+
+
+def _breakpoints(ctx: Console, where: Scope, state: SessionState) -> None:
     current = sorted(state.config.breakpoints)
-    with st.form("breakpoints"):
-        chosen = st.multiselect(
+    with st.form(where.key("breakpoints")):
+        st.multiselect(
             "Breakpoints (pause the run by itself)",
             list(BREAKPOINT_LABELS),
             default=current,
             format_func=lambda b: BREAKPOINT_LABELS[b],
-            key="bp_choice",
+            key=where.key("bp_choice"),
         )
-        if st.form_submit_button("Set breakpoints", key="bp_submit"):
-            _submit(ctx, session_id, "breakpoints", {"kind": "breakpoints", "breakpoints": [b.value for b in chosen]})
-    _result("breakpoints")
+        st.form_submit_button(
+            "Set breakpoints",
+            key="bp_submit",
+            on_click=submit,
+            args=(
+                ctx,
+                where,
+                "breakpoints",
+                lambda: {"kind": "breakpoints", "breakpoints": [b.value for b in _value(where, "bp_choice") or ()]},
+            ),
+        )
+    show_result(where, "breakpoints")
 
 
-def _budget(ctx: Console, session_id: str, state: SessionState) -> None:
+def _budget(ctx: Console, where: Scope, state: SessionState) -> None:
     cap = state.config.max_cost_usd
-    with st.form("budget"):
-        value = st.number_input(
+    value_key = f"budget_value_{cap}"
+    with st.form(where.key("budget")):
+        st.number_input(
             f"Cost cap, USD (0: none) · spent so far ${state.metrics.cost_usd:.4f}",
             min_value=0.0,
             max_value=10_000.0,
             value=float(cap or 0.0),
             step=0.5,
-            key=f"budget_value_{cap}",
+            key=where.key(value_key),
         )
-        if st.form_submit_button("Set cost cap", key="budget_submit"):
-            _submit(ctx, session_id, "budget", {"kind": "budget", "max_cost_usd": value or None})
-    _result("budget")
+        st.form_submit_button(
+            "Set cost cap",
+            key="budget_submit",
+            on_click=submit,
+            args=(ctx, where, "budget", lambda: {"kind": "budget", "max_cost_usd": _value(where, value_key) or None}),
+        )
+    show_result(where, "budget")
 
 
-def _constraints(ctx: Console, session_id: str, state: SessionState) -> None:
+def _constraints(ctx: Console, where: Scope, state: SessionState) -> None:
     current = state.constraints or []
-    version = hashlib.sha1("\n".join(current).encode()).hexdigest()[:8]
-    with st.form("constraints"):
-        text = st.text_area(
+    text_key = "constraints_text_" + hashlib.sha1("\n".join(current).encode()).hexdigest()[:8]
+    with st.form(where.key("constraints")):
+        st.text_area(
             "Task constraints (one per line; every later prompt is held to them)",
             value="\n".join(current),
-            key=f"constraints_text_{version}",
+            key=where.key(text_key),
             height=90,
         )
-        if st.form_submit_button("Set constraints", key="constraints_submit"):
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-            _submit(ctx, session_id, "constraints", {"kind": "constraints", "constraints": lines})
-    _result("constraints")
+        st.form_submit_button(
+            "Set constraints",
+            key="constraints_submit",
+            on_click=submit,
+            args=(
+                ctx,
+                where,
+                "constraints",
+                lambda: {"kind": "constraints", "constraints": _lines(_value(where, text_key))},
+            ),
+        )
+    show_result(where, "constraints")
 
 
-def _inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> None:
+def _scores(text: str, count: int) -> list[float] | str:
+    """The scores typed for injected OR alternatives, or the sentence saying what is wrong with them."""
+    try:
+        scores = [float(part) for part in text.split(",")]
+    except ValueError:
+        return "Scores must be numbers between 0 and 1, comma-separated."
+    if any(not 0.0 <= score <= 1.0 for score in scores):
+        return "Scores must be numbers between 0 and 1, comma-separated."
+    if len(scores) != count:
+        return f"Give one score per alternative ({count}), or none."
+    return scores
+
+
+def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
     children = state.tree.children(node)
-    with st.form("inject"):
+    alternatives = node.type in (NodeType.OR, NodeType.UNKNOWN)
+    with st.form(where.key("inject")):
         st.markdown(
             "Inject sub-goals (one per line)" if node.type is not NodeType.OR else "Inject alternatives (one per line)"
         )
-        goals = st.text_area("Sub-goals", key="inject_goals", height=90, label_visibility="collapsed")
-        positions = ["at the end", *(f"before {c.id} · {c.description[:40]}" for c in children)]
-        position = st.selectbox(
-            "Position", range(len(positions)), format_func=positions.__getitem__, key="inject_position"
+        st.text_area("Sub-goals", key=where.key("inject_goals"), height=90, label_visibility="collapsed")
+        positions = ["at the end", *(f"before {c.id} · {short(c.description, 40)}" for c in children)]
+        st.selectbox(
+            "Position", range(len(positions)), format_func=positions.__getitem__, key=where.key("inject_position")
         )
-        node_type = None
         if node.type is NodeType.UNKNOWN:
-            node_type = st.radio(
-                "This node is not expanded yet; make it", ["AND", "OR"], horizontal=True, key="inject_type"
+            st.radio(
+                "This node is not expanded yet; make it",
+                ["AND", "OR"],
+                horizontal=True,
+                key=where.key("inject_type"),
             )
-        scores = ""
-        if node.type in (NodeType.OR, NodeType.UNKNOWN):
-            scores = st.text_input(
+        if alternatives:
+            st.text_input(
                 "Scores for OR alternatives, comma-separated (default 1.0 each: tried before the model's)",
-                key="inject_scores",
+                key=where.key("inject_scores"),
             )
-        if st.form_submit_button("Inject", key="inject_submit"):
-            payload: dict[str, Any] = {
+
+        def payload() -> dict[str, Any] | str:
+            goals = _lines(_value(where, "inject_goals"))
+            if not goals:
+                return "Write at least one sub-goal, one per line, before pressing Inject."
+            position = _value(where, "inject_position") or 0
+            built: dict[str, Any] = {
                 "kind": "inject",
                 "parent": node.id,
-                "goals": [line.strip() for line in goals.splitlines() if line.strip()],
+                "goals": goals,
                 "position": None if position == 0 else position - 1,
             }
-            if node_type:
-                payload["node_type"] = node_type
-            if scores.strip():
-                try:
-                    payload["scores"] = [float(part) for part in scores.split(",")]
-                except ValueError:
-                    st.session_state["result_inject"] = (
-                        False,
-                        "scores must be numbers between 0 and 1, comma-separated",
-                    )
-                    payload = {}
-            if payload:
-                _submit(ctx, session_id, "inject", payload)
-    _result("inject")
+            node_type = _value(where, "inject_type")
+            if node.type is NodeType.UNKNOWN and node_type:
+                built["node_type"] = node_type
+            scores_text = (_value(where, "inject_scores") or "").strip() if alternatives else ""
+            if scores_text:
+                scores = _scores(scores_text, len(goals))
+                if isinstance(scores, str):
+                    return scores
+                built["scores"] = scores
+            return built
+
+        st.form_submit_button(
+            "Inject",
+            key="inject_submit",
+            on_click=submit,
+            args=(ctx, where, "inject", payload, ("inject_goals", "inject_scores")),
+        )
+    show_result(where, "inject")
 
 
-def _prune(ctx: Console, session_id: str, node: Node) -> None:
-    with st.form("prune"):
-        reason = st.text_input(f"Prune {md_line(node.id)}: reason", key="prune_reason")
-        if st.form_submit_button("Prune", key="prune_submit"):
-            _submit(ctx, session_id, "prune", {"kind": "prune", "node": node.id, "reason": reason})
-    _result("prune")
+def _prune(ctx: Console, where: Scope, node: Node) -> None:
+    with st.form(where.key("prune")):
+        st.text_input(f"Prune {md_line(node.id)}: reason", key=where.key("prune_reason"))
+
+        def payload() -> dict[str, Any] | str:
+            reason = (_value(where, "prune_reason") or "").strip()
+            if not reason:
+                return "Give a reason for the prune: it is recorded with the node."
+            return {"kind": "prune", "node": node.id, "reason": reason}
+
+        st.form_submit_button(
+            "Prune", key="prune_submit", on_click=submit, args=(ctx, where, "prune", payload, ("prune_reason",))
+        )
+    show_result(where, "prune")
 
 
-def _rewrite(ctx: Console, session_id: str, node: Node) -> None:
+def _rewrite(ctx: Console, where: Scope, node: Node) -> None:
     if node.status in CLOSED:
         return
-    with st.form("edit"):
-        description = st.text_area("Description", value=node.description, key=f"edit_description_{node.id}", height=70)
-        reexpand = st.checkbox("Expand it again (drops its open children)", key="edit_reexpand")
-        if st.form_submit_button("Save description", key="edit_submit"):
-            _submit(
-                ctx,
-                session_id,
-                "edit",
-                {"kind": "edit", "node": node.id, "description": description, "reexpand": reexpand},
-            )
-    _result("edit")
+    text_key = "edit_description_" + hashlib.sha1(node.description.encode()).hexdigest()[:8]
+    with st.form(where.key("edit")):
+        st.text_area("Description", value=node.description, key=where.key(text_key), height=70)
+        st.checkbox("Expand it again (drops its open children)", key=where.key("edit_reexpand"))
+
+        def payload() -> dict[str, Any] | str:
+            description = (_value(where, text_key) or "").strip()
+            if not description:
+                return "The description cannot be empty: write what the node should achieve."
+            reexpand = bool(_value(where, "edit_reexpand"))
+            return {"kind": "edit", "node": node.id, "description": description, "reexpand": reexpand}
+
+        st.form_submit_button(
+            "Save description", key="edit_submit", on_click=submit, args=(ctx, where, "edit", payload)
+        )
+    show_result(where, "edit")
 
 
-def _force(ctx: Console, session_id: str, state: SessionState, node: Node) -> None:
+def _force(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
     untried = [c for c in state.tree.children(node) if c.status is Status.UNVISITED]
     if not untried:
         return
-    with st.form("force"):
-        child = st.selectbox(
+    with st.form(where.key("force")):
+        st.selectbox(
             "Run this alternative next",
             [c.id for c in untried],
-            format_func=lambda i: f"{i} · {state.tree[i].description[:50]} ({state.tree[i].score or 0:g})",
-            key="force_child",
+            format_func=lambda i: f"{i} · {short(state.tree[i].description, 50)} ({state.tree[i].score or 0:g})",
+            key=where.key("force_child"),
         )
-        if st.form_submit_button("Force alternative", key="force_submit"):
-            _submit(ctx, session_id, "force", {"kind": "force", "node": node.id, "child": child})
-    _result("force")
+        st.form_submit_button(
+            "Force alternative",
+            key="force_submit",
+            on_click=submit,
+            args=(
+                ctx,
+                where,
+                "force",
+                lambda: {"kind": "force", "node": node.id, "child": _value(where, "force_child")},
+            ),
+        )
+    show_result(where, "force")

@@ -1,7 +1,12 @@
 """Downloads: the trace JSON, the tree as DOT and SVG, and a Markdown report of the run.
 
 Each file is built only when its button is clicked (Streamlit calls the function then), so a page
-refresh never pays for exports nobody asked for.
+refresh never pays for exports nobody asked for. The buttons are drawn outside the live fragment, on
+purpose: Streamlit gives a deferred download a new id on every redraw and drops the old one once the
+redraw ends, so a button inside a panel redrawn every 0.75 s answered a click with "Failed to
+generate file for download" (or a 404 for the file) whenever a redraw came between drawing and
+click. Drawn with the page, the id stays valid until the operator changes the page, and the callable
+still reads the log at click time, so a download during a run has everything up to the click.
 """
 
 from __future__ import annotations
@@ -30,13 +35,24 @@ def render_exports(ctx: Console, session_id: str) -> None:
         f"{session_id}.json",
         "application/json",
         on_click="ignore",
+        key="export_json",
     )
     cols[1].download_button(
-        "Tree (DOT)", lambda: tree_dot(current()), f"{session_id}.dot", "text/vnd.graphviz", on_click="ignore"
+        "Tree (DOT)",
+        lambda: tree_dot(current()),
+        f"{session_id}.dot",
+        "text/vnd.graphviz",
+        on_click="ignore",
+        key="export_dot",
     )
     if shutil.which("dot"):
         cols[2].download_button(
-            "Tree (SVG)", lambda: tree_svg(current()), f"{session_id}.svg", "image/svg+xml", on_click="ignore"
+            "Tree (SVG)",
+            lambda: tree_svg(current()),
+            f"{session_id}.svg",
+            "image/svg+xml",
+            on_click="ignore",
+            key="export_svg",
         )
     else:
         cols[2].caption("SVG export needs Graphviz's dot program: apt-get install graphviz")
@@ -46,4 +62,5 @@ def render_exports(ctx: Console, session_id: str) -> None:
         f"{session_id}.md",
         "text/markdown",
         on_click="ignore",
+        key="export_md",
     )

@@ -11,15 +11,31 @@ from sessions.runner import STALE_AFTER
 from ui.commands import send
 from ui.context import Console
 from ui.status import STATUS_ICONS, status_line
-from ui.text import md
+from ui.text import md, md_line
 
-__all__ = ["render_controls", "render_status"]
+__all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
+
+FLASH = "_flash_controls"
+"""Session state: (session id, ok, message) of the last control pressed."""
+STATUS_CHARS = 300
+"""The status line quotes actions and reasons; past this it is cut (the inspector has them whole)."""
 
 
-def _flash(key: str) -> None:
-    message = st.session_state.pop(key, None)
-    if message:
-        (st.success if message[0] else st.error)(md(message[1]))
+def _flash(session_id: str) -> None:
+    """The answer to the last control pressed, once, and only on the session it was pressed for."""
+    flash = st.session_state.pop(FLASH, None)
+    if flash and flash[0] == session_id:
+        (st.success if flash[1] else st.error)(md_line(flash[2], STATUS_CHARS))
+
+
+def _press(ctx: Console, session_id: str, verb: str, orphaned: bool) -> None:
+    """A control's callback: runs before the page is drawn again, so the answer shows on that drawing."""
+    if verb == "resume" and orphaned:
+        ctx.pool.ensure_running(session_id)
+        st.session_state[FLASH] = (session_id, True, "runner restarted; the session continues")
+        return
+    outcome = send(ctx, session_id, {"kind": verb})
+    st.session_state[FLASH] = (session_id, outcome.ok, outcome.message)
 
 
 def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -41,16 +57,17 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
         (cols[3], "Stop", ":material/stop:", "stop", state.finished or status is RunStatus.STOPPED),
     ]
     for column, label, icon, verb, disabled in verbs:
-        if column.button(label, icon=icon, key=f"ctl_{verb}", disabled=disabled, width="stretch"):
-            if verb == "resume" and orphaned:
-                ctx.pool.ensure_running(session_id)
-                st.session_state["flash_controls"] = (True, "runner restarted; the session continues")
-                st.rerun(scope="fragment")
-            outcome = send(ctx, session_id, {"kind": verb})
-            st.session_state["flash_controls"] = (outcome.ok, outcome.message)
-            st.rerun(scope="fragment")
+        column.button(
+            label,
+            icon=icon,
+            key=f"ctl_{verb}",
+            disabled=disabled,
+            width="stretch",
+            on_click=_press,
+            args=(ctx, session_id, verb, orphaned),
+        )
     with cols[4]:
-        _flash("flash_controls")
+        _flash(session_id)
 
 
 def _runner_alive(ctx: Console, session_id: str) -> bool:
@@ -68,8 +85,8 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
     icon = STATUS_ICONS.get(state.status.value, "")
     metrics = state.metrics
     cap = state.config.max_cost_usd
-    st.markdown(
-        f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md(status_line(state, alive))}  \n"
+    line = (
+        f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md_line(status_line(state, alive), STATUS_CHARS)}  \n"
         f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "
         f"{metrics.model_calls} model calls · event {state.seq}"
         + (
@@ -79,6 +96,8 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
         )
         + (f" of ${cap:g}" if cap and metrics.input_tokens else f" · cost cap ${cap:g}" if cap else "")
     )
+    # A failed run is red at a glance; every other status is the ordinary status line.
+    (st.error if state.status is RunStatus.FAILED else st.markdown)(line)
     pending = ctx.store.pending(session_id)
     if pending:
         queued = ", ".join(md(command.payload.get("kind", "?")) for command in pending)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import functools
 import json
+import mimetypes
 from pathlib import Path
 from typing import cast
 
@@ -11,16 +14,33 @@ import streamlit as st
 
 from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
 from planner.state import SessionState
+from planner.tree import Status
 from ui.text import md, md_line
 from ui.views.live import Live
+from ui.views.whole import show_text
 
 __all__ = ["render_inspector", "render_run_panel"]
 
+_SHOWN_CHARS = 600
+"""A description or final answer longer than this is cut, with the whole of it under an expander."""
 
-def _screenshot(path: str | None, caption: str) -> None:
+
+@functools.lru_cache(maxsize=32)
+def _data_url(path: str) -> str:
+    """The screenshot inline, as a data URL. A file path or bytes would be served from Streamlit's
+    media store under `/media/...`, which forgets a file as soon as a redraw of the live panel stops
+    showing it, so the browser's fetch of the image the previous redraw showed could answer 404 while
+    a run goes on. A data URL travels with the page (Streamlit sends a repeated one by reference), and
+    a screenshot file never changes once written, so its URL is built once."""
+    data = Path(path).read_bytes()
+    mime = mimetypes.guess_type(path)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _screenshot(path: str | None, caption: str, alt: str) -> None:
     """`caption` must come escaped (`md_line`): Streamlit renders image captions as Markdown."""
     if path and Path(path).is_file():
-        st.image(path, caption=caption)
+        st.image(_data_url(path), caption=caption, alt=alt)
     else:
         st.caption("No screenshot for this step.")
 
@@ -31,13 +51,16 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
     if node is None:
         st.caption("Select a node in the tree.")
         return
+    status = f"**{node.status.value}**"
+    if node.id in follower.failed:
+        status = "**✗ FAILED**" + (f", then {status}" if node.status is not Status.FAIL else "")
     st.markdown(
-        f"**{md(node.id)}** · {node.type.value} · **{node.status.value}** · made by {node.origin.value}"
+        f"**{md(node.id)}** · {node.type.value} · {status} · made by {node.origin.value}"
         + (" (protected)" if node.protected else "")
         + f" · revisions {node.revisions}"
         + (f" · score {node.score:g}" if node.score is not None else "")
     )
-    st.text(node.description)
+    show_text(node.description, _SHOWN_CHARS, "description")
     if node.reason:
         st.markdown(f"Reason: {md(node.reason)}")
     if node.action:
@@ -63,7 +86,7 @@ def _node_events(follower: Live, node_id: str) -> None:
         outcome = "succeeded" if run.ok else f"failed: {run.error}"
         st.markdown(f"Outcome: {md(outcome)}")
         st.text(f"Page after: {run.url or ''} ({run.obs_chars:,} chars observed of {run.html_chars:,} HTML)")
-        _screenshot(run.screenshot, f"after {md_line(run.action)}")
+        _screenshot(run.screenshot, f"after {md_line(run.action)}", "browser screenshot after the action")
     for observed in (p for p in payloads if isinstance(p, Observed)):
         st.markdown("Observation summary:")
         st.text(observed.summary)
@@ -111,7 +134,7 @@ def render_run_panel(state: SessionState) -> None:
     _candidates(state)
     if state.final_answer is not None or state.finished:
         st.markdown("**Final answer**")
-        st.text(state.final_answer or "(none)")
+        show_text(state.final_answer or "(none)", _SHOWN_CHARS, "final answer")
     st.markdown(f"**Notes ({len(state.notes)})**")
     for note in state.notes:
         st.markdown(f"- {md(note)}")
@@ -122,7 +145,7 @@ def render_run_panel(state: SessionState) -> None:
         st.caption(f"Next: {md(state.feedback)}")
     st.markdown("**Current page**")
     st.text(state.url or "")
-    _screenshot(state.last_screenshot, "latest browser screenshot")
+    _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
 
 
 def _candidates(state: SessionState) -> None:
@@ -150,6 +173,6 @@ def _constraints(state: SessionState) -> None:
     if state.constraints is None:
         st.caption("Not extracted yet: the run reads them from the task first.")
     elif not state.constraints:
-        st.caption("None stated. Add them under Edit plan to hold the planner to them.")
+        st.caption("None stated. Add them under Run settings to hold the planner to them.")
     for line in state.constraints or ():
         st.markdown(f"- {md(line)}")

@@ -6,15 +6,25 @@ from collections import defaultdict
 
 import streamlit as st
 
-from planner.events import Event
+from planner.events import ActionExecuted, Event, Kind, StatusChanged
 from planner.state import SessionState, apply
+from planner.tree import Status
 from ui.context import Console
 
 __all__ = ["Live", "live"]
 
 
+_RETRIED = frozenset({Status.UNVISITED, Status.VISITED, Status.SUCCESS})
+"""A node moved to one of these after failing is being tried again (reopened, repaired): no longer a failure."""
+
+
 class Live:
-    """The latest state of one session plus its events indexed by node, for the inspector."""
+    """The latest state of one session plus its events indexed by node, for the inspector.
+
+    `failed` holds the nodes whose last outcome was a failure, including those the engine then pruned
+    (a failed action ends PRUNED): the tree shows them as failures, never as an operator's prune.
+    `approval_request` is the event number of the newest approval request, which names the request.
+    """
 
     def __init__(self, ctx: Console, session_id: str) -> None:
         self.ctx = ctx
@@ -22,6 +32,8 @@ class Live:
         self.state = SessionState()
         self.by_node: defaultdict[str, list[Event]] = defaultdict(list)
         self.recent: list[Event] = []
+        self.failed: set[str] = set()
+        self.approval_request = 0
 
     def refresh(self) -> SessionState:
         for event in self.ctx.store.load(self.session_id, after=self.state.seq):
@@ -29,8 +41,21 @@ class Live:
             if event.node_id is not None:
                 self.by_node[event.node_id].append(event)
             self.recent.append(event)
+            self._note(event)
         del self.recent[:-200]
         return self.state
+
+    def _note(self, event: Event) -> None:
+        payload = event.payload
+        if isinstance(payload, StatusChanged) and event.node_id is not None:
+            if payload.status is Status.FAIL:
+                self.failed.add(event.node_id)
+            elif payload.status in _RETRIED:
+                self.failed.discard(event.node_id)
+        elif isinstance(payload, ActionExecuted) and not payload.ok and event.node_id is not None:
+            self.failed.add(event.node_id)
+        elif event.kind is Kind.APPROVAL_REQUESTED:
+            self.approval_request = event.seq
 
 
 def live(ctx: Console, session_id: str) -> Live:

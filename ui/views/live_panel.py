@@ -1,8 +1,12 @@
-"""The session page: controls, status, approval box, tree, inspector, plan editing, timeline, exports.
+"""The session page: controls, status, approval box, tree, inspector, plan editing, timeline.
 
-It is one fragment that Streamlit redraws on a timer, so every part follows the run, and widgets
-keep their keys across redraws, so forms keep what the operator is typing. Only the sidebar (which
-session, a new session) redraws the whole app.
+While the run can still change it is one fragment that Streamlit redraws on a timer, so every part
+follows the run, and widgets keep their keys across redraws, so forms keep what the operator is
+typing. A finished session cannot change, so its page is drawn once and redrawn only when the
+operator interacts. Only the sidebar (which session, a new session) and the exports redraw the whole
+app; the exports live outside this fragment (see `ui.views.export`).
+
+Which tab is open is bound to the URL (`?tab=`, `?panel=`), like the session and the node.
 """
 
 from __future__ import annotations
@@ -10,8 +14,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.context import Console
-from ui.views.edit import render_approval, render_edit
-from ui.views.export import render_exports
+from ui.url import url_behind
+from ui.views.edit import render_approval, render_node_edit, render_settings
 from ui.views.header import render_controls, render_status
 from ui.views.inspector import render_inspector, render_run_panel
 from ui.views.live import live
@@ -24,30 +28,53 @@ __all__ = ["REFRESH_SECONDS", "render_live_panel"]
 REFRESH_SECONDS = 0.75
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
 def render_live_panel(ctx: Console, session_id: str) -> None:
+    if live(ctx, session_id).refresh().finished:
+        _finished_panel(ctx, session_id)
+    else:
+        _running_panel(ctx, session_id)
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def _running_panel(ctx: Console, session_id: str) -> None:
+    if live(ctx, session_id).refresh().finished:
+        st.rerun()  # the whole page, once: from now on it is the finished session's, which does not refresh
+    _panel(ctx, session_id)
+
+
+@st.fragment
+def _finished_panel(ctx: Console, session_id: str) -> None:
+    _panel(ctx, session_id)
+
+
+def _panel(ctx: Console, session_id: str) -> None:
     follower = live(ctx, session_id)
     state = follower.refresh()
+    if url_behind(session_id, state.tree):
+        st.rerun()  # the whole page: only its run writes the URL (see `ui.url`)
     render_controls(ctx, session_id, state)
     render_status(ctx, session_id, state)
-    render_approval(ctx, session_id, state)
+    render_approval(ctx, session_id, state, follower.approval_request)
     left, right = st.columns([3, 2], gap="medium")
     with right:
         node_id = render_node_picker(state)
     with left:
-        render_tree(ctx, session_id, state)
+        render_tree(ctx, session_id, state, follower.failed)
+    node = state.tree.get(node_id) if node_id else None
     with right:
-        node_tab, run_tab = st.tabs(["Node", "Task & answer"])
+        node_tab, edit_tab, run_tab = st.tabs(["Node", "Edit plan", "Task & answer"], key="panel", bind="query-params")
         with node_tab:
             render_inspector(follower, node_id)
+        with edit_tab:
+            render_node_edit(ctx, session_id, state, node)
         with run_tab:
             render_run_panel(state)
-    edit_tab, timeline_tab, export_tab, sessions_tab = st.tabs(["Edit plan", "Timeline", "Export", "All sessions"])
-    with edit_tab:
-        render_edit(ctx, session_id, state, state.tree.get(node_id) if node_id else None)
+    settings_tab, timeline_tab, sessions_tab = st.tabs(
+        ["Run settings", "Timeline", "All sessions"], key="tab", bind="query-params"
+    )
+    with settings_tab:
+        render_settings(ctx, session_id, state)
     with timeline_tab:
         render_timeline(ctx, session_id, state)
-    with export_tab:
-        render_exports(ctx, session_id)
     with sessions_tab:
         render_sessions(ctx)

@@ -18,8 +18,10 @@ from planner.errors import PlannerError
 from sessions.backends import MODEL_HELP, default_model
 from sessions.errors import SessionsError
 from sessions.runner import create_session
+from sessions.store import SessionInfo
 from ui.context import Console
 from ui.text import md, short
+from ui.url import SESSION_KEY, forget_node, linked
 
 __all__ = ["BREAKPOINT_LABELS", "render_sessions", "render_sidebar", "select_session"]
 
@@ -33,10 +35,16 @@ BREAKPOINT_LABELS = {
 
 
 def select_session(session_id: str) -> None:
-    """Show another session from the next run on (the picker widget cannot change mid-run)."""
+    """Show another session from the next run on: widgets already drawn in this run cannot change, so
+    the choice waits in session state until the sidebar applies it (and moves the URL with it)."""
     st.session_state["_select_session"] = session_id
-    st.session_state.pop("selected", None)
     st.rerun()
+
+
+def _label(info: SessionInfo) -> str:
+    """Task and id, and for a fork where it comes from, so a fork never reads as its parent."""
+    fork = f" · fork of {info.parent_id} @ {info.forked_at}" if info.parent_id else ""
+    return f"{short(info.task, 48)} · {info.id}{fork}"
 
 
 def _age(seconds: float) -> str:
@@ -110,26 +118,36 @@ def _new_session_form(ctx: Console) -> None:
 
 
 def render_sidebar(ctx: Console) -> str | None:
-    """Draw the sidebar; return the chosen session id."""
+    """Draw the sidebar; return the chosen session id.
+
+    Without a choice, the session the URL names (`ui.url.linked`: a reload or a shared link), else the
+    newest; the page's run then moves the URL to whatever session this returns (`ui.url.write_url`).
+    """
     with st.sidebar:
         st.title("AND/OR console")
         sessions = ctx.store.sessions()
-        ids = [info.id for info in sessions]
-        linked = st.query_params.get("session")
-        if linked in ids and not st.session_state.get("_link_followed"):
-            st.session_state["_link_followed"] = True
-            st.session_state["_select_session"] = linked
-        if "_select_session" in st.session_state:
-            st.session_state["session_id"] = st.session_state.pop("_select_session")
-        labels = {info.id: f"{short(info.task, 48)} · {info.id}" for info in sessions}
-        if ids and st.session_state.get("session_id") not in ids:
-            st.session_state["session_id"] = ids[0]
-        if ids:
-            st.selectbox("Session", ids, format_func=labels.__getitem__, key="session_id")
+        by_id = {info.id: info for info in sessions}
+        chosen = st.session_state.pop("_select_session", None)
+        if chosen in by_id:
+            st.session_state[SESSION_KEY] = chosen
+            forget_node()
+        elif st.session_state.get(SESSION_KEY) not in by_id:
+            url_session = linked(SESSION_KEY)
+            st.session_state[SESSION_KEY] = (
+                url_session if url_session in by_id else sessions[0].id if sessions else None
+            )
+        if sessions:
+            st.selectbox(
+                "Session",
+                list(by_id),
+                format_func=lambda session_id: _label(by_id[session_id]),
+                key=SESSION_KEY,
+                on_change=forget_node,
+            )
         else:
             st.info("No sessions yet: start one below.")
         _new_session_form(ctx)
-    return st.session_state.get("session_id")
+    return st.session_state.get(SESSION_KEY)
 
 
 def render_sessions(ctx: Console) -> None:

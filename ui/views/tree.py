@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
-from planner.tree import ROOT_ID
 from ui.context import Console
 from ui.text import md, short
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
+from ui.url import NODE_KEY, shown_node
 
 __all__ = ["render_node_picker", "render_tree"]
 
 
-def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
-    cols = st.columns(4)
-    cols[0].toggle("Hide pruned/deleted", key="hide_removed")
-    cols[1].toggle("Focus on selection", key="focus_selected")
-    cols[2].toggle("Fold finished branches", value=True, key="collapse_closed")
-    cols[3].toggle(
-        "Draw every node", value=st.query_params.get("all") == "1", key="draw_all", help="slower on big trees"
-    )
-    selected = st.session_state.get("selected")
+def render_tree(ctx: Console, session_id: str, state: SessionState, failed: Collection[str] = ()) -> None:
+    with st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
+        st.toggle("Hide pruned/deleted", key="hide_removed")
+        st.toggle("Focus on selection", key="focus_selected")
+        st.toggle("Fold finished branches", value=True, key="collapse_closed")
+        st.toggle(
+            "Draw every node",
+            value=st.query_params.get("all") == "1",
+            key="draw_all",
+            help="slower on big trees",
+        )
+    selected = st.session_state.get(NODE_KEY)
     chart = build_chart(
         state,
         selected=selected,
@@ -30,6 +35,7 @@ def render_tree(ctx: Console, session_id: str, state: SessionState) -> None:
         focus=selected if st.session_state.get("focus_selected") and selected in state.tree else None,
         collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
         max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
+        failed=failed,
     )
     key = f"tree_{session_id}"
     st.session_state[f"{key}_ids"] = chart.node_ids
@@ -54,7 +60,7 @@ def _pick(key: str) -> None:
     the current selection."""
     node_id = clicked_node(st.session_state.get(key), st.session_state.get(f"{key}_ids", []))
     if node_id is not None:
-        st.session_state["selected"] = node_id
+        st.session_state[NODE_KEY] = node_id
 
 
 _PICKER_LIMIT = 800
@@ -64,7 +70,7 @@ _PICKER_LIMIT = 800
 def _jump(tree_ids: set[str]) -> None:
     wanted = st.session_state.get("jump_to", "").strip()
     if wanted in tree_ids:
-        st.session_state["selected"] = wanted
+        st.session_state[NODE_KEY] = wanted
         st.session_state["jump_error"] = None
     elif wanted:
         st.session_state["jump_error"] = f"there is no node {wanted!r}"
@@ -84,22 +90,21 @@ def render_node_picker(state: SessionState) -> str | None:
     """A searchable selector as well as clicking: type an id or a word of the description."""
     if not len(state.tree):
         return None
-    if st.session_state.get("selected") not in state.tree:
-        st.session_state["selected"] = ROOT_ID
+    selected = shown_node(state.tree)
     if len(state.tree) > _PICKER_LIMIT:
         st.text_input(
             "Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12"
         )
         if st.session_state.get("jump_error"):
             st.error(md(st.session_state["jump_error"]))
-        ids = _neighbourhood(state, st.session_state["selected"])
+        ids = _neighbourhood(state, selected)
     else:
         ids = [node.id for node in state.tree.walk()]
     st.selectbox(
         "Node",
         ids,
-        key="selected",
+        key=NODE_KEY,
         format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
         help="Click a node in the tree, or search here by id or description",
     )
-    return st.session_state["selected"]
+    return st.session_state[NODE_KEY]
