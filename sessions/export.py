@@ -11,7 +11,6 @@ quoting is left to the `graphviz` package, and Markdown-active characters are ba
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from planner.state import SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Status
 from sessions.errors import SessionsError
+from sessions.markdown import md_line
 
 if TYPE_CHECKING:
     import graphviz
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ExportUnavailable",
     "markdown_report",
-    "md_line",
-    "short",
     "trace",
     "trace_json",
     "tree_dot",
@@ -129,41 +127,6 @@ def trace(session_id: str, state: SessionState, events: list[Event]) -> dict[str
 
 
 # -- Markdown-safe text -----------------------------------------------------------------------------
-
-_MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>#|~!&$])")
-"""Characters that start emphasis, code, links, images, HTML, entities, table cells, strikethrough or
-math; a backslash before ASCII punctuation always renders the character itself."""
-_MD_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+\.(?=\s|$))")
-"""What would open a list, a rule, a heading underline or a numbered list at the start of a line."""
-
-_WJ = "\u2060"
-"""WORD JOINER: invisible, zero width, and not a character any of the syntaxes below accepts."""
-_JOIN_AT = re.compile(r"(?<=:)(?=[\w/])|(?i:(?<=www)(?=\.))|(?=@)")
-"""Where Markdown turns plain words into something else, in places backslash escapes cannot reach:
-GFM links bare `http://...`, `www.example.com` and `name@example.com` in the text *after* parsing,
-Streamlit reads `:name[...]` and `:name` as directives (colour, help icon, small...), rewrites
-`:material/` in the raw source and swaps `:material_icon:` and `:streamlit:` in the parsed text for
-icons. A word joiner after the colon, inside `www.` and before `@` breaks every one of them."""
-_ARROWS = re.compile(r"(?<!\S)(?:<->|->|<-|--|>=|<=|~=)(?!\S)")
-"""Streamlit turns these words into arrows, a dash and (in)equality signs; a word joiner keeps them."""
-
-
-def short(text: str, limit: int = 80) -> str:
-    """One line, cut to `limit` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _escape(line: str) -> str:
-    line = _JOIN_AT.sub(_WJ, _ARROWS.sub(lambda m: m.group()[0] + _WJ + m.group()[1:], line))
-    escaped = _MD_INLINE.sub(r"\\\1", line)
-    return _MD_BLOCK_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], escaped)
-
-
-def md_line(text: object, limit: int = 10_000) -> str:
-    """Untrusted text as inert inline Markdown on one line: `<img src=x onerror=...>` stays characters."""
-    return _escape(short(str(text), limit))
-
 
 _SVG_HELP = "SVG export needs Graphviz's dot program: apt-get install graphviz (or brew install graphviz)"
 

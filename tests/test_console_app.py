@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from planner.config import Breakpoint, EngineConfig
 from planner.tree import Status
+from sessions.markdown import md
 from sessions.runner import create_session, load_state
 from sessions.sql import open_store
 from ui.forms import scope
-from ui.text import md
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"

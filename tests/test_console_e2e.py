@@ -339,7 +339,7 @@ def test_every_download_works_while_the_run_goes_on(page: Page, console: Console
     page.get_by_text("Export: trace, tree, report").click()
     failures: list[str] = []
     page.on("console", lambda message: failures.append(message.text) if "source error" in message.text else None)
-    names = ["Trace JSON", "Tree (DOT)", "Report (Markdown)"]
+    names = ["Report (HTML)", "Trace JSON", "Tree (DOT)", "Report (Markdown)", "Tree (GraphML)"]
     for round_ in range(4):
         for name in names:
             with page.expect_download(timeout=60_000) as download:

@@ -15,7 +15,6 @@ import pytest
 
 import planner
 import sessions
-import ui
 from planner.browser.dry import DRY_START
 from planner.commands import COMMAND_MODELS
 from planner.errors import InvalidTransition, ModelOutputError, PlannerError
@@ -30,7 +29,6 @@ from sessions.errors import SessionsError, UnknownModel
 from sessions.runner import create_session, load_state, wait_for_outcome
 from sessions.sql import SqlStore
 from sessions.store import DEFAULT_DATABASE, database_target
-from ui.exports import ExportUnavailable
 
 
 def _bundled_task() -> tuple[str, Playbook]:
@@ -165,9 +163,7 @@ def _errors_defined_in(package: object) -> list[type[BaseException]]:
     return found
 
 
-@pytest.mark.parametrize(
-    ("package", "root"), [(planner, PlannerError), (sessions, SessionsError), (ui, ExportUnavailable)]
-)
+@pytest.mark.parametrize(("package", "root"), [(planner, PlannerError), (sessions, SessionsError)])
 def test_each_package_raises_errors_of_its_own_tree_only(package: object, root: type[Exception]) -> None:
     errors = _errors_defined_in(package)
     assert errors, "no errors found: the walk is broken"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from sessions.markdown import md, short
 from ui.context import console
-from ui.text import md, short
 from ui.url import read_url, write_url
 from ui.views.export import render_exports
 from ui.views.live import live

@@ -17,9 +17,9 @@ from typing import Any
 
 import streamlit as st
 
+from sessions.markdown import md
 from ui.commands import Outcome, send
 from ui.context import Console
-from ui.text import md
 
 __all__ = ["Scope", "scope", "show_result", "submit"]
 

@@ -16,9 +16,9 @@ import streamlit as st
 from planner.state import RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
+from sessions.markdown import md, md_line, short
 from ui.context import Console
 from ui.forms import Scope, scope, show_result, submit
-from ui.text import md, md_line, short
 from ui.views.sidebar import BREAKPOINT_LABELS
 
 __all__ = ["render_approval", "render_node_edit", "render_settings"]

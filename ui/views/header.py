@@ -7,11 +7,11 @@ import time
 import streamlit as st
 
 from planner.state import RunStatus, SessionState
+from sessions.markdown import md, md_line
 from sessions.runner import STALE_AFTER
 from ui.commands import send
 from ui.context import Console
 from ui.status import STATUS_ICONS, status_line
-from ui.text import md, md_line
 
 __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
 

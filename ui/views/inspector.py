@@ -15,7 +15,7 @@ import streamlit as st
 from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
 from planner.state import SessionState
 from planner.tree import Status
-from ui.text import md, md_line
+from sessions.markdown import md, md_line
 from ui.views.live import Live
 from ui.views.whole import show_text
 

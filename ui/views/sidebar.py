@@ -17,10 +17,10 @@ from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
 from sessions.backends import MODEL_HELP, default_model
 from sessions.errors import SessionsError
+from sessions.markdown import md, short
 from sessions.runner import create_session
 from sessions.store import SessionInfo
 from ui.context import Console
-from ui.text import md, short
 from ui.url import SESSION_KEY, forget_node, linked
 
 __all__ = ["BREAKPOINT_LABELS", "render_sessions", "render_sidebar", "select_session"]

@@ -8,11 +8,11 @@ import streamlit as st
 from planner.events import Payload
 from planner.render import tree_text
 from planner.state import SessionState
+from sessions.markdown import md, short
 from sessions.runner import fork_session
 from sessions.service import TimeTravel
 from ui.context import Console
 from ui.status import status_line
-from ui.text import md, short
 from ui.views.sidebar import select_session
 
 __all__ = ["render_timeline"]

@@ -8,8 +8,8 @@ import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
+from sessions.markdown import md, short
 from ui.context import Console
-from ui.text import md, short
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
 from ui.url import NODE_KEY, shown_node
 
