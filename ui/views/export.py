@@ -13,72 +13,50 @@ still reads the log at click time, so a download during a run has everything up 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 
 import streamlit as st
 
-from planner.state import SessionState
+from planner.events import Event
+from planner.state import SessionState, replay
 from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
 from sessions.report import html_report, tree_graphml
-from sessions.runner import load_state
 from ui.context import Console
 
 __all__ = ["render_exports"]
 
 
-def render_exports(ctx: Console, session_id: str) -> None:
-    def current() -> SessionState:
-        """Rebuilt from the log: the callback runs on its own thread, away from the page's state."""
-        return load_state(ctx.store, session_id)
+_Build = Callable[[str, SessionState, list[Event]], str | bytes]
 
-    cols = st.columns(6)
-    cols[1].download_button(
-        "Trace JSON",
-        lambda: trace_json(session_id, current(), ctx.store.load(session_id)),
-        f"{session_id}.json",
-        "application/json",
-        on_click="ignore",
-        key="export_json",
-    )
-    cols[2].download_button(
-        "Tree (DOT)",
-        lambda: tree_dot(current()),
-        f"{session_id}.dot",
-        "text/vnd.graphviz",
-        on_click="ignore",
-        key="export_dot",
-    )
-    if shutil.which("dot"):
-        cols[3].download_button(
-            "Tree (SVG)",
-            lambda: tree_svg(current()),
-            f"{session_id}.svg",
-            "image/svg+xml",
+_FILES: tuple[tuple[str, str, str, _Build], ...] = (
+    ("Report (HTML)", "html", "text/html", html_report),
+    ("Trace JSON", "json", "application/json", trace_json),
+    ("Tree (DOT)", "dot", "text/vnd.graphviz", lambda _, state, __: tree_dot(state)),
+    ("Tree (SVG)", "svg", "image/svg+xml", lambda _, state, __: tree_svg(state)),
+    ("Report (Markdown)", "md", "text/markdown", markdown_report),
+    ("Tree (GraphML)", "graphml", "application/graphml+xml", tree_graphml),
+)
+"""Each download: its label, extension, MIME type and builder (the session id, its state and events)."""
+
+
+def render_exports(ctx: Console, session_id: str) -> None:
+    def builder(build: _Build) -> Callable[[], str | bytes]:
+        def current() -> str | bytes:
+            """Rebuilt from the log at click time: the callback runs on its own thread, away from the page's state."""
+            events = ctx.store.load(session_id)
+            return build(session_id, replay(events), events)
+
+        return current
+
+    for column, (label, extension, mime, build) in zip(st.columns(len(_FILES)), _FILES):
+        if extension == "svg" and not shutil.which("dot"):
+            column.caption("SVG export needs Graphviz's dot program: apt-get install graphviz")
+            continue
+        column.download_button(
+            label,
+            builder(build),
+            f"{session_id}.{extension}",
+            mime,
             on_click="ignore",
-            key="export_svg",
+            key=f"export_{extension}",
         )
-    else:
-        cols[3].caption("SVG export needs Graphviz's dot program: apt-get install graphviz")
-    cols[0].download_button(
-        "Report (HTML)",
-        lambda: html_report(session_id, current(), ctx.store.load(session_id)),
-        f"{session_id}.html",
-        "text/html",
-        on_click="ignore",
-        key="export_html",
-    )
-    cols[5].download_button(
-        "Tree (GraphML)",
-        lambda: tree_graphml(session_id, current(), ctx.store.load(session_id)),
-        f"{session_id}.graphml",
-        "application/graphml+xml",
-        on_click="ignore",
-        key="export_graphml",
-    )
-    cols[4].download_button(
-        "Report (Markdown)",
-        lambda: markdown_report(session_id, current(), ctx.store.load(session_id)),
-        f"{session_id}.md",
-        "text/markdown",
-        on_click="ignore",
-        key="export_md",
-    )
