@@ -398,3 +398,29 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     assert len(shown) <= 602 and shown.endswith(" …"), shown
     [whole] = [e for e in at.expander if e.label == f"Whole description ({len(task):,} characters)"]
     assert [t.value for t in whole.text] == [task]
+
+
+def test_a_bundled_tasks_answer_is_checked_beside_the_status(db: str) -> None:
+    from demo.tasks import load_tasks
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import Script, ScriptedModel
+    from sessions.backends import Backend
+    from sessions.runner import Runner
+
+    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
+    script = Script.model_validate(
+        {
+            "nodes": {task.task: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
+            "final_answer": "The Acme Daypack 20L at $49.99",
+        }
+    )
+    store = open_store(db)
+    session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
+    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning if "Answer check" in w.value] == [
+        md("Answer check: not met — missing Northwind, Northwind Metro 18L, 54.99.")
+    ]

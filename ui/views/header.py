@@ -98,6 +98,11 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
     )
     # A failed run is red at a glance; every other status is the ordinary status line.
     (st.error if state.status is RunStatus.FAILED else st.markdown)(line)
+    check = state.answer_check
+    if check is not None and check.passed:
+        st.success("Answer check: met (it names every string the task's answer must contain).")
+    elif check is not None:
+        st.warning(f"Answer check: not met — missing {md_line(', '.join(check.missing), STATUS_CHARS)}.")
     pending = ctx.store.pending(session_id)
     if pending:
         queued = ", ".join(md(command.payload.get("kind", "?")) for command in pending)
