@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from planner._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sessions.runner import Runner, create_session, fork_session, load_state, queue_command
+    from sessions.reading import load_state
+    from sessions.runner import Runner, create_session, fork_session, queue_command
     from sessions.sql import SqlStore, open_store
     from sessions.store import (
         EventStore,
@@ -51,7 +52,7 @@ _HOME = {
     "StoreUnavailable": "sessions.store",
     "create_session": "sessions.runner",
     "fork_session": "sessions.runner",
-    "load_state": "sessions.runner",
+    "load_state": "sessions.reading",
     "open_store": "sessions.sql",
     "queue_command": "sessions.runner",
 }

@@ -307,7 +307,8 @@ def _worker(args: argparse.Namespace, store: EventStore) -> int:
 
 def _resume(args: argparse.Namespace, store: EventStore) -> int:
     from planner.state import RunStatus
-    from sessions.runner import load_state, queue_command
+    from sessions.reading import load_state
+    from sessions.runner import queue_command
 
     state = load_state(store, args.session_id)
     if state.finished:
@@ -345,7 +346,7 @@ def _list(args: argparse.Namespace, store: EventStore) -> int:
 def _export(args: argparse.Namespace, store: EventStore) -> int:
     from planner.state import replay
     from sessions.export import trace
-    from sessions.runner import load_events
+    from sessions.reading import load_events
 
     events = load_events(store, args.session_id, upto=args.at)  # refuses an --at past the end
     emit(trace(args.session_id, replay(events), events))
@@ -354,7 +355,7 @@ def _export(args: argparse.Namespace, store: EventStore) -> int:
 
 def _show(args: argparse.Namespace, store: EventStore) -> int:
     from planner.render import tree_text
-    from sessions.runner import load_state
+    from sessions.reading import load_state
 
     state = load_state(store, args.session_id, upto=args.at)
     print(f"{state.task}\nstatus: {state.status.value}" + (f" ({state.reason})" if state.reason else ""))

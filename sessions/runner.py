@@ -38,6 +38,7 @@ from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.backends import Backend, build_backend, bundled_expectations, prepare_model
 from sessions.errors import InvalidCommand, SessionInputError
+from sessions.reading import event_number, load_state
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
 
 __all__ = [
@@ -47,8 +48,6 @@ __all__ = [
     "RunnerBusy",
     "create_session",
     "fork_session",
-    "load_events",
-    "load_state",
     "queue_command",
     "wait_for_outcome",
 ]
@@ -105,29 +104,9 @@ def create_session(
     return session_id
 
 
-def _event_number(store: EventStore, session_id: str, at: object) -> int:
-    """`at` as an event of the session, or one sentence naming the events there are."""
-    last = store.session(session_id).last_seq
-    if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= last:
-        raise SessionInputError(f"session {session_id} has events 1 to {last}; choose one of them, not {shown(at)}")
-    return at
-
-
-def load_events(store: EventStore, session_id: str, upto: int | None = None) -> list[Event]:
-    """The log, or its first `upto` events (refused with one sentence when there is no such event)."""
-    if upto is not None:
-        upto = _event_number(store, session_id, upto)
-    return store.load(session_id, upto=upto)
-
-
-def load_state(store: EventStore, session_id: str, upto: int | None = None) -> SessionState:
-    """State at the end of the log, or just after event `upto` (time travel)."""
-    return replay(load_events(store, session_id, upto))
-
-
 def fork_session(store: EventStore, session_id: str, at: int) -> str:
     """A new session whose history is the first `at` events of another; it starts paused."""
-    at = _event_number(store, session_id, at)
+    at = event_number(store, session_id, at)
     events = store.load(session_id, upto=at)
     state = replay(events)
     new_id = uuid.uuid4().hex[:12]

@@ -36,7 +36,8 @@ from pathlib import Path
 from planner.actions import ActionSyntaxError, Select, Type, parse_action
 from planner.events import ActionExecuted, Event, Kind
 from planner.state import Recorder, RunStatus, SessionState
-from sessions.runner import STALE_AFTER, Runner, load_state
+from sessions.reading import load_state
+from sessions.runner import STALE_AFTER, Runner
 from sessions.store import EventStore, StoreError
 
 __all__ = ["Worker"]

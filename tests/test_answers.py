@@ -84,7 +84,8 @@ def test_re_expanding_the_task_into_one_action_is_refused_and_the_root_fails_vis
 
 def test_a_session_for_a_bundled_task_keeps_its_answer_check_whatever_model_runs_it() -> None:
     from demo.tasks import load_tasks
-    from sessions.runner import create_session, load_state
+    from sessions.reading import load_state
+    from sessions.runner import create_session
     from sessions.sql import SqlStore
 
     task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")

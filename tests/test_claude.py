@@ -578,7 +578,8 @@ def test_model_specs_resolve_through_the_session_store(
     from sessions.backends import build_backend, prepare_model
     from sessions.errors import UnknownModel
     from sessions.export import trace
-    from sessions.runner import create_session, load_state
+    from sessions.reading import load_state
+    from sessions.runner import create_session
     from sessions.sql import open_store
 
     monkeypatch.setenv("ANDOR_DB", str(tmp_path / "sessions.db"))

@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 from planner.config import Breakpoint, EngineConfig
 from planner.tree import Status
 from sessions.markdown import md
-from sessions.runner import create_session, load_state
+from sessions.reading import load_state
+from sessions.runner import create_session
 from sessions.sql import open_store
 from ui.forms import scope
 

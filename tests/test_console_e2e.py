@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from demo.tasks import check_answer, load_tasks
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
-from sessions.runner import load_state
+from sessions.reading import load_state
 from sessions.sql import open_store
 from sessions.store import EventStore
 from ui.server import ConsoleProcess, start_console

@@ -10,7 +10,8 @@ from cli_helpers import cli
 
 from planner.browser.dry import DRY_START
 from sessions.errors import SessionInputError
-from sessions.runner import create_session, fork_session, load_state
+from sessions.reading import load_state
+from sessions.runner import create_session, fork_session
 from sessions.sql import SqlStore, database_url, open_store
 from sessions.store import StoreUnavailable
 
