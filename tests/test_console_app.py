@@ -425,3 +425,31 @@ def test_a_bundled_tasks_answer_is_checked_beside_the_status(db: str) -> None:
     assert [w.value for w in at.warning if "Answer check" in w.value] == [
         md("Answer check: not met — missing Northwind, Northwind Metro 18L, 54.99.")
     ]
+
+
+def test_a_failed_sessions_diagnosis_is_shown_with_buttons_to_its_nodes(db: str) -> None:
+    from conftest import load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.diagnose import diagnose_session
+    from sessions.runner import Runner
+
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False, repair=False))
+    script = load("brownie_fail.json")
+    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment(script.fail_actions))).run()
+    found = diagnose_session(store, session_id, "demo").diagnosis
+    assert found is not None and found.critical_steps
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    assert not at.exception, at.exception
+    assert any(m.value.startswith("**Diagnosis** (demo)") for m in at.markdown)
+    cited = [step.node_id for step in found.critical_steps if step.node_id]
+    buttons = [b for b in at.button if b.label.startswith("Show ")]
+    assert [b.label for b in buttons] == [f"Show {node_id}" for node_id in cited]
+    buttons[0].click()
+    at.run()
+    assert at.selectbox(key="node").value == cited[0]

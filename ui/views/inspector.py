@@ -13,9 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
-from planner.state import SessionState
+from planner.state import RunStatus, SessionState
 from planner.tree import Status
 from sessions.markdown import md, md_line
+from ui.url import NODE_KEY
 from ui.views.live import Live
 from ui.views.whole import show_text
 
@@ -130,6 +131,7 @@ def _model_call(seq: int, call: ModelCalled) -> None:
 
 
 def render_run_panel(state: SessionState) -> None:
+    _diagnosis(state)
     _constraints(state)
     _candidates(state)
     if state.final_answer is not None or state.finished:
@@ -146,6 +148,38 @@ def render_run_panel(state: SessionState) -> None:
     st.markdown("**Current page**")
     st.text(state.url or "")
     _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
+
+
+def _select(node_id: str) -> None:
+    st.session_state[NODE_KEY] = node_id
+
+
+def _diagnosis(state: SessionState) -> None:
+    """Why the run failed (`python -m sessions diagnose`), each critical step a button to its node."""
+    stored = state.diagnosis
+    if stored is None:
+        if state.status is RunStatus.FAILED:
+            st.caption(
+                "No diagnosis yet: `python -m sessions diagnose SESSION_ID` writes one (offline rules by default)."
+            )
+        return
+    if stored.diagnosis is None:
+        st.warning(f"Diagnosis by {md_line(stored.model, 80)} failed: {md_line(stored.error or 'no reason', 400)}")
+        return
+    found = stored.diagnosis
+    st.markdown(
+        f"**Diagnosis** ({md_line(stored.model, 80)}): **{md(found.failure_category.value.replace('_', ' '))}**, "
+        f"confidence {found.confidence} of 5"
+    )
+    show_text(found.root_cause, _SHOWN_CHARS, "root cause")
+    for index, step in enumerate(found.critical_steps):
+        where = f" at {step.node_id}" if step.node_id else ""
+        st.markdown(
+            f"- step {step.step_number}{md_line(where)}: {md_line(step.what_happened, 300)} — {md_line(step.what_went_wrong, 300)}"
+        )
+        if step.node_id and step.node_id in state.tree.nodes:
+            st.button(f"Show {step.node_id}", key=f"diagnosis_node_{index}", on_click=_select, args=(step.node_id,))
+    st.markdown(f"What should have been done: {md(found.what_should_have_been_done)}")
 
 
 def _candidates(state: SessionState) -> None:
