@@ -13,7 +13,7 @@ import pytest
 from conftest import BROWNIE_TASK, load, new_state, run_script
 
 from planner.browser.dry import DryEnvironment
-from planner.commands import Inject, Pause, apply_command
+from planner.commands import Edit, Inject, Pause, apply_command
 from planner.engine import Engine
 from planner.frames import active_path
 from planner.models.scripted import ScriptedModel
@@ -194,6 +194,11 @@ def test_operator_and_repair_marks_and_alternative_scores(failed_run: SessionSta
     items = items_by_id(build_chart(state))
     assert items["0.2.3"]["label"]["formatter"].startswith("✎ ? 0.2.3 · 0.30")
     assert items["0.2.3"]["itemStyle"]["borderColor"] != items["0.2.2"]["itemStyle"]["borderColor"]
+
+    apply_command(state, Edit(node="0.3", description="Note the rating and the author"))
+    edited = items_by_id(build_chart(state))["0.3"]
+    assert edited["label"]["formatter"].startswith("✎ "), "an edited planner node is marked like an operator's"
+    assert edited["itemStyle"]["borderColor"] == items["0.2.3"]["itemStyle"]["borderColor"]
 
 
 def test_a_node_with_a_planned_action_is_marked_with_the_action_in_its_tooltip() -> None:

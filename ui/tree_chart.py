@@ -422,7 +422,7 @@ def _item(
     failed: bool = False,
 ) -> dict[str, Any]:
     removed = node.status in REMOVED
-    operator = node.origin is Origin.OPERATOR
+    operator = node.origin is Origin.OPERATOR or node.protected  # made or edited by the operator
     style: dict[str, Any] = {"color": _COLOUR[node.status], "borderColor": _BORDER, "borderWidth": 1}
     if failed:
         style.update(color=_COLOUR[Status.FAIL], borderColor=_FAILED_BORDER, borderWidth=2.5)
@@ -440,7 +440,7 @@ def _item(
 
     score = _score(node) if or_child else None
     head = [
-        f"{_FAILED_MARK if failed else ''}{_MARKER[node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
+        f"{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.protected else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
     ]
     if score is not None:
         head.append(score)

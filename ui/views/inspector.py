@@ -14,7 +14,7 @@ import streamlit as st
 
 from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
-from planner.tree import Status
+from planner.tree import Origin, Status
 from sessions.markdown import md, md_line
 from ui.url import NODE_KEY
 from ui.views.live import Live
@@ -57,11 +57,15 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
         status = "**✗ FAILED**" + (f", then {status}" if node.status is not Status.FAIL else "")
     st.markdown(
         f"**{md(node.id)}** · {node.type.value} · {status} · made by {node.origin.value}"
-        + (" (protected)" if node.protected else "")
+        + (" · ✎ edited by the operator" if node.protected and node.origin is not Origin.OPERATOR else "")
         + f" · revisions {node.revisions}"
         + (f" · score {node.score:g}" if node.score is not None else "")
     )
     show_text(node.description, _SHOWN_CHARS, "description")
+    if node.earlier:
+        with st.expander(f"Earlier descriptions ({len(node.earlier)}), oldest first"):
+            for text in node.earlier:
+                st.text(text)
     if node.reason:
         st.markdown(f"Reason: {md(node.reason)}")
     if node.action:
