@@ -15,7 +15,7 @@ from planner.config import Breakpoint, EngineConfig
 from planner.tree import Status
 from sessions.markdown import md
 from sessions.reading import load_state
-from sessions.runner import create_session
+from sessions.runner import create_session, queue_command
 from sessions.sql import open_store
 from ui.forms import scope
 
@@ -453,3 +453,33 @@ def test_a_failed_sessions_diagnosis_is_shown_with_buttons_to_its_nodes(db: str)
     buttons[0].click()
     at.run()
     assert at.selectbox(key="node").value == cited[0]
+
+
+def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db: str) -> None:
+    from conftest import load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.runner import Runner, fork_session
+
+    store = open_store(db)
+    config = EngineConfig(constraints=False, repair=False)
+    parent = create_session(store, BROWNIE_TASK, "demo", config=config)
+    good = load("brownie.json")
+    Runner(store, parent, backend=Backend(ScriptedModel(good), DryEnvironment())).run()
+    fork = fork_session(store, parent, 3)
+    failing = load("brownie_fail.json")
+    queue_command(store, fork, {"kind": "resume"})
+    Runner(store, fork, backend=Backend(ScriptedModel(failing), DryEnvironment(failing.fail_actions))).run()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = fork
+    at.run()
+    assert not at.exception, at.exception
+    assert any(m.value.startswith(f"**Compared with {md(parent)}** (forked at event 3") for m in at.markdown)
+    compared = next(df.value for df in at.dataframe if "in this fork" in df.value.columns)
+    assert len(compared) > 0 and (compared["in the parent"] != compared["in this fork"]).all()
+    at.slider(key=f"timeline_{fork}").set_value(4)
+    at.run()
+    assert not at.exception, at.exception
+    assert any(c.value.startswith("Since event 4: ") and "(marked Δ)" in c.value for c in at.caption)

@@ -55,6 +55,8 @@ _BORDER = "#FFFFFF"
 _REMOVED_BORDER = "#707070"
 _REMOVED_OPACITY = 0.35
 
+_CHANGED_MARK = "Δ "
+"""On a past state (the timeline): this node's status, type or description differs later."""
 _MARKER = {Origin.OPERATOR: "✎ ", Origin.REPAIR: "↻ ", Origin.PLANNER: ""}
 _PLANNED = "⇢"
 _FAILED_MARK = "✗ "
@@ -116,6 +118,7 @@ def build_chart(
     collapse_closed: bool = True,
     max_nodes: int = 400,
     failed: Collection[str] = (),
+    changed: Collection[str] = (),
 ) -> TreeChart:
     """The chart for `state`: shapes by node type, colours by status, the agent's position and path.
 
@@ -128,6 +131,8 @@ def build_chart(
     `failed` names the nodes whose last outcome was a failure (`Live.failed`; a failed action ends
     PRUNED): each is drawn red with ✗ at full strength whatever its status, never folded or hidden,
     with the way down to it drawn red, so a failure is seen at a glance and told from a prune.
+
+    `changed` names nodes that differ later on (the timeline draws a past state): each is marked Δ.
     """
     if max_nodes < 1:
         raise ValueError("max_nodes must be at least 1")
@@ -161,6 +166,7 @@ def build_chart(
     on_path = set(path)
     to_failure = {node_id for chain in failure_chains for node_id in chain}
     failed_set = set(failures)
+    changed_set = set(changed)
     items = [
         _item(
             node,
@@ -172,6 +178,7 @@ def build_chart(
             or_child=node.parent is not None and nodes[node.parent].type is NodeType.OR,
             planned=state.proposals.get(node.id),
             failed=node.id in failed_set,
+            changed=node.id in changed_set,
         )
         for i, node in enumerate(drawn)
     ]
@@ -224,7 +231,8 @@ def legend_markdown() -> str:
         "**Markers:** large node with a thick dark outline = where the agent is · thick dark edges = "
         "the active path · amber outline = your selection · purple outline and ✎ = added or edited by "
         "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold) · "
-        f"{_PLANNED} = its action is already planned on the current page (it runs without an expansion call)"
+        f"{_PLANNED} = its action is already planned on the current page (it runs without an expansion call) · "
+        "Δ (timeline only) = this node changes after the event shown"
     )
     return f"{shapes}\n\n{colours}\n\n{markers}"
 
@@ -420,6 +428,7 @@ def _item(
     or_child: bool,
     planned: str | None = None,
     failed: bool = False,
+    changed: bool = False,
 ) -> dict[str, Any]:
     removed = node.status in REMOVED
     operator = node.origin is Origin.OPERATOR or node.protected  # made or edited by the operator
@@ -440,7 +449,7 @@ def _item(
 
     score = _score(node) if or_child else None
     head = [
-        f"{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.protected else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
+        f"{_CHANGED_MARK if changed else ''}{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.protected else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
     ]
     if score is not None:
         head.append(score)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from planner.diff import plan_diff
 from planner.events import Payload
-from planner.render import tree_text
 from planner.state import SessionState
+from sessions.errors import SessionsError
 from sessions.markdown import md, short
+from sessions.reading import load_state
 from sessions.runner import fork_session
 from sessions.service import TimeTravel
 from ui.context import Console
 from ui.status import status_line
+from ui.tree_chart import build_chart
 from ui.views.sidebar import select_session
 
 __all__ = ["render_timeline"]
@@ -45,7 +48,7 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     if seq == last_seq:
         st.caption("This is the live plan, drawn above; move the slider back to see the plan as it was then.")
     else:
-        st.code(tree_text(state.tree), language=None)
+        _past_chart(session_id, state, latest, seq)
     events = ctx.store.load(session_id, after=max(0, seq - 15), upto=min(last_seq, seq + 5))
     table = pd.DataFrame(
         [
@@ -61,3 +64,50 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     st.dataframe(table, hide_index=True, width="stretch")
     if st.button(f"Fork from event {seq}", key="fork_btn"):
         select_session(fork_session(ctx.store, session_id, seq))
+    if latest.forked_from is not None:
+        _compare_with_parent(ctx, latest, *latest.forked_from)
+
+
+def _past_chart(session_id: str, state: SessionState, latest: SessionState, seq: int) -> None:
+    """The plan as it was at `seq`, drawn like the live one, each node that changes afterwards marked Δ."""
+    diff = plan_diff(state.tree, latest.tree)
+    chart = build_chart(state, changed=diff.changed, collapse_closed=False)
+    st.echarts_chart(
+        chart.option,
+        key=f"timeline_chart_{session_id}",
+        height=420,
+        renderer=chart.renderer,
+        alt=f"Plan tree at event {seq}",
+    )
+    st.caption(f"Since event {seq}: {len(diff.changed)} nodes changed (marked Δ), {len(diff.added)} nodes added.")
+
+
+def _compare_with_parent(ctx: Console, fork: SessionState, parent_id: str, at_seq: int) -> None:
+    """Where this fork and the session it was forked from went separate ways, node by node."""
+    try:
+        parent = load_state(ctx.store, parent_id)
+    except SessionsError as error:
+        st.caption(f"The session this was forked from cannot be read: {md(str(error))}")
+        return
+    diff = plan_diff(parent.tree, fork.tree)
+    st.markdown(f"**Compared with {md(parent_id)}** (forked at event {at_seq}; both as they are now)")
+    if not diff:
+        st.caption("The two plans are the same so far.")
+        return
+    rows = [
+        {
+            "node": node_id,
+            "in the parent": _state_of(parent, node_id),
+            "in this fork": _state_of(fork, node_id),
+            "description (fork, else parent)": short(
+                (fork.tree.nodes.get(node_id) or parent.tree[node_id]).description, 100
+            ),
+        }
+        for node_id in (*diff.changed, *diff.added, *diff.missing)
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _state_of(state: SessionState, node_id: str) -> str:
+    node = state.tree.nodes.get(node_id)
+    return f"{node.type.value} {node.status.value}" if node is not None else "—"
