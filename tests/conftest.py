@@ -18,6 +18,10 @@ from planner.operators import CallRecord, Reply
 from planner.state import Recorder, SessionState
 
 SCRIPTS = Path(__file__).parent / "scripts"
+os.environ.setdefault("DEMO_SHOP_SLOW_SECONDS", "0.3")
+"""The demo shop's slow pages wait 2 s for a person; in the tests a short delay still tells them apart
+(tests/test_demo_shop.py checks the delay itself), and the suite runs them many times."""
+
 BROWNIE_TASK = "Find a vegan chocolate brownie recipe with 4+ rating"
 
 

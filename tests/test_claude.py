@@ -440,7 +440,7 @@ def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(ser
     assert not at.exception, at.exception
     shown = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
     assert "Thinking (summary)" in shown and "Effort: medium" in shown
-    assert "\\<img src=x onerror=alert\\(1\\)\\>" in shown and "\\*\\*must\\*\\*" in shown, "escaped as text"
+    assert "\\<img src=x onerror=alert(1)\\>" in shown and "\\*\\*must\\*\\*" in shown, "escaped as text"
 
 
 # -- transport errors -------------------------------------------------------------------------------
@@ -754,8 +754,13 @@ def _run_to_end(store: Any, session_id: str) -> SessionState:
     return state
 
 
+BROWSER_MODEL_IDS = [DEFAULT_MODEL, "claude-sonnet-4-6", UNKNOWN]
+"""In Chromium: the current default (thinks, refuses forced tool use), a legacy family that takes forced tool
+use, and an id the table does not know. Every family runs the same task on the dry environment above."""
+
+
 @pytest.mark.browser
-@pytest.mark.parametrize("model_id", MODEL_IDS)
+@pytest.mark.parametrize("model_id", BROWSER_MODEL_IDS)
 def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, model_id: str
 ) -> None:

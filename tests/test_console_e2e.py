@@ -245,6 +245,9 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     assert state.status is RunStatus.SUCCEEDED
     assert check_answer(task, state.final_answer or "").passed, state.final_answer
     assert [state.tree[c].origin for c in state.tree["0"].children][:3] == [Origin.OPERATOR] * 3
+    # The page turns to the finished session's (one whole run) shortly after the log says it ended;
+    # a tab clicked before that run would be reset by it.
+    expect(page.get_by_text("the answer is under Task & answer").first).to_be_visible(timeout=30_000)
     page.get_by_role("tab", name="Task & answer").click()
     expect(page.get_by_text("Northwind Metro 18L: $54.99", exact=True)).to_be_visible(timeout=15_000)
     shot(page, "console-figure13-done.png")

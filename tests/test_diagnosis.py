@@ -227,7 +227,7 @@ def test_the_offline_diagnosis_is_appended_to_a_finished_session_and_printed(tmp
     after = store.session(session_id)
     assert (after.status, after.reason, after.steps) == (before.status, before.reason, before.steps)
     report = markdown_report(session_id, replay(events), events)
-    assert "## Diagnosis" in report and "navigation\\_error" in report
+    assert "## Diagnosis" in report and "navigation_error" in report
 
 
 def test_a_session_that_has_not_finished_is_not_diagnosed(tmp_path: Path) -> None:
