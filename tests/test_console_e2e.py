@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from demo.tasks import check_answer, load_tasks
 from planner.state import RunStatus, SessionState
@@ -142,6 +142,14 @@ def edit_node(page: Page, node_id: str) -> None:
     expect(page.get_by_text(f"Edit the plan at {node_id} (", exact=False).first).to_be_visible(timeout=30_000)
 
 
+def only(page: Page, selector: str) -> Locator:
+    """The selected node's own form field: the form of the node selected before may linger for a
+    redraw, so wait until this one is the only match."""
+    field = page.locator(selector)
+    expect(field, f"one {selector}, the selected node's").to_have_count(1, timeout=30_000)
+    return field
+
+
 def shot(page: Page, name: str) -> None:
     """A README screenshot: the top of the page, once the tree is drawn."""
     expect(page.locator("svg text").first).to_be_visible(timeout=20_000)
@@ -160,7 +168,7 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
     wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, what="the pause")
     expect(page.get_by_text("paused by operator").first).to_be_visible(timeout=30_000)
     edit_node(page, "0")
-    page.locator('[class*="st-key-inject_goals-"] textarea').fill('note "checked by the operator"')
+    only(page, '[class*="st-key-inject_goals-"] textarea').fill('note "checked by the operator"')
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
     state = state_of(console, session_id)
@@ -180,7 +188,7 @@ def test_prune_a_pending_step_and_it_is_skipped(page: Page, console: ConsoleProc
     step_once(page, console, session_id)  # the task's constraints
     step_once(page, console, session_id)  # the root's expansion
     edit_node(page, "0.2")
-    page.locator('[class*="st-key-prune_reason-"] input').fill("sorting is not needed")
+    only(page, '[class*="st-key-prune_reason-"] input').fill("sorting is not needed")
     page.locator(".st-key-prune_submit button").click()
     expect(page.get_by_text("prune applied")).to_be_visible(timeout=15_000)
     control(page, "resume")
@@ -197,7 +205,7 @@ def test_reject_a_guarded_action(page: Page, console: ConsoleProcess) -> None:
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
     expect(page.get_by_text("Approval required")).to_be_visible(timeout=15_000)
     shot(page, "console-approval.png")
-    page.locator('[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
+    only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
     page.locator(".st-key-reject_submit button").click()
     wait_until(lambda: state_of(console, session_id).finished, 60, "the run to finish")
     state = state_of(console, session_id)
@@ -232,8 +240,8 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     step_once(page, console, session_id)
     assert len(state_of(console, session_id).tree) == 4, "the naive plan"
     edit_node(page, "0")
-    page.locator('[class*="st-key-inject_goals-"] textarea').fill("\n".join(correction.goals))
-    page.locator('[class*="st-key-inject_position-"] input').fill("before 0.1")
+    only(page, '[class*="st-key-inject_goals-"] textarea').fill("\n".join(correction.goals))
+    only(page, '[class*="st-key-inject_position-"] input').fill("before 0.1")
     page.get_by_role("option", name=re.compile(r"^before 0\.1 ")).click()
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
@@ -325,7 +333,7 @@ def test_forms_and_answers_stay_with_their_node(page: Page, console: ConsoleProc
     edit_node(page, "0.2")
     expect(page.get_by_label("Prune 0.2: reason")).to_have_value("", timeout=30_000)
     edit_node(page, "0")
-    goals = page.locator('[class*="st-key-inject_goals-"] textarea')
+    goals = only(page, '[class*="st-key-inject_goals-"] textarea')
     goals.fill('note "from the operator"')
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=30_000)
@@ -370,7 +378,7 @@ def test_a_failure_is_red_and_never_folded(page: Page, console: ConsoleProcess) 
     # A session the operator rejected fails: its status is an error box, red.
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval")
-    page.locator('[class*="st-key-approval_reason-"] input').fill("no purchases")
+    only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases")
     page.locator(".st-key-reject_submit button").click()
     wait_until(lambda: state_of(console, session_id).finished, 60, "the run to fail")
     expect(page.locator('[data-testid="stAlert"]').filter(has_text="failed").first).to_be_visible(timeout=30_000)
@@ -449,7 +457,7 @@ def test_the_selected_nodes_actions_sit_beside_the_tree(page: Page, console: Con
     page.screenshot(path=str(SHOTS / "console-edit-beside-tree.png"))
     tree = page.get_by_role("img", name=re.compile(r"^Plan tree of")).first.bounding_box()
     prune = page.get_by_label("Prune 0.2: reason").bounding_box()
-    inject = page.locator('[class*="st-key-inject_goals-"] textarea').bounding_box()
+    inject = only(page, '[class*="st-key-inject_goals-"] textarea').bounding_box()
     assert tree and prune and inject, "the tree and the node's forms are drawn"
     assert tree["y"] < 1000 and inject["y"] + inject["height"] <= 1000, f"tree at {tree}, inject at {inject}"
     assert prune["y"] + prune["height"] <= 1000, f"the prune field is below the fold: {prune}"
