@@ -10,7 +10,6 @@ from planner.events import Payload
 from planner.state import SessionState
 from sessions.errors import SessionsError
 from sessions.markdown import md, short
-from sessions.reading import load_state
 from sessions.runner import fork_session
 from sessions.service import TimeTravel
 from ui.context import Console
@@ -84,8 +83,8 @@ def _past_chart(session_id: str, state: SessionState, latest: SessionState, seq:
 
 def _compare_with_parent(ctx: Console, fork: SessionState, parent_id: str, at_seq: int) -> None:
     """Where this fork and the session it was forked from went separate ways, node by node."""
-    try:
-        parent = load_state(ctx.store, parent_id)
+    try:  # cached by (session, last event): the live panel redraws this every 0.75 s
+        parent = _time_travel(ctx).at(parent_id, ctx.store.session(parent_id).last_seq)
     except SessionsError as error:
         st.caption(f"The session this was forked from cannot be read: {md(str(error))}")
         return
