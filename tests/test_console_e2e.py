@@ -11,14 +11,16 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import FloatRect, Locator, Page, expect
 
 from demo.tasks import check_answer, load_tasks
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
 from sessions.reading import load_state
+from sessions.runner import queue_command
 from sessions.sql import open_store
 from sessions.store import EventStore
 from ui.server import ConsoleProcess, start_console
@@ -44,6 +46,18 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess
     running = start_console(tmp_path_factory.mktemp("console") / "console.db")
     yield running
     running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, pause the runs it left going: the next test then shares the machine with
+    nothing but its own run (on a loaded machine, a leftover run made the next test's clicks miss)."""
+    yield
+    if "console" in request.fixturenames:
+        store = store_of(request.getfixturevalue("console"))
+        for info in store.sessions():
+            if info.status in ("running", "awaiting_approval"):
+                queue_command(store, info.id, {"kind": "pause"})
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
@@ -140,6 +154,13 @@ def edit_node(page: Page, node_id: str) -> None:
     click_node(page, node_id)
     page.get_by_role("tab", name="Edit plan").click()
     expect(page.get_by_text(f"Edit the plan at {node_id} (", exact=False).first).to_be_visible(timeout=30_000)
+
+
+def box_of(locator: Locator, what: str) -> FloatRect:
+    """Where `locator` is drawn, once it is: a redraw right after a start can hide it for a moment."""
+    boxes: list[FloatRect] = []
+    wait_until(lambda: boxes.append(locator.bounding_box()) or boxes[-1] is not None, 30, f"{what} to be laid out")
+    return cast(FloatRect, boxes[-1])
 
 
 def only(page: Page, selector: str) -> Locator:
@@ -398,8 +419,8 @@ def test_a_long_task_is_clamped_and_the_deploy_button_hidden(page: Page, console
     sidebar.locator(".st-key-start_session button").click()
     pause = page.locator(".st-key-ctl_step button")
     expect(pause).to_be_visible(timeout=30_000)
-    box = pause.bounding_box()
-    assert box is not None and box["y"] < 400, f"the controls start at y={box and box['y']}"
+    top = box_of(pause, "the Step button")["y"]
+    assert top < 400, f"the controls start at y={top}"
     page.get_by_text("Whole task (10,000 characters)").click()
     whole = page.locator('[data-testid="stExpander"]').filter(has_text="Whole task")
     expect(whole.get_by_text(task[:200])).to_be_visible(timeout=15_000)

@@ -214,5 +214,6 @@ def test_a_trace_whose_event_does_not_fit_is_refused_in_one_sentence(tmp_path: P
     path.write_text(json.dumps(written))
     with pytest.raises(UnknownModel) as refused:
         _trace_events(str(path))
-    assert str(refused.value) == f"cannot replay '{path}': {message}"
+    said = str(refused.value)  # the path is clamped when long, so only its start is certain
+    assert said.startswith(f"cannot replay '{str(path)[:20]}") and said.endswith(f"': {message}"), said
     assert "\n" not in str(refused.value)

@@ -39,6 +39,9 @@ def main() -> None:
     heading = short(task, HEADING_CHARS)
     st.markdown(f"### {md(heading)}")
     show_whole(task, heading, "task")
-    with st.expander("Export: trace, tree, report"):
-        render_exports(ctx, session_id)
+    # Open or closed is kept on the server (the key), so a redraw that rebuilds the page never folds
+    # the exports away under the operator's click, and a closed one registers no downloads.
+    with st.expander("Export: trace, tree, report", key="exports", on_change="rerun") as exports:
+        if exports.open:
+            render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)
