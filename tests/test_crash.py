@@ -105,6 +105,7 @@ def test_two_resumes_started_together_after_kill_nine_run_the_session_once(tmp_p
     expected = comparable(last_json(cli("export", "ref", "--db", str(reference_db))))
     total = len(expected["events"])
     rng = random.Random(7)
+    interrupted = 0
     for trial in range(12):
         db = tmp_path / f"race{trial}.db"
         proc = spawn("run", "--db", str(db), "--task", TASK, "--model", model, "--id", "ref")
@@ -115,6 +116,10 @@ def test_two_resumes_started_together_after_kill_nine_run_the_session_once(tmp_p
         assert event_count(db, "ref") >= kill_at, f"trial {trial}: the run never reached event {kill_at}"
         proc.kill()
         proc.wait()
+        # On a loaded machine the run can reach its end before the kill lands: then both resumes
+        # find it ended, which is right, but that trial raced nothing.
+        ended = event_count(db, "ref") == total
+        interrupted += not ended
         resumers = [spawn("resume", "ref", "--db", str(db)) for _ in range(2)]
         outcomes = []
         for resumer in resumers:
@@ -122,7 +127,8 @@ def test_two_resumes_started_together_after_kill_nine_run_the_session_once(tmp_p
             outcomes.append((resumer.returncode, err.strip().splitlines()[-1] if err.strip() else ""))
         ran = [code for code, _ in outcomes if code == 0]
         refused = [line for code, line in outcomes if code == 2]
-        assert len(ran) >= 1 and len(ran) + len(refused) == 2, f"trial {trial}: {outcomes}"
+        assert (len(ran) >= 1 or ended) and len(ran) + len(refused) == 2, f"trial {trial}: {outcomes}"
         assert all("is being run by process" in line or "has ended" in line for line in refused), outcomes
         actual = comparable(last_json(cli("export", "ref", "--db", str(db))))
         assert actual == expected, f"trial {trial}: the log differs from an uninterrupted run's"
+    assert interrupted >= 4, f"only {interrupted} of 12 kills landed before the run's end: the probe raced too little"

@@ -182,7 +182,7 @@ def test_a_session_waiting_for_approval_is_released_and_finished_by_other_worker
     task = next(t for t in load_tasks() if t.id == "checkout-french-press")
     store = SqlStore(fresh_database(postgres_url))
     runs: list[str] = []
-    held: list[str] = []
+    held: list[int] = []  # which requests (1, 2, ...) were approved while a worker held the session
     approved = [0]
     with start_shop() as shop:
         session_id = create_session(store, task.task, "demo", start_url=shop.url + task.start_path)
@@ -213,8 +213,9 @@ def test_a_session_waiting_for_approval_is_released_and_finished_by_other_worker
                     and info.lease_owner == worker.owner
                     and requests(store, session_id) > approved[0]
                 ):
-                    held.append(queue_command(store, session_id, {"kind": "approve"}))
+                    queue_command(store, session_id, {"kind": "approve"})
                     approved[0] += 1
+                    held.append(approved[0])
                 return left.is_set()
 
             run_worker_until(worker, approve_if_held, f"worker run {len(runs)} to leave the session")
@@ -226,7 +227,9 @@ def test_a_session_waiting_for_approval_is_released_and_finished_by_other_worker
     asked = [e.node_id for e in events if e.kind is Kind.APPROVAL_REQUESTED]
     answer = next(e.payload.final_answer for e in events if e.kind is Kind.SESSION_FINISHED)  # type: ignore[attr-defined]
     assert store.session(session_id).status == "succeeded", (runs, asked)
-    assert runs == ["local", "remote", "local"] and len(asked) == 4 and len(held) == 2, (runs, asked, held)
+    # The last two requests come while the worker keeps the session (a first one may too, when the
+    # approval was queued before the worker had let go: it is then applied by the next worker).
+    assert runs == ["local", "remote", "local"] and len(asked) == 4 and {3, 4} <= set(held), (runs, asked, held)
     assert check_answer(task, answer).passed, answer
     assert ended_exactly_once(store, session_id) == []
     store.close()

@@ -1,13 +1,12 @@
 """Downloads: the HTML report (one self-contained file), the trace JSON, the tree as DOT, SVG and
 GraphML, and a Markdown report of the run: the files `python -m sessions report` writes.
 
-Each file is built only when its button is clicked (Streamlit calls the function then), so a page
-refresh never pays for exports nobody asked for. The buttons are drawn outside the live fragment, on
-purpose: Streamlit gives a deferred download a new id on every redraw and drops the old one once the
-redraw ends, so a button inside a panel redrawn every 0.75 s answered a click with "Failed to
-generate file for download" (or a 404 for the file) whenever a redraw came between drawing and
-click. Drawn with the page, the id stays valid until the operator changes the page, and the callable
-still reads the log at click time, so a download during a run has everything up to the click.
+The files are built when the exports are opened, and again when the operator presses Refresh; the
+buttons then serve those bytes, and say which event they reach. Built at click time instead (a
+deferred download), a file lived only until the second run after it was made, and the live panel
+runs every 0.75 s: on a loaded machine the browser's fetch came later and the download was cancelled
+(issue 12, defect 3). Bytes kept in the tab's state are registered again, under the same id, by
+every run of the page, and fragment runs leave them alone, so a click always finds its file.
 """
 
 from __future__ import annotations
@@ -39,24 +38,39 @@ _FILES: tuple[tuple[str, str, str, _Build], ...] = (
 """Each download: its label, extension, MIME type and builder (the session id, its state and events)."""
 
 
+_PREPARED = "_exports"
+"""Session state: (session id, the event the files reach, {extension: bytes}) for the session on screen."""
+
+
+def _prepare(ctx: Console, session_id: str) -> None:
+    """Build every file from the log as it is now (the Refresh button's callback, and the first open)."""
+    events = ctx.store.load(session_id)
+    state = replay(events)
+    files = {}
+    for _, extension, _, build in _FILES:
+        if extension != "svg" or shutil.which("dot"):
+            built = build(session_id, state, events)
+            files[extension] = built.encode() if isinstance(built, str) else built
+    st.session_state[_PREPARED] = (session_id, state.seq, files)
+
+
 def render_exports(ctx: Console, session_id: str) -> None:
-    def builder(build: _Build) -> Callable[[], str | bytes]:
-        def current() -> str | bytes:
-            """Rebuilt from the log at click time: the callback runs on its own thread, away from the page's state."""
-            events = ctx.store.load(session_id)
-            return build(session_id, replay(events), events)
-
-        return current
-
-    for column, (label, extension, mime, build) in zip(st.columns(len(_FILES)), _FILES):
-        if extension == "svg" and not shutil.which("dot"):
+    prepared = st.session_state.get(_PREPARED)
+    if prepared is None or prepared[0] != session_id:
+        _prepare(ctx, session_id)
+    _, seq, files = st.session_state[_PREPARED]
+    for column, (label, extension, mime, _) in zip(st.columns(len(_FILES)), _FILES):
+        if extension not in files:
             column.caption("SVG export needs Graphviz's dot program: apt-get install graphviz")
             continue
         column.download_button(
-            label,
-            builder(build),
-            f"{session_id}.{extension}",
-            mime,
-            on_click="ignore",
-            key=f"export_{extension}",
+            label, files[extension], f"{session_id}.{extension}", mime, on_click="ignore", key=f"export_{extension}"
         )
+    st.button(
+        f"Refresh: the files reach event {seq}",
+        icon=":material/refresh:",
+        key="export_refresh",
+        on_click=_prepare,
+        args=(ctx, session_id),
+        help="Build the files again from the log as it is now.",
+    )
