@@ -22,10 +22,12 @@ run: browser
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } || echo "note: PostgreSQL tests are skipped without its binaries (apt-get install postgresql)"
 
+# Two workers, a test file each at a time: the browser tests wait on Chromium and the console, so the
+# other core runs the rest meanwhile (each file keeps its own console, shop and PostgreSQL server).
 test: browser postgres
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: browser
 	$(PY) -m bench.engine
