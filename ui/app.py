@@ -12,6 +12,7 @@ from sessions.markdown import md, short
 from ui.context import console
 from ui.url import read_url, write_url
 from ui.views.export import render_exports
+from ui.views.inbox import render_inbox
 from ui.views.live import live
 from ui.views.live_panel import render_live_panel
 from ui.views.sidebar import render_sidebar
@@ -19,21 +20,29 @@ from ui.views.whole import show_whole
 
 __all__ = ["main"]
 
+TITLE = "AND/OR console"
+"""The browser tab's title; the attention inbox puts its count before it."""
 HEADING_CHARS = 160
 """A task longer than this is cut in the heading and shown whole, as text, under "Whole task"."""
 
 
 def main() -> None:
-    st.set_page_config(page_title="AND/OR console", page_icon="🌳", layout="wide")
+    st.set_page_config(page_title=TITLE, page_icon="🌳", layout="wide")
     ctx = console()
     read_url()
-    session_id = render_sidebar(ctx)
+    session_id, inbox = render_sidebar(ctx)
     if session_id is None:
+        with inbox:
+            render_inbox(ctx, TITLE, timed=True)
         st.markdown(
             "## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**."
         )
         return
     state = live(ctx, session_id).refresh()
+    # One timer per page: the live panel's while the session can change, else the inbox's own.
+    timed = state.finished
+    with inbox:
+        render_inbox(ctx, TITLE, timed=timed)
     write_url(session_id, state.tree)
     task = state.task
     heading = short(task, HEADING_CHARS)
@@ -45,3 +54,5 @@ def main() -> None:
         if exports.open:
             render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)
+    if state.finished and not timed:
+        st.rerun()  # the run ended while this page was drawn, and its panel stopped: the inbox keeps time now

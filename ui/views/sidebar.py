@@ -2,15 +2,18 @@
 
 The sidebar is redrawn only when the operator interacts, so it shows nothing that goes stale while a
 run goes on: no statuses in the picker, and the sessions table (`render_sessions`) lives in the
-page's live panel.
+page's live panel. The attention inbox above the picker is the page's to draw (`ui.views.inbox`),
+again whenever it falls behind the store; the sidebar only reserves its place.
 """
 
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from demo.tasks import load_tasks
 from planner.config import Breakpoint, EngineConfig
@@ -23,7 +26,7 @@ from sessions.store import SessionInfo
 from ui.context import Console
 from ui.url import SESSION_KEY, forget_node, linked
 
-__all__ = ["BREAKPOINT_LABELS", "render_sessions", "render_sidebar", "select_session"]
+__all__ = ["BREAKPOINT_LABELS", "Sidebar", "render_sessions", "render_sidebar", "select_session"]
 
 _CUSTOM = "Your own task…"
 BREAKPOINT_LABELS = {
@@ -32,6 +35,13 @@ BREAKPOINT_LABELS = {
     Breakpoint.ON_FAILURE: "when a node fails",
     Breakpoint.ON_REPAIR: "after a repair",
 }
+
+
+class Sidebar(NamedTuple):
+    session_id: str | None
+    """The chosen session (None: there is none yet)."""
+    inbox: DeltaGenerator
+    """The attention inbox's place, above the picker, for the page to fill (`ui.views.inbox.render_inbox`)."""
 
 
 def select_session(session_id: str) -> None:
@@ -117,14 +127,15 @@ def _new_session_form(ctx: Console) -> None:
     select_session(session_id)
 
 
-def render_sidebar(ctx: Console) -> str | None:
-    """Draw the sidebar; return the chosen session id.
+def render_sidebar(ctx: Console) -> Sidebar:
+    """Draw the sidebar; return the chosen session id and the inbox's place.
 
     Without a choice, the session the URL names (`ui.url.linked`: a reload or a shared link), else the
     newest; the page's run then moves the URL to whatever session this returns (`ui.url.write_url`).
     """
     with st.sidebar:
         st.title("AND/OR console")
+        inbox = st.container()
         sessions = ctx.store.sessions()
         by_id = {info.id: info for info in sessions}
         chosen = st.session_state.pop("_select_session", None)
@@ -147,11 +158,12 @@ def render_sidebar(ctx: Console) -> str | None:
         else:
             st.info("No sessions yet: start one below.")
         _new_session_form(ctx)
-    return st.session_state.get(SESSION_KEY)
+    return Sidebar(st.session_state.get(SESSION_KEY), inbox)
 
 
 def render_sessions(ctx: Console) -> None:
     """Every session with its live status, newest first; pick one in the sidebar to open it."""
+    sessions = ctx.store.sessions()
     now = time.time()
     table = pd.DataFrame(
         [
@@ -163,7 +175,7 @@ def render_sessions(ctx: Console) -> None:
                 "age": _age(now - info.created_at),
                 "id": info.id,
             }
-            for info in ctx.store.sessions()
+            for info in sessions
         ]
     )
     st.dataframe(table, hide_index=True, width="stretch")

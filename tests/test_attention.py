@@ -1,0 +1,166 @@
+"""The attention inbox's rule (`sessions.attention`): which sessions need the operator, why, in what order.
+
+The reasons come from the code that writes them (the engine's breakpoints, the operator's commands, a
+fork, the store's listing), so a change of wording there fails here instead of silently moving a
+session in or out of the inbox.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from conftest import BROWNIE_TASK, Billed, new_state
+
+from planner.browser.dry import DryEnvironment
+from planner.commands import Pause, Reject, Step, apply_command
+from planner.config import Breakpoint, EngineConfig
+from planner.engine import Engine
+from planner.errors import ModelUnavailable
+from planner.models.scripted import Script, ScriptedModel
+from planner.state import RunStatus, SessionState
+from sessions.attention import WHY_CHARS, Attention, Need, needing_attention
+from sessions.runner import create_session, fork_session
+from sessions.sql import SqlStore
+from sessions.store import SessionInfo
+
+BUY = Script.model_validate(
+    {
+        "nodes": {
+            BROWNIE_TASK: {"type": "AND", "children": ["buy"]},
+            "buy": {"type": "ACTION", "action": "click [9]"},
+        }
+    }
+)
+"""A plan of one browser action, so a guard or a breakpoint holds the run before it."""
+
+
+def row(
+    session_id: str, status: str, reason: str | None = None, *, at: float = 100.0, task: str = "a task"
+) -> SessionInfo:
+    return SessionInfo(session_id, task, "script", status, reason, 3, 10, 1.0, at)
+
+
+def listed(state: SessionState, session_id: str = "s") -> SessionInfo:
+    """The listing row the runner writes for this state (`Runner._persist`: its status and reason)."""
+    return row(session_id, state.status.value, state.reason)
+
+
+def run_until_held(state: SessionState, engine: Engine) -> None:
+    for _ in range(20):
+        engine.step()
+        if state.status is not RunStatus.RUNNING:
+            return
+    raise AssertionError(f"the run never stopped: {state.status}")
+
+
+def held(config: EngineConfig | None = None, guard: bool = False) -> SessionState:
+    state, _ = new_state(BROWNIE_TASK, config)
+    engine = Engine(
+        state, ScriptedModel(BUY), DryEnvironment(), guard=(lambda action, target: "buy button") if guard else None
+    )
+    run_until_held(state, engine)
+    return state
+
+
+def needs(info: SessionInfo) -> tuple[Need, str] | None:
+    found = needing_attention([info])
+    return (found[0].need, found[0].why) if found else None
+
+
+def test_an_action_waiting_for_approval_needs_the_operator() -> None:
+    state = held(guard=True)
+    assert state.status is RunStatus.AWAITING_APPROVAL
+    assert needs(listed(state)) == (Need.APPROVAL, "approval required: buy button")
+
+
+def test_breakpoints_and_plan_review_need_the_operator() -> None:
+    before = held(EngineConfig(breakpoints=frozenset({Breakpoint.BEFORE_ACTION})))
+    assert needs(listed(before)) == (Need.BREAKPOINT, "breakpoint: before 0.1 (click [9])")
+    review = held(EngineConfig(breakpoints=frozenset({Breakpoint.AFTER_EXPANSION})))
+    assert needs(listed(review)) == (Need.BREAKPOINT, "plan review: 0 expanded as AND")
+
+
+def test_a_problem_that_paused_the_run_needs_the_operator() -> None:
+    class Down(ScriptedModel):
+        def expand(self, view):  # type: ignore[no-untyped-def]
+            raise ModelUnavailable("529 overloaded after 3 retries")
+
+    state, _ = new_state(BROWNIE_TASK)
+    Engine(state, Down(BUY), DryEnvironment()).step()
+    assert needs(listed(state)) == (Need.ERROR, "paused: model unavailable: 529 overloaded after 3 retries")
+
+    capped, _ = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=0.015))
+    run_until_held(capped, Engine(capped, Billed(), DryEnvironment()))
+    need = needs(listed(capped))
+    assert need is not None and need[0] is Need.ERROR and need[1].startswith("paused: cost budget spent"), need
+
+    crashed = row("s", "paused", "Page.click: Target page, context or browser has been closed")
+    assert needs(crashed) == (Need.ERROR, "paused: Page.click: Target page, context or browser has been closed")
+    assert needs(row("s", "paused", "runner stopped; resume to continue")) == (
+        Need.ERROR,
+        "paused: runner stopped; resume to continue",
+    )
+
+
+def test_a_failed_session_needs_the_operator() -> None:
+    assert needs(row("s", "failed", "step budget of 5 exhausted")) == (
+        Need.FAILED,
+        "failed: step budget of 5 exhausted",
+    )
+    assert needs(row("s", "failed")) == (Need.FAILED, "failed")
+
+
+def test_the_operators_own_pauses_need_nothing() -> None:
+    state, _ = new_state(BROWNIE_TASK)
+    engine = Engine(state, ScriptedModel(BUY), DryEnvironment())
+    engine.step()
+    apply_command(state, Pause())
+    assert needs(listed(state)) is None, state.reason
+    apply_command(state, Step())
+    engine.step()
+    assert state.reason == "paused after one step" and needs(listed(state)) is None
+
+    rejected = held(guard=True)
+    apply_command(rejected, Reject(reason="wrong item", pause=True))
+    assert rejected.status is RunStatus.PAUSED and needs(listed(rejected)) is None, rejected.reason
+
+
+def test_starting_paused_and_forking_need_nothing_in_the_stores_listing() -> None:
+    store = SqlStore("sqlite://")
+    started = create_session(store, BROWNIE_TASK, "demo", paused=True)
+    create_session(store, BROWNIE_TASK, "demo")
+    forked = fork_session(store, started, 1)
+    assert {info.id: info.status for info in store.sessions()}[forked] == "paused"
+    assert needing_attention(store.sessions()) == []
+
+
+def test_running_stopped_and_succeeded_sessions_need_nothing() -> None:
+    rows = [row("a", "running"), row("b", "stopped", "stopped by operator"), row("c", "succeeded")]
+    assert needing_attention(rows) == []
+
+
+def test_most_urgent_first_and_newest_first_within() -> None:
+    rows = [
+        row("bp-old", "paused", "breakpoint: before 0.1 (click [1])", at=10),
+        row("failed-old", "failed", "no plan worked", at=20),
+        row("approval-old", "awaiting_approval", "approval required: buy button", at=30),
+        row("mine", "paused", "paused by operator", at=90),
+        row("error-new", "paused", "model unavailable: timeout", at=60),
+        row("bp-new", "paused", "plan review: 0 expanded as AND", at=70),
+        row("approval-new", "awaiting_approval", "approval required: pay", at=50),
+        row("failed-new", "failed", "no plan worked", at=80),
+    ]
+    order = [item.session_id for item in needing_attention(rows)]
+    assert order == ["approval-new", "approval-old", "failed-new", "error-new", "failed-old", "bp-new", "bp-old"]
+
+
+def test_the_why_is_one_short_line() -> None:
+    [item] = needing_attention([row("s", "paused", "browser crashed\n  at line 3\n" + "x" * 500)])
+    assert "\n" not in item.why and len(item.why) == WHY_CHARS and item.why.startswith("paused: browser crashed at")
+
+
+def test_each_need_of_a_session_has_its_own_key() -> None:
+    first = Attention("s", Need.APPROVAL, "approval required: buy button", "task", 1.0)
+    later = dataclasses.replace(first, since=2.0)
+    other = dataclasses.replace(first, why="approval required: pay")
+    assert first.key == later.key != other.key != dataclasses.replace(first, session_id="t").key

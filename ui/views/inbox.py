@@ -1,0 +1,119 @@
+"""The attention inbox: every session that needs the operator, in the sidebar above the session picker.
+
+Each item (`sessions.attention` decides which, in what order, and why) is a button that opens its
+session the way the picker does. The page's title counts them ("(3) AND/OR console") and the browser
+notifies each new one (a small component, `ui/assets/inbox_notify.js`, given the items as data).
+
+The inbox is drawn by the page's whole run only, and it stays current on every page without a
+second timer (several timed fragments on one page froze it before). Whatever fragment already
+redraws the page on a timer checks the store's listing against the inbox this page last drew
+(`inbox_behind`) and asks for a whole run when they differ, which is rare (a session starts or stops
+needing the operator):
+
+- while the session on screen can change, that is the live panel (`ui.views.live_panel`, every
+  0.75 s);
+- a finished session's page has no timer, so the inbox brings its own (`render_inbox`'s `timed`):
+  a fragment every `REFRESH_SECONDS` that only reads the listing and draws nothing. A fragment's
+  redraw marks each of its elements stale and fresh again, a handful of DOM changes per element
+  even when nothing changed, so an inbox redrawn as a fragment would stir a finished page more the
+  more items it held; this one stirs nothing until an item comes or goes (tests/test_console_e2e.py
+  and tests/test_console_inbox_e2e.py count a finished page's DOM changes).
+
+The whole run draws the inbox before the live panel, so the panel checks against this run's inbox;
+`ui.app` says which of the two applies, from the snapshot the panel decides with, and draws the page
+again should the session finish in between.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from sessions.attention import Attention, Need, needing_attention
+from sessions.markdown import md_line, short
+from sessions.store import SessionInfo
+from ui.context import Console
+from ui.url import SESSION_KEY, forget_node
+
+__all__ = ["REFRESH_SECONDS", "SHOWN", "inbox_behind", "page_title", "render_inbox"]
+
+REFRESH_SECONDS = 3.0
+"""How often the inbox reads the store itself, on a page that has no other timer."""
+SHOWN = 5
+"""Items drawn at most; the rest are counted (the title counts them all)."""
+
+_DRAWN = "_inbox"
+"""Session-state key: the items this tab's inbox last drew."""
+_ICONS = {
+    Need.APPROVAL: ":material/front_hand:",
+    Need.ERROR: ":material/error:",
+    Need.FAILED: ":material/cancel:",
+    Need.BREAKPOINT: ":material/pause_circle:",
+}
+_HEADLINES = {
+    Need.APPROVAL: "Approval needed",
+    Need.ERROR: "Session paused by a problem",
+    Need.FAILED: "Session failed",
+    Need.BREAKPOINT: "Breakpoint reached",
+}
+_notify = st.components.v2.component(
+    "andor_inbox_notify", js=(Path(__file__).resolve().parent.parent / "assets" / "inbox_notify.js").read_text()
+)
+
+
+def page_title(title: str, count: int) -> str:
+    """The browser tab's title: how many sessions need the operator, then `title`."""
+    return f"({count}) {title}" if count else title
+
+
+def inbox_behind(sessions: list[SessionInfo]) -> bool:
+    """Whether `sessions` (the store's listing, read just now) need the operator otherwise than this
+    tab's inbox last showed."""
+    return tuple(needing_attention(sessions)) != st.session_state.get(_DRAWN)
+
+
+def render_inbox(ctx: Console, title: str, *, timed: bool) -> None:
+    """Draw the inbox where the caller is (the sidebar) and set the page's title; `timed` when nothing
+    else on the page redraws on a timer, so the inbox watches the store itself (see the module docstring)."""
+    items = needing_attention(ctx.store.sessions())
+    st.session_state[_DRAWN] = tuple(items)
+    st.set_page_config(page_title=page_title(title, len(items)))
+    with st.container(key="inbox", gap="small"):
+        st.markdown(f"**Needs you ({len(items)})**" if items else "**Needs you**")
+        for item in items[:SHOWN]:
+            st.button(
+                f"{md_line(short(item.task, 40))} · {md_line(item.why)}",
+                key=f"inbox_{item.session_id}",
+                icon=_ICONS[item.need],
+                help=f"Open session {md_line(item.session_id)}",
+                width="stretch",
+                on_click=_open,
+                args=(item.session_id,),
+            )
+        if len(items) > SHOWN:
+            st.caption(f"and {len(items) - SHOWN} more: see All sessions")
+        elif not items:
+            st.caption("Nothing waits for you.")
+        _notify(key="inbox_notify", data={"items": [_notice(item) for item in items]})
+    if timed:
+        _watch(ctx)
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def _watch(ctx: Console) -> None:
+    """Draws nothing: a whole run redraws the inbox once the store says it is behind."""
+    if inbox_behind(ctx.store.sessions()):
+        st.rerun()
+
+
+def _notice(item: Attention) -> dict[str, str]:
+    """What the browser shows for one item: plain strings, which the component never reads as markup."""
+    return {"id": item.key, "title": _HEADLINES[item.need], "body": f"{short(item.task, 80)}\n{item.why}"}
+
+
+def _open(session_id: str) -> None:
+    """Show the item's session, as picking it in the sidebar does: a callback, so the picker, drawn in
+    the run the click starts, takes the new value."""
+    st.session_state[SESSION_KEY] = session_id
+    forget_node()
