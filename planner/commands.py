@@ -4,20 +4,32 @@ A command is validated against the current state in full before anything is reco
 becomes ordinary events followed by `command_applied`; a command that cannot be applied becomes a
 single `command_rejected` whose reason is written for the person who sent it. Applying a command
 whose id was already handled does nothing, so a command delivered twice takes effect once.
+
+A plan edit (inject, prune, edit, reopen, force, and an action edit that approves nothing) records
+in its `command_applied` the nodes it added or changed, before and after (`planner.diff`). `Undo`
+takes back the latest such edit still on the state's undo stack, and only while it is safe: every
+node the edit added or changed is still exactly as the edit left it (same status, type, description,
+action and forced alternative), an alternative it forced is still untried, and no node it puts back
+in the plan would sit under a node that has since finished. Because the traversal marks a node
+VISITED when it enters it, an action SUCCESS or FAIL when it runs, and typing a node is expanding
+it, "as the edit left it" means none of its nodes has run. The undo restores each node through
+`node_restored` events (a node the edit added leaves the plan as DELETED, its id never reused), so
+state stays a fold of the log and the traversal's position stays derived from the tree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Literal
+from dataclasses import dataclass, replace
+from typing import Annotated, Literal, cast
 from uuid import uuid4
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from planner.config import Breakpoint
+from planner.diff import EditRecorder
 from planner.errors import CommandRejected
-from planner.events import Event, Kind
+from planner.events import CommandApplied, Event, Kind, NodeChange, NodeFace
 from planner.inputs import describe_validation_error, shown
 from planner.state import TERMINAL, Recorder, RunStatus, SessionState
 from planner.status import CLOSED, IN_PROGRESS, REMOVED, REOPENABLE
@@ -44,9 +56,11 @@ __all__ = [
     "Spelling",
     "Step",
     "Stop",
+    "Undo",
     "apply_command",
     "describe_command_error",
     "parse_command",
+    "undo_refusal",
 ]
 
 OPERATOR_SCORE = 1.0
@@ -159,6 +173,12 @@ class Force(_Command):
     child: _NodeId
 
 
+class Undo(_Command):
+    """Take back the operator's latest plan edit, while none of the nodes it added or changed has run."""
+
+    kind: Literal["undo"] = Field("undo", description="take back the last plan edit while its nodes have not run")
+
+
 class Approve(_Command):
     kind: Literal["approve"] = Field("approve", description="let the guarded action run")
     node: _NodeId | None = None
@@ -221,6 +241,7 @@ Command = Annotated[
     | Edit
     | Reopen
     | Force
+    | Undo
     | Approve
     | Reject
     | EditAction
@@ -270,26 +291,43 @@ def apply_command(state: SessionState, command: Command, check_action: ActionChe
     """
     if command.command_id in state.handled_commands:
         return []
-    recorder = Recorder(state)
+    recorder = EditRecorder(state)
     summary = command.model_dump(mode="json")
+    target = _target(state, command)
     try:
         effects = _validate(state, command, check_action)
     except CommandRejected as rejection:
         recorder.record(
             Kind.COMMAND_REJECTED,
-            _target(command),
+            target,
             command_id=command.command_id,
             command=summary,
             reason=str(rejection),
         )
     else:
         warning = _warning(state, command)
+        edits_plan = _edits_plan(state, command)
+        undoes = _undone(state).command_id if isinstance(command, Undo) else None
         for effect in effects:
             effect(recorder)
         recorder.record(
-            Kind.COMMAND_APPLIED, _target(command), command_id=command.command_id, command=summary, warning=warning
+            Kind.COMMAND_APPLIED,
+            target,
+            command_id=command.command_id,
+            command=summary,
+            warning=warning,
+            changes=recorder.changes() if edits_plan else [],
+            undoes=undoes,
         )
     return recorder.take()
+
+
+def _edits_plan(state: SessionState, command: Command) -> bool:
+    """Whether the command's changes are recorded: every plan edit, and an undo. An edited action that
+    approves a guarded one runs at once, so it is no edit an undo could take back."""
+    if isinstance(command, EditAction):
+        return state.status is not RunStatus.AWAITING_APPROVAL
+    return isinstance(command, (Inject, Prune, Edit, Reopen, Force, Undo))
 
 
 # -- validation ------------------------------------------------------------------------------------
@@ -309,7 +347,10 @@ def _warning(state: SessionState, command: Command) -> str | None:
     return f"already ran in the browser: {shown}; pruning takes it out of the plan but does not undo it"
 
 
-def _target(command: Command) -> str | None:
+def _target(state: SessionState, command: Command) -> str | None:
+    """The node a command's events are filed under; an undo's is the one its edit was made at."""
+    if isinstance(command, Undo):
+        return state.edits[-1].node_id if state.edits else None
     for name in ("parent", "node"):
         value = getattr(command, name, None)
         if value is not None:
@@ -517,6 +558,90 @@ def _force(state: SessionState, command: Force) -> list[_Effect]:
     return [lambda rec: rec.record(Kind.ALTERNATIVE_FORCED, node.id, child=child.id)]
 
 
+def _undone(state: SessionState) -> CommandApplied:
+    """The edit an undo takes back: the top of the undo stack (so a second undo takes the one before)."""
+    if not state.edits:
+        raise CommandRejected("nothing to undo: no plan edit of yours is left to take back")
+    return cast(CommandApplied, state.edits[-1].payload)
+
+
+def _edit_name(applied: CommandApplied) -> str:
+    """How a refusal names an edit: "the inject at 0"."""
+    kind = str(applied.command.get("kind", "edit")).replace("_", " ")
+    at = applied.command.get("parent") or applied.command.get("node")
+    return f"the {kind} at {at}" if at else f"the {kind}"
+
+
+def _since(node: Node, change: NodeChange, name: str) -> str | None:
+    """Why `node` can no longer be put back as `change` found it, or None while it is as the edit left it."""
+    after = change.after
+    if (node.status, node.type) != (after.status, after.type):
+        now = node.status.value if node.type is after.type else f"{node.status.value} {node.type.value}"
+        return (
+            f"{node.id} already ran since {name} (it is {now} now): undo would take back a plan the agent has acted on"
+        )
+    if (node.description, node.action, node.forced) != (after.description, after.action, after.forced):
+        return f"{node.id} was changed again after {name}: undo would overwrite that change"
+    return None
+
+
+def _restorations(state: SessionState, applied: CommandApplied) -> list[tuple[str, NodeFace]]:
+    """Each node of the edit with the face an undo gives it, or `CommandRejected` saying why it may not."""
+    name = _edit_name(applied)
+    if state.approved_node is not None and any(c.id == state.approved_node for c in applied.changes):
+        raise CommandRejected(f"{state.approved_node} is approved to run: undo would change an approved action")
+    restored: list[tuple[str, NodeFace]] = []
+    for change in applied.changes:
+        node = state.tree[change.id]
+        problem = _since(node, change, name)
+        if problem:
+            raise CommandRejected(problem)
+        chosen = state.tree.get(change.after.forced or "")
+        newly = change.after.forced != (change.before.forced if change.before else None)
+        if chosen is not None and newly and chosen.status is not Status.UNVISITED:
+            raise CommandRejected(
+                f"{chosen.id} already ran since {name} (it is {chosen.status.value} now): "
+                "undo would un-choose an alternative the agent is working on"
+            )
+        if change.before is None:
+            face = replace(change.after, status=Status.DELETED, reason="undone by operator")
+        else:
+            face = change.before
+        restored.append((change.id, face))
+    final = {node_id: face.status for node_id, face in restored}
+    for node_id, face in restored:
+        if face.status in CLOSED:
+            continue
+        for ancestor in state.tree.ancestors(state.tree[node_id]):
+            status = final.get(ancestor.id, ancestor.status)
+            if status in CLOSED:
+                raise CommandRejected(
+                    f"{ancestor.id} is {status.value} since {name}: undo would put {node_id} back under a closed "
+                    f"node; reopen {node_id} instead"
+                )
+    return restored
+
+
+def undo_refusal(state: SessionState) -> str | None:
+    """Why `Undo` would be refused now, in the sentence it would be refused with, or None when it would apply.
+
+    Front ends ask this to offer the undo only when it can work (and to say why not)."""
+    try:
+        _validate(state, Undo(), None)
+    except CommandRejected as refusal:
+        return str(refusal)
+    return None
+
+
+def _undo(state: SessionState, command: Undo) -> list[_Effect]:
+    _not_awaiting(state)
+    applied = _undone(state)
+    return [
+        lambda rec, node_id=node_id, face=face: rec.record(Kind.NODE_RESTORED, node_id, to=face)
+        for node_id, face in _restorations(state, applied)
+    ]
+
+
 def _pending(state: SessionState, node_id: str | None) -> Node:
     approval = state.approval
     if state.status is not RunStatus.AWAITING_APPROVAL or approval is None:
@@ -589,6 +714,7 @@ _VALIDATORS: dict[type, Callable[..., list[_Effect]]] = {
     Edit: _edit,
     Reopen: _reopen,
     Force: _force,
+    Undo: _undo,
     Approve: _approve,
     Reject: _reject,
     EditAction: _edit_action,

@@ -40,8 +40,11 @@ __all__ = [
     "Event",
     "Kind",
     "ModelCalled",
+    "NodeChange",
     "NodeExpanded",
+    "NodeFace",
     "NodeReset",
+    "NodeRestored",
     "NodeRewritten",
     "NodeSpec",
     "NodesAdded",
@@ -77,6 +80,7 @@ class Kind(StrEnum):
     STATUS_CHANGED = "status_changed"
     NODE_REWRITTEN = "node_rewritten"
     NODE_RESET = "node_reset"
+    NODE_RESTORED = "node_restored"
     REVISION_USED = "revision_used"
     ALTERNATIVE_FORCED = "alternative_forced"
     ACTION_EXECUTED = "action_executed"
@@ -128,6 +132,29 @@ class NodeSpec:
     description: str
     score: float | None = None
     action: str | None = None
+
+
+@pydantic_dataclass(frozen=True, slots=True, config=_PART)
+class NodeFace:
+    """What a plan edit can change about one node, at one moment: the edit's diff shows it, an undo restores it."""
+
+    status: Status
+    type: NodeType
+    description: str
+    action: str | None = None
+    reason: str | None = None
+    forced: str | None = None
+    protected: bool = False
+    earlier: tuple[str, ...] = ()
+
+
+@pydantic_dataclass(frozen=True, slots=True, config=_PART)
+class NodeChange:
+    """One node a plan edit added (`before` None) or changed, as it was before and after the edit."""
+
+    id: str
+    after: NodeFace
+    before: NodeFace | None = None
 
 
 @pydantic_dataclass(frozen=True, slots=True, config=_PART)
@@ -244,6 +271,13 @@ class NodeReset(Payload):
     by: Origin | None = None
 
 
+class NodeRestored(Payload):
+    """An operator's undo put the node back as `to` says (a node the undone edit added: out of the plan, DELETED)."""
+
+    KIND = Kind.NODE_RESTORED
+    to: NodeFace
+
+
 class RevisionUsed(Payload):
     KIND = Kind.REVISION_USED
     ok: bool
@@ -349,12 +383,21 @@ class UpdateRefused(Payload):
 
 class CommandApplied(Payload):
     """`warning`: what the operator should know that the command could not change (e.g. a pruned
-    action already ran in the browser)."""
+    action already ran in the browser).
+
+    `changes`: the nodes a plan edit (or an undo) added or changed, before and after, so the log says
+    what each edit did without a replay and an undo knows what to restore; `undoes`: the command id
+    of the edit an undo took back. Version 2 added both (a version 1 edit recorded no changes, so it
+    cannot be undone).
+    """
 
     KIND = Kind.COMMAND_APPLIED
+    VERSION = 2
     command_id: str
     command: dict[str, Any] = Field(default_factory=dict)
     warning: str | None = None
+    changes: list[NodeChange] = Field(default_factory=list)
+    undoes: str | None = None
 
 
 class CommandRejected(Payload):
@@ -394,6 +437,7 @@ PAYLOADS: dict[Kind, type[Payload]] = {
         StatusChanged,
         NodeRewritten,
         NodeReset,
+        NodeRestored,
         RevisionUsed,
         AlternativeForced,
         ActionExecuted,
@@ -516,8 +560,15 @@ def _observed_ahead_to_proposals(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _command_applied_without_changes(data: dict[str, Any]) -> dict[str, Any]:
+    """Before version 2 no command recorded the nodes it changed: an empty list says so (and such an edit
+    cannot be undone)."""
+    return {**data, "changes": [], "undoes": None}
+
+
 _UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     (Kind.OBSERVED.value, 1): _observed_ahead_to_proposals,
+    (Kind.COMMAND_APPLIED.value, 1): _command_applied_without_changes,
 }
 """(kind, from_version) -> function returning the payload at from_version + 1."""
 

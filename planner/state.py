@@ -33,6 +33,7 @@ from planner.events import (
     ModelCalled,
     NodeExpanded,
     NodeReset,
+    NodeRestored,
     NodeRewritten,
     NodesAdded,
     NodeSpec,
@@ -50,7 +51,7 @@ from planner.events import (
     StatusChanged,
 )
 from planner.operators import Candidate
-from planner.status import CLOSED, move
+from planner.status import CLOSED, REMOVED, move
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
 
 __all__ = [
@@ -110,7 +111,9 @@ class SessionState:
     task may be answered with, by name, as the observations reported them. `proposals` maps unexpanded
     node ids to actions a model planned ahead on the current page; any page change clears them.
     `diagnosis` is the latest diagnosis appended to the finished run, if any. `expect` holds the
-    strings a correct answer contains, when the task came with them (`answer_check`).
+    strings a correct answer contains, when the task came with them (`answer_check`). `edits` is the
+    operator's undo stack: the `command_applied` events of the plan edits an undo may still take
+    back, oldest first (each carries the nodes it changed).
     """
 
     task: str = ""
@@ -142,6 +145,7 @@ class SessionState:
     current: str | None = None
     last_screenshot: str | None = None
     handled_commands: set[str] = field(default_factory=set)
+    edits: list[Event] = field(default_factory=list)
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
@@ -324,6 +328,24 @@ def _node_reset(state: SessionState, event: Event) -> None:
         node.protected = True
 
 
+def _node_restored(state: SessionState, event: Event) -> None:
+    """An undo puts a node back as its edit found it. A PRUNED or DELETED node leaves only through
+    UNVISITED, as a reopen does, so each step of the way is one `move` checks."""
+    face = cast(NodeRestored, event.payload).to
+    node = state.tree[event.node_id]
+    if node.status in REMOVED and face.status is not node.status:
+        move(node, Status.UNVISITED)
+    move(node, face.status)
+    node.type = face.type
+    node.description = face.description
+    node.action = face.action
+    node.reason = face.reason
+    node.forced = face.forced
+    node.protected = face.protected
+    node.earlier = face.earlier
+    state.proposals.pop(node.id, None)
+
+
 def _revision_used(state: SessionState, event: Event) -> None:
     state.tree[event.node_id].revisions += 1
     state.metrics.repair_attempts += 1
@@ -446,8 +468,18 @@ def _command_handled(state: SessionState, event: Event) -> None:
     state.handled_commands.add(cast(CommandApplied | CommandRejected, event.payload).command_id)
     if event.kind is Kind.COMMAND_APPLIED:
         state.metrics.commands_applied += 1
+        _stack_edit(state, event)
     else:
         state.metrics.commands_rejected += 1
+
+
+def _stack_edit(state: SessionState, event: Event) -> None:
+    """An edit that changed nodes goes on the undo stack; an undo takes the edit it undid off it."""
+    applied = cast(CommandApplied, event.payload)
+    if applied.undoes is not None:
+        state.edits = [e for e in state.edits if cast(CommandApplied, e.payload).command_id != applied.undoes]
+    elif applied.changes:
+        state.edits.append(event)
 
 
 def _diagnosed(state: SessionState, event: Event) -> None:
@@ -472,6 +504,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.STATUS_CHANGED: _status_changed,
     Kind.NODE_REWRITTEN: _node_rewritten,
     Kind.NODE_RESET: _node_reset,
+    Kind.NODE_RESTORED: _node_restored,
     Kind.REVISION_USED: _revision_used,
     Kind.ALTERNATIVE_FORCED: _alternative_forced,
     Kind.ACTION_EXECUTED: _action_executed,

@@ -374,7 +374,7 @@ def test_parse_command_validates_shape() -> None:
             {"kind": "x" * 100_000},
             (
                 "invalid command: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is not a command kind; use one of pause, resume, "
-                "step, stop, inject, prune, edit, reopen, force, approve, reject, edit_action, breakpoints, "
+                "step, stop, inject, prune, edit, reopen, force, undo, approve, reject, edit_action, breakpoints, "
                 "constraints, budget"
             ),
         ),

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from planner.browser.dry import DryEnvironment
-from planner.commands import EditAction, Inject, Pause, Prune, Reopen, Resume, SetBreakpoints, apply_command
+from planner.commands import EditAction, Inject, Pause, Prune, Reopen, Resume, SetBreakpoints, Undo, apply_command
 from planner.config import Breakpoint, EngineConfig
 from planner.engine import Engine
 from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind, Observed, upgrade
@@ -142,6 +142,8 @@ def _every_kind() -> list[Event]:
         Prune(node="0", reason="not needed"),  # refused: the root cannot be pruned
         Prune(node="0.4", reason="not needed"),
         Reopen(node="0.4"),
+        Inject(parent="0", goals=["extra"]),
+        Undo(),
         Pause(),
         Resume(),
     ):

@@ -1,5 +1,7 @@
 """Editing the plan on the selected node. Forms only send commands; the runner validates and applies
-them at the next step boundary, and each form shows the engine's answer next to it.
+them at the next step boundary, and each form shows the engine's answer next to it. Under the forms,
+the operator's last plan edit shows what it did (added, removed and changed nodes, before → after)
+with the button that takes it back while none of its nodes has run.
 
 Every form lives in a scope (`ui.forms`): the node's forms in (session, node), the session's settings
 in (session), the approval box in (session, approval request). Input the form can tell is wrong
@@ -9,16 +11,20 @@ in (session), the approval box in (session, approval request). Input the form ca
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 import streamlit as st
 
+from planner.commands import undo_refusal
+from planner.diff import EditDiff, edit_diff
+from planner.events import CommandApplied, NodeChange, NodeFace
 from planner.state import RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
 from sessions.markdown import md, md_line, short
 from ui.context import Console
 from ui.forms import Scope, scope, show_result, submit
+from ui.shortcuts import SHORTCUTS
 from ui.views.sidebar import BREAKPOINT_LABELS
 
 __all__ = ["render_approval", "render_node_edit", "render_settings"]
@@ -62,10 +68,10 @@ def render_approval(ctx: Console, session_id: str, state: SessionState, request:
                 return {"kind": "reject", "reason": reason} if reason else "Give a reason for the rejection."
 
             approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
-            for column, label, key, payload in (
-                (cols[0], "Approve", "approve_submit", lambda: approve),
-                (cols[1], "Run edited action", "edit_action_submit", edited),
-                (cols[2], "Reject", "reject_submit", rejected),
+            for column, label, key, shortcut, payload in (
+                (cols[0], "Approve", "approve_submit", SHORTCUTS["approve"].key, lambda: approve),
+                (cols[1], "Run edited action", "edit_action_submit", None, edited),
+                (cols[2], "Reject", "reject_submit", SHORTCUTS["reject"].key, rejected),
             ):
                 column.form_submit_button(
                     label,
@@ -73,6 +79,7 @@ def render_approval(ctx: Console, session_id: str, state: SessionState, request:
                     key=key,
                     on_click=submit,
                     args=(ctx, where, "approval", payload),
+                    shortcut=shortcut,
                 )
         show_result(where, "approval")
 
@@ -84,6 +91,7 @@ def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: N
         st.info(_ENDED)
         return
     if node is None:
+        _last_edit(ctx, session_id, state)
         return
     where = scope(session_id, node.id)
     st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})")
@@ -101,6 +109,81 @@ def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: N
         _force(ctx, where, state, node)
     _inject(ctx, where, state, node)
     _rewrite(ctx, where, node)
+    _last_edit(ctx, session_id, state)
+
+
+_SHOWN_TEXT = 120
+"""A description or action quoted in an edit's diff is clamped here (the node shows all of it)."""
+
+
+def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
+    """The latest plan edit an undo would take back, as the nodes it added, removed and changed, and
+    the Undo button: enabled only when the undo would apply, with the refusal as its help otherwise."""
+    where = scope(session_id)
+    with st.container(border=True, key="last_edit"):
+        if state.edits:
+            event = state.edits[-1]
+            applied = cast(CommandApplied, event.payload)
+            kind = str(applied.command.get("kind", "edit")).replace("_", " ")
+            diff = edit_diff(event.seq, kind, event.node_id, applied.changes)
+            at = f" at {event.node_id}" if event.node_id else ""
+            st.markdown(f"**Last edit**: {md_line(f'{kind}{at} (event {event.seq})')}")
+            st.markdown("  \n".join(md_line(line) for line in _diff_lines(diff)))
+        else:
+            st.caption("No plan edit to undo.")
+        refusal = undo_refusal(state)
+        st.button(
+            "Undo last edit",
+            key="undo_btn",
+            disabled=refusal is not None,
+            help=md(refusal) if refusal else "Take back the last plan edit; none of its nodes has run yet.",
+            on_click=submit,
+            args=(ctx, where, "undo", lambda: {"kind": "undo"}),
+        )
+    show_result(where, "undo")
+
+
+def _diff_lines(diff: EditDiff) -> list[str]:
+    """An edit's diff as plain lines, one per node: "added 0.4 · check the brand", "removed 0.3 · …
+    (UNVISITED → PRUNED)", "changed 0.2 · description "a" → "b"". Escaping is the caller's."""
+    lines = [f"added {c.id} · {short(c.after.description, _SHOWN_TEXT)}" for c in diff.added]
+    lines += [
+        f"removed {c.id} · {short(c.after.description, _SHOWN_TEXT)} ({_was(c).status.value} → {c.after.status.value})"
+        for c in diff.removed
+    ]
+    lines += [f"changed {c.id} · {'; '.join(_moves(c))}" for c in diff.changed]
+    return lines
+
+
+def _was(change: NodeChange) -> NodeFace:
+    return change.before if change.before is not None else change.after
+
+
+def _moves(change: NodeChange) -> list[str]:
+    """What moved on a changed node, before → after; an edit that only marks it as the operator's says so."""
+    before, after = _was(change), change.after
+    moves = [
+        f"{name} {old.value} → {new.value}"
+        for name, old, new in (
+            ("status", before.status, after.status),
+            ("type", before.type, after.type),
+        )
+        if old is not new
+    ]
+    moves += [
+        f"{name} {_quoted(old)} → {_quoted(new)}"
+        for name, old, new in (
+            ("description", before.description, after.description),
+            ("action", before.action, after.action),
+            ("forced alternative", before.forced, after.forced),
+        )
+        if old != new
+    ]
+    return moves or ["now kept from the model's own updates"]
+
+
+def _quoted(text: str | None) -> str:
+    return "none" if text is None else f"“{short(text, _SHOWN_TEXT)}”"
 
 
 def render_settings(ctx: Console, session_id: str, state: SessionState) -> None:
