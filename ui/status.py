@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from planner.browser.dry import is_dry
 from planner.frames import Frame, next_position
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType
@@ -51,4 +52,13 @@ def status_line(state: SessionState, runner_alive: bool = True) -> str:
         return state.reason or "paused"
     if not runner_alive:
         return "interrupted (no runner is active); resume to continue"
+    if _browser_starting(state):
+        return f"starting Chromium and opening {state.start_url}, then {_doing(state)}"
     return _doing(state)
+
+
+def _browser_starting(state: SessionState) -> bool:
+    """The step under way starts the browser: the engine reads the page before its first step that
+    needs one, and Chromium starts on that first read, which can take seconds (the log has no page yet).
+    Reading the task's constraints comes first and needs no page."""
+    return not state.page_text and not state.awaits_constraints and not is_dry(state.start_url)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
-import functools
 import json
-import mimetypes
 from pathlib import Path
 from typing import cast
 
@@ -18,6 +15,7 @@ from planner.tree import Origin, Status
 from sessions.markdown import md, md_line
 from ui.url import NODE_KEY
 from ui.views.live import Live
+from ui.views.page_view import screenshot_url
 from ui.views.whole import show_text
 
 __all__ = ["render_inspector", "render_run_panel"]
@@ -26,22 +24,10 @@ _SHOWN_CHARS = 600
 """A description or final answer longer than this is cut, with the whole of it under an expander."""
 
 
-@functools.lru_cache(maxsize=32)
-def _data_url(path: str) -> str:
-    """The screenshot inline, as a data URL. A file path or bytes would be served from Streamlit's
-    media store under `/media/...`, which forgets a file as soon as a redraw of the live panel stops
-    showing it, so the browser's fetch of the image the previous redraw showed could answer 404 while
-    a run goes on. A data URL travels with the page (Streamlit sends a repeated one by reference), and
-    a screenshot file never changes once written, so its URL is built once."""
-    data = Path(path).read_bytes()
-    mime = mimetypes.guess_type(path)[0] or "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
 def _screenshot(path: str | None, caption: str, alt: str) -> None:
     """`caption` must come escaped (`md_line`): Streamlit renders image captions as Markdown."""
     if path and Path(path).is_file():
-        st.image(_data_url(path), caption=caption, alt=alt)
+        st.image(screenshot_url(path), caption=caption, alt=alt)
     else:
         st.caption("No screenshot for this step.")
 

@@ -1,4 +1,4 @@
-"""The session page: controls, status, approval box, tree, inspector, plan editing, timeline.
+"""The session page: controls, status, approval box, tree, live page, inspector, plan editing, timeline.
 
 While the run can still change it is one fragment that Streamlit redraws on a timer, so every part
 follows the run, and widgets keep their keys across redraws, so forms keep what the operator is
@@ -17,8 +17,10 @@ from ui.context import Console
 from ui.url import url_behind
 from ui.views.edit import render_approval, render_node_edit, render_settings
 from ui.views.header import render_controls, render_status
+from ui.views.inbox import inbox_behind
 from ui.views.inspector import render_inspector, render_run_panel
 from ui.views.live import live
+from ui.views.page_view import render_live_page
 from ui.views.sidebar import render_sessions
 from ui.views.timeline import render_timeline
 from ui.views.tree import render_node_picker, render_tree
@@ -39,6 +41,8 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
 def _running_panel(ctx: Console, session_id: str) -> None:
     if live(ctx, session_id).refresh().finished:
         st.rerun()  # the whole page, once: from now on it is the finished session's, which does not refresh
+    if inbox_behind(ctx.store.sessions()):
+        st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
     _panel(ctx, session_id)
 
 
@@ -62,6 +66,7 @@ def _panel(ctx: Console, session_id: str) -> None:
         render_tree(ctx, session_id, state, follower.failed)
     node = state.tree.get(node_id) if node_id else None
     with right:
+        render_live_page(follower)
         node_tab, edit_tab, run_tab = st.tabs(["Node", "Edit plan", "Task & answer"], key="panel", bind="query-params")
         with node_tab:
             render_inspector(follower, node_id)

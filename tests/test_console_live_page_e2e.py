@@ -1,0 +1,190 @@
+"""The live page beside the tree, and the first browser step's status, in the real console in headless Chromium.
+
+Issue 12, "Make supervising fast": an operator watching a run sees the newest screenshot next to the
+plan, with the page and the action it shows, refreshed with each action and left alone between
+actions; and the first browser step says what it waits for (Chromium starting) instead of a bare
+"expanding 0" for seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, WebSocket, expect
+
+from demo.tasks import load_tasks
+from planner.events import ActionExecuted
+from planner.state import RunStatus, SessionState
+from sessions.reading import load_state
+from sessions.runner import queue_command
+from sessions.sql import open_store
+from sessions.store import EventStore
+from ui.server import ConsoleProcess, start_console
+from ui.views.page_view import LIVE_PAGE_ALT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TASKS = {task.id: task for task in load_tasks()}
+_WORD_JOINER = "\u2060"
+"""The console puts one inside every URL it shows, so that no URL becomes a live link."""
+
+_STORES: dict[Path, EventStore] = {}
+
+
+def store_of(console: ConsoleProcess) -> EventStore:
+    """One store per console database, reused by every poll of the test."""
+    if console.db not in _STORES:
+        _STORES[console.db] = open_store(console.db)
+    return _STORES[console.db]
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
+    running = start_console(tmp_path_factory.mktemp("console") / "console.db")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, pause the runs it left going: the next test then shares the machine with
+    nothing but its own run (on a loaded machine, a leftover run made the next test's clicks miss)."""
+    yield
+    if "console" in request.fixturenames:
+        store = store_of(request.getfixturevalue("console"))
+        for info in store.sessions():
+            if info.status in ("running", "awaiting_approval"):
+                queue_command(store, info.id, {"kind": "pause"})
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
+    return load_state(store_of(console), session_id)
+
+
+def open_console(page: Page, console: ConsoleProcess) -> None:
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(console.url)
+    expect(page.get_by_text("New session")).to_be_visible(timeout=30_000)
+
+
+def start_session(page: Page, console: ConsoleProcess, choice: str, fill: Callable[[], None] = lambda: None) -> str:
+    """Start a session from the sidebar form, the way an operator does; returns the session id."""
+    before = {info.id for info in store_of(console).sessions()}
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.locator(".st-key-new_task_choice input").fill(choice.split(" (")[0])
+    page.get_by_role("option", name=choice).click()
+    expect(sidebar.locator(".st-key-new_task_choice input")).to_have_value(choice)
+    fill()
+    sidebar.locator(".st-key-start_session button").click()
+    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
+    session_id = store_of(console).sessions()[0].id
+    expect(sidebar.locator(".st-key-session input")).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
+    return session_id
+
+
+def latest_action(console: ConsoleProcess, session_id: str) -> ActionExecuted:
+    runs = [e.payload for e in store_of(console).load(session_id) if isinstance(e.payload, ActionExecuted)]
+    assert runs, "the run executed no action"
+    return runs[-1]
+
+
+def test_the_live_page_follows_the_run_and_is_left_alone_between_actions(page: Page, console: ConsoleProcess) -> None:
+    screenshots_sent: list[int] = []
+
+    def watch(socket_: WebSocket) -> None:
+        def frame(payload: str | bytes) -> None:
+            data = payload if isinstance(payload, bytes) else payload.encode()
+            if b"data:image/png;base64," in data and LIVE_PAGE_ALT.encode() in data:
+                screenshots_sent.append(len(data))
+
+        socket_.on("framereceived", frame)
+
+    page.on("websocket", watch)
+    open_console(page, console)
+    task = TASKS["wireless-photo-printers"]
+    session_id = start_session(page, console, f"{task.title} ({task.kind.value})")
+    live = page.locator(".st-key-live_page")
+    image = live.get_by_role("img", name=LIVE_PAGE_ALT)
+    expect(image, "the live page's screenshot, next to the tree").to_be_visible(timeout=60_000)
+    chart = page.get_by_role("img", name=re.compile(r"^Plan tree of")).first
+    expect(chart, "the tree").to_be_visible(timeout=30_000)
+    tree = chart.bounding_box()
+    assert tree is not None and tree["y"] + 100 < 1000, f"the tree is on screen beside the live page: {tree}"
+    seen: set[str] = set()
+    deadline = time.monotonic() + 120
+    while len(seen) < 2:
+        assert time.monotonic() < deadline, f"timed out waiting for a second screenshot on the live page ({seen})"
+        assert not state_of(console, session_id).finished, "the run finished before the live page changed"
+        seen.update(image.evaluate_all("images => images.map(i => i.src.length + ':' + i.src.slice(-80))"))
+        page.wait_for_timeout(200)
+    queue_command(store_of(console), session_id, {"kind": "pause"})
+    wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, what="the pause")
+
+    # The newest screenshot, with the latest action's page as its caption.
+    last = latest_action(console, session_id)
+    assert last.screenshot and last.url, "a demo shop action leaves a screenshot and a URL"
+    shown = "data:image/png;base64," + base64.b64encode(Path(last.screenshot).read_bytes()).decode("ascii")
+    wait_until(
+        lambda: image.evaluate_all("images => images.map(i => i.src)") == [shown],
+        30,
+        "the latest action's screenshot, alone, on the live page",
+    )
+    wait_until(
+        lambda: last.url in live.inner_text().replace(_WORD_JOINER, ""),
+        30,
+        "the caption to name the latest action's page",
+    )
+    expect(live).to_contain_text(re.compile(r"\d+ (s|min) ago"))
+
+    # Paused: redraws go on (the age counts up), but the image is neither sent again nor replaced.
+    image.evaluate("i => { i.dataset.mark = 'kept'; }")
+    screenshots_sent.clear()
+    ages: set[str] = set()
+    wait_until(
+        lambda: ages.add(live.inner_text()) or len(ages) >= 3,
+        60,
+        "three redraws of the live page while paused (its age counting up)",
+    )
+    marks = image.evaluate_all("images => images.map(i => i.dataset.mark || 'new')")
+    assert marks == ["kept"], f"a redraw replaced the unchanged screenshot's <img>: {marks}"
+    assert screenshots_sent == [], f"the unchanged live screenshot was sent again: {screenshots_sent} bytes"
+
+
+@pytest.fixture
+def silent_site() -> Iterator[str]:
+    """A site that accepts connections and never answers: the browser's first page load waits for it."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/"
+
+
+def test_the_first_browser_step_says_chromium_is_starting(
+    page: Page, console: ConsoleProcess, silent_site: str
+) -> None:
+    open_console(page, console)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+
+    def own_task() -> None:
+        sidebar.locator(".st-key-new_task_text textarea").fill("find the cheapest espresso machine")
+        sidebar.locator(".st-key-new_start_url input").fill(silent_site)
+
+    start_session(page, console, "Your own task…", own_task)
+    status = page.get_by_text(re.compile(r"starting Chromium and opening http:\u2060?//127\.0\.0\.1:\u2060?\d+/"))
+    expect(status.first, "the status line says Chromium is starting").to_be_visible(timeout=60_000)
+    expect(page.locator(".st-key-live_page")).to_contain_text("no screenshot yet")

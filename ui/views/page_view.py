@@ -1,0 +1,104 @@
+"""The live page: the newest browser screenshot beside the tree, the action and page it shows, and its age.
+
+An operator watching a run sees the plan and the page together without opening a tab. The image is
+an element of its own that depends only on the screenshot file: while no action happens,
+every 0.75 s redraw sends Streamlit the same element, which it forwards to the browser as a reference
+to the message the browser already holds (its forward-message cache), and the `<img>` stays as it is.
+Only the age, a separate line of text, changes between actions.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import mimetypes
+import time
+from itertools import chain
+from pathlib import Path
+from typing import cast
+
+import streamlit as st
+
+from planner.browser.dry import is_dry
+from planner.events import ActionExecuted, Event
+from sessions.markdown import md_line
+from ui.views.live import Live
+
+__all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url"]
+
+LIVE_PAGE_ALT = "live page: the browser after the latest action"
+"""The live screenshot's alternative text (what a screen reader, or a test, finds it by)."""
+_THUMB_COLUMNS = (1, 1)
+"""Screenshot and text side by side: in a 1600 px window the screenshot is about 190 px wide and 120 px
+tall, small enough that the tabs below keep most of their forms on screen; its full-screen button
+enlarges it."""
+_SHOWN_CHARS = 160
+"""An action or URL longer than this is cut (the inspector has it whole)."""
+
+
+@functools.lru_cache(maxsize=32)
+def screenshot_url(path: str) -> str:
+    """The screenshot inline, as a data URL. A file path or bytes would be served from Streamlit's
+    media store under `/media/...`, which forgets a file as soon as a redraw of the live panel stops
+    showing it, so the browser's fetch of the image the previous redraw showed could answer 404 while
+    a run goes on. A data URL travels with the page (Streamlit sends a repeated one by reference), and
+    a screenshot file never changes once written, so its URL is built once."""
+    data = Path(path).read_bytes()
+    mime = mimetypes.guess_type(path)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min ago"
+
+
+def _shot_event(follower: Live) -> Event | None:
+    """The action event that took the session's latest screenshot.
+
+    Looked up once per screenshot: among the follower's recent events first, and through every
+    event of the session only when more than its window of events came since (a first drawing).
+    """
+    path = follower.state.last_screenshot
+    if path is None:
+        return None
+    found: dict[str, tuple[str, Event | None]] = st.session_state.setdefault("_live_page_event", {})
+    cached = found.get(follower.session_id)
+    if cached is not None and cached[0] == path:
+        return cached[1]
+    events = chain(reversed(follower.recent), chain.from_iterable(map(reversed, follower.by_node.values())))
+    event = next(
+        (e for e in events if isinstance(e.payload, ActionExecuted) and e.payload.screenshot == path),
+        None,
+    )
+    found[follower.session_id] = (path, event)
+    return event
+
+
+def render_live_page(follower: Live) -> None:
+    """The newest screenshot while the run can still change; nothing for a session without a browser."""
+    state = follower.state
+    if state.finished or is_dry(state.start_url):
+        return
+    event = _shot_event(follower)
+    path = state.last_screenshot
+    with st.container(key="live_page"):
+        if event is None or path is None or not Path(path).is_file():
+            st.caption(
+                "**Live page** · no screenshot yet: one is taken after each browser action. "
+                f"Page: {md_line(state.url or 'none yet', _SHOWN_CHARS)}"
+            )
+            return
+        run = cast(ActionExecuted, event.payload)
+        shot, words = st.columns(_THUMB_COLUMNS, gap="small")
+        with shot:
+            st.image(screenshot_url(path), alt=LIVE_PAGE_ALT)
+        with words:
+            st.markdown(f"**Live page** · {_ago(time.time() - event.at)}")
+            outcome = "" if run.ok else f", which failed: {run.error or 'no reason given'}"
+            st.caption(md_line(f"after {run.action} at {event.node_id}{outcome}", _SHOWN_CHARS))
+            st.caption(md_line(run.url or "", _SHOWN_CHARS))
