@@ -225,7 +225,7 @@ def test_reject_a_guarded_action(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
-    expect(page.get_by_text("Approval required")).to_be_visible(timeout=15_000)
+    expect(page.locator("strong").filter(has_text="Approval required")).to_be_visible(timeout=15_000)
     shot(page, "console-approval.png")
     only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
     page.locator(".st-key-reject_submit button").click()

@@ -11,6 +11,7 @@ from sessions.markdown import md, md_line
 from sessions.runner import STALE_AFTER
 from ui.commands import send
 from ui.context import Console
+from ui.shortcuts import SHORTCUTS, render_help
 from ui.status import STATUS_ICONS, status_line
 
 __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
@@ -39,24 +40,27 @@ def _press(ctx: Console, session_id: str, verb: str, orphaned: bool) -> None:
 
 
 def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
-    """Start/resume, pause, step and stop, enabled by what the run can do right now."""
-    cols = st.columns([1, 1, 1, 1, 4])
+    """Start/resume, pause, step and stop, enabled by what the run can do right now, and the help on
+    their keys (`ui.shortcuts`; a disabled button's key does nothing)."""
+    cols = st.columns([1, 1, 1, 1, 1, 3])
     status = state.status
     orphaned = status is RunStatus.RUNNING and not _runner_alive(ctx, session_id)
     can_resume = status in (RunStatus.PAUSED, RunStatus.STOPPED) or orphaned
+    resume, pause, step = SHORTCUTS["resume"].key, SHORTCUTS["pause"].key, SHORTCUTS["step"].key
     verbs = [
-        (cols[0], "Resume" if state.steps else "Start", ":material/play_arrow:", "resume", not can_resume),
-        (cols[1], "Pause", ":material/pause:", "pause", status is not RunStatus.RUNNING),
+        (cols[0], "Resume" if state.steps else "Start", ":material/play_arrow:", "resume", resume, not can_resume),
+        (cols[1], "Pause", ":material/pause:", "pause", pause, status is not RunStatus.RUNNING),
         (
             cols[2],
             "Step",
             ":material/skip_next:",
             "step",
+            step,
             status not in (RunStatus.PAUSED, RunStatus.STOPPED, RunStatus.RUNNING),
         ),
-        (cols[3], "Stop", ":material/stop:", "stop", state.finished or status is RunStatus.STOPPED),
+        (cols[3], "Stop", ":material/stop:", "stop", None, state.finished or status is RunStatus.STOPPED),
     ]
-    for column, label, icon, verb, disabled in verbs:
+    for column, label, icon, verb, shortcut, disabled in verbs:
         column.button(
             label,
             icon=icon,
@@ -65,8 +69,11 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
             width="stretch",
             on_click=_press,
             args=(ctx, session_id, verb, orphaned),
+            shortcut=shortcut,
         )
     with cols[4]:
+        render_help()
+    with cols[5]:
         _flash(session_id)
 
 

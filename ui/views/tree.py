@@ -8,8 +8,10 @@ import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
+from planner.tree import Tree
 from sessions.markdown import md, short
 from ui.context import Console
+from ui.shortcuts import SHORTCUTS
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
 from ui.url import NODE_KEY, shown_node
 
@@ -100,11 +102,37 @@ def render_node_picker(state: SessionState) -> str | None:
         ids = _neighbourhood(state, selected)
     else:
         ids = [node.id for node in state.tree.walk()]
-    st.selectbox(
-        "Node",
-        ids,
-        key=NODE_KEY,
-        format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
-        help="Click a node in the tree, or search here by id or description",
-    )
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        st.selectbox(
+            "Node",
+            ids,
+            key=NODE_KEY,
+            format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
+            help="Click a node in the tree, or search here by id or description",
+        )
+        for name, icon, by in (
+            ("previous_node", ":material/keyboard_arrow_up:", -1),
+            ("next_node", ":material/keyboard_arrow_down:", 1),
+        ):
+            shortcut = SHORTCUTS[name]
+            st.button(
+                "",
+                icon=icon,
+                key=name,
+                help=shortcut.does,
+                shortcut=shortcut.key,
+                on_click=_move,
+                args=(state.tree, by),
+            )
     return st.session_state[NODE_KEY]
+
+
+def _move(tree: Tree, by: int) -> None:
+    """Select the node `by` places from the selection in depth-first order, the order the selector lists
+    (its neighbourhood of a big tree keeps that order, and always holds the selection); the ends stay put.
+
+    `tree` is the one on screen when the button was drawn: the follower folds new events into it in
+    place, so it is never older than the selection."""
+    order = [node.id for node in tree.walk()]
+    index = order.index(shown_node(tree)) + by
+    st.session_state[NODE_KEY] = order[min(max(index, 0), len(order) - 1)]

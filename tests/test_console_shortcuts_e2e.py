@@ -1,0 +1,341 @@
+"""Keyboard shortcuts (issue 12, "make supervising fast"): the keys of `ui.shortcuts` drive the run,
+the approval box and the node selection, are listed in the help popover, and never fire while the
+operator types in a field.
+
+The AppTest checks come first (headless, seconds); then the real console in headless Chromium, with the
+helpers of tests/test_console_e2e.py: each key is pressed as an operator does, and the session store
+says what it did.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from conftest import BROWNIE_TASK, SCRIPTS
+from playwright.sync_api import Locator, Page, expect
+from streamlit.elements.lib.shortcut_utils import normalize_shortcut
+from streamlit.testing.v1 import AppTest
+
+from demo.tasks import check_answer, load_tasks
+from planner.events import CommandApplied, CommandRejected
+from planner.state import RunStatus, SessionState
+from sessions.reading import load_state
+from sessions.runner import create_session, queue_command
+from sessions.sql import open_store
+from sessions.store import EventStore
+from ui.server import ConsoleProcess, start_console
+from ui.shortcuts import SHORTCUTS, ShortcutName
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TASKS = {task.id: task for task in load_tasks()}
+
+
+def key_of(name: ShortcutName) -> str:
+    """The key as a button's proto and Playwright's keyboard spell it."""
+    return normalize_shortcut(SHORTCUTS[name].key)
+
+
+# -- the map and the buttons, headless ---------------------------------------------------------------
+
+
+def test_every_key_is_one_streamlit_binds_and_no_two_share_one() -> None:
+    keys = [normalize_shortcut(shortcut.key) for shortcut in SHORTCUTS.values()]  # raises on R, C, "."
+    assert len(set(keys)) == len(keys), keys
+    assert all(re.fullmatch(r"[a-z0-9]", key) for key in keys), "single keys: typing in a field never fires them"
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    path = str(tmp_path / "console.db")
+    monkeypatch.setenv("ANDOR_DB", path)
+    monkeypatch.setenv("ANDOR_SHOP", "0")
+    st.cache_resource.clear()
+    yield path
+    from ui.context import console
+
+    console().pool.shutdown()
+    st.cache_resource.clear()
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_the_buttons_carry_the_maps_keys_and_the_node_buttons_walk_the_tree(db: str) -> None:
+    store = open_store(db)
+    session_id = create_session(
+        store, BROWNIE_TASK, f"script:{SCRIPTS / 'brownie.json'}", start_url="dry://start", paused=True
+    )
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    for steps in (1, 2):  # the constraints, then the root's expansion
+        at.button(key="ctl_step").click().run()
+        wait_until(lambda steps=steps: load_state(store, session_id).steps == steps, what=f"step {steps}")
+    at.run()
+    assert not at.exception, at.exception
+    keys = {button.key: button.proto.shortcut for button in at.button}
+    assert keys["ctl_resume"] == key_of("resume") and keys["ctl_pause"] == key_of("pause")
+    assert keys["ctl_step"] == key_of("step") and keys["ctl_stop"] == "", "Stop has no key"
+    assert keys["previous_node"] == key_of("previous_node") and keys["next_node"] == key_of("next_node")
+    order = [node.id for node in load_state(store, session_id).tree.walk()]
+    assert at.selectbox(key="node").value == order[0]
+    at.button(key="previous_node").click().run()
+    assert at.selectbox(key="node").value == order[0], "the first node stays put"
+    for node_id in order[1:]:
+        at.button(key="next_node").click().run()
+        assert at.selectbox(key="node").value == node_id
+    at.button(key="next_node").click().run()
+    assert at.selectbox(key="node").value == order[-1], "the last node stays put"
+    at.button(key="previous_node").click().run()
+    assert at.selectbox(key="node").value == order[-2]
+    [help_table] = [m.value for m in at.markdown if m.value.startswith("| Key | Does |")]
+    for shortcut in SHORTCUTS.values():
+        assert f"| `{shortcut.key}` | {shortcut.does} |" in help_table
+
+
+# -- the real console in Chromium --------------------------------------------------------------------
+
+_STORES: dict[Path, EventStore] = {}
+
+
+def store_of(console: ConsoleProcess) -> EventStore:
+    if console.db not in _STORES:
+        _STORES[console.db] = open_store(console.db)
+    return _STORES[console.db]
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
+    running = start_console(tmp_path_factory.mktemp("console") / "console.db")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, pause the runs it left going, so the next test shares the machine with none."""
+    yield
+    if "console" in request.fixturenames:
+        store = store_of(request.getfixturevalue("console"))
+        for info in store.sessions():
+            if info.status in ("running", "awaiting_approval"):
+                queue_command(store, info.id, {"kind": "pause"})
+
+
+def open_console(page: Page, console: ConsoleProcess) -> None:
+    page.set_viewport_size({"width": 1500, "height": 1150})
+    page.goto(console.url)
+    expect(page.get_by_text("New session")).to_be_visible(timeout=30_000)
+
+
+def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: bool = False) -> str:
+    """Start a demo task from the sidebar form, the way an operator does; returns the session id."""
+    task = TASKS[task_id]
+    before = {info.id for info in store_of(console).sessions()}
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    choice = f"{task.title} ({task.kind.value})"
+    sidebar.locator(".st-key-new_task_choice input").fill(task.title)
+    page.get_by_role("option", name=choice).click()
+    expect(sidebar.locator(".st-key-new_task_choice input")).to_have_value(choice)
+    if paused:
+        sidebar.get_by_text("Start paused").click()
+    sidebar.locator(".st-key-start_session button").click()
+    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
+    session_id = store_of(console).sessions()[0].id
+    expect(sidebar.locator(".st-key-session input")).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
+    expect(page.get_by_role("heading", name=task.task)).to_be_visible(timeout=30_000)
+    return session_id
+
+
+def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
+    return load_state(store_of(console), session_id)
+
+
+def commands(console: ConsoleProcess, session_id: str, kind: str) -> int:
+    """How many `kind` commands the session has received: handled (in the log) or still queued, by id,
+    so a command handled between the two reads is counted once."""
+    store = store_of(console)
+    queued = {command.command_id for command in store.pending(session_id) if command.payload.get("kind") == kind}
+    handled = {
+        event.payload.command_id
+        for event in store.load(session_id)
+        if isinstance(event.payload, CommandApplied | CommandRejected) and event.payload.command.get("kind") == kind
+    }
+    return len(queued | handled)
+
+
+_WATCH = """() => {
+    document.activeElement?.blur();
+    window.__took = null;
+    window.addEventListener("keydown", event => { window.__took = event.defaultPrevented; }, {once: true});
+}"""
+"""Blur the focus and note whether a shortcut takes the next key: the window's listener is the last to
+see it, after Streamlit's on the document, which prevents the default of each key it takes."""
+
+
+def press(page: Page, name: ShortcutName, button: Locator) -> None:
+    """Press a shortcut with the focus on no field, once `button` (the one it triggers) can take it.
+
+    A key does nothing while its button is disabled, and the page may not show the new state yet; a
+    redraw may also remount the button the moment the key goes down. So the key is pressed again until
+    a shortcut takes it (never once one did: that would send the command twice)."""
+    key = key_of(name)
+    for _ in range(5):
+        expect(button, f"the button of {name!r} enabled").to_be_enabled(timeout=30_000)
+        page.evaluate(_WATCH)
+        page.keyboard.press(key)
+        took = page.evaluate("() => window.__took")
+        assert took is not None, f"the key {key!r} never reached the page"
+        if took:
+            return
+    raise AssertionError(f"no shortcut took the key {key!r} ({name}) in five presses")
+
+
+def button(page: Page, key: str) -> Locator:
+    """The button of widget `key` as the last redraw drew it (a redraw marks the copy it replaces stale);
+    the first: a button with a tooltip keeps a hidden copy beside it, to measure its label."""
+    return page.locator(f'.st-key-{key}:not([data-stale="true"]) button').first
+
+
+def control(page: Page, verb: str) -> Locator:
+    return button(page, f"ctl_{verb}")
+
+
+def url_node(page: Page) -> str | None:
+    """The URL's ?node= as the browser shows it now (asked of the page: `page.url` lags)."""
+    return page.evaluate("() => new URLSearchParams(location.search).get('node')")
+
+
+def selected(page: Page) -> Locator:
+    return page.locator(".st-key-node input")
+
+
+def select_by_key(page: Page, name: ShortcutName, node_id: str) -> None:
+    """Move the selection by key and wait until the selector and the URL show `node_id`.
+
+    A redraw racing the move can put the old selection back (as it can swallow a click on the tree,
+    see `click_node` in test_console_e2e.py): the key is pressed again only while the selection has
+    not moved at all."""
+    before = selected(page).input_value()
+    for _ in range(3):
+        press(page, name, button(page, name))
+        try:
+            expect(selected(page)).to_have_value(re.compile(rf"^{re.escape(node_id)} · "), timeout=15_000)
+            break
+        except AssertionError:
+            assert selected(page).input_value() == before, f"{name} moved the selection elsewhere than {node_id}"
+    expect(selected(page), f"node {node_id} selected by {name}").to_have_value(
+        re.compile(rf"^{re.escape(node_id)} · "), timeout=30_000
+    )
+    wait_until(lambda: url_node(page) == node_id, 60, f"the URL to hold ?node={node_id}")
+
+
+def step_by_key(page: Page, console: ConsoleProcess, session_id: str) -> None:
+    """S on a paused session: one step runs, then the session pauses again, and the page says so."""
+    before = state_of(console, session_id).steps
+    press(page, "step", control(page, "step"))
+    wait_until(
+        lambda: (state := state_of(console, session_id)).steps > before and state.status is RunStatus.PAUSED,
+        what=f"step {before + 1} by key",
+    )
+    assert state_of(console, session_id).reason == "paused after one step"
+    expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: ConsoleProcess) -> None:
+    open_console(page, console)
+    session_id = start_demo(page, console, "wireless-photo-printers", paused=True)
+    step_by_key(page, console, session_id)  # the task's constraints
+    step_by_key(page, console, session_id)  # the root's expansion
+    order = [node.id for node in state_of(console, session_id).tree.walk()]
+    assert order[:3] == ["0", "0.1", "0.2"], order
+    select_by_key(page, "next_node", "0.1")
+    select_by_key(page, "next_node", "0.2")
+    select_by_key(page, "previous_node", "0.1")
+    inspector = page.get_by_text(re.compile(r"^0\.1 · \w+ · \w+ · made by planner")).first
+    expect(inspector, "the inspector's heading of 0.1").to_be_visible(timeout=30_000)
+
+    # Typed into a form's field, G and S (both enabled now) send nothing. The key pressed next, outside
+    # the field, is handled after them: once its move shows, any command they sent would be recorded.
+    steps = commands(console, session_id, "step")
+    page.get_by_role("tab", name="Edit plan").click()
+    field = page.locator('[class*="st-key-prune_reason-"] input')
+    expect(field, "the prune form of 0.1 alone").to_have_count(1, timeout=30_000)
+    field.press_sequentially("gs sg")
+    expect(field).to_have_value("gs sg")
+    select_by_key(page, "previous_node", "0")
+    assert commands(console, session_id, "resume") == 0, "G typed into a field resumed the run"
+    assert commands(console, session_id, "step") == steps, "S typed into a field stepped the run"
+    assert state_of(console, session_id).status is RunStatus.PAUSED
+
+    press(page, "resume", control(page, "resume"))
+    wait_until(lambda: state_of(console, session_id).steps > 2, 60, "the run to go on after G")
+    # Typed into a field while the run goes on (P enabled), P does not pause it; outside a field it does.
+    task_text = page.locator('[data-testid="stSidebar"] .st-key-new_task_text textarea')
+    task_text.press_sequentially("p")
+    expect(task_text).to_have_value("p")
+    select_by_key(page, "next_node", "0.1")
+    assert commands(console, session_id, "pause") == 0, "P typed into a field paused the run"
+    assert state_of(console, session_id).status is RunStatus.RUNNING, "the run was still going (P enabled)"
+    press(page, "pause", control(page, "pause"))
+    wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, 60, "the pause by key")
+    assert state_of(console, session_id).reason == "paused by operator"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_approve_by_key(page: Page, console: ConsoleProcess) -> None:
+    open_console(page, console)
+    session_id = start_demo(page, console, "add-backpack-to-cart")
+    wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
+    press(page, "approve", button(page, "approve_submit"))
+    wait_until(lambda: state_of(console, session_id).finished, 90, "the run to finish after A")
+    state = state_of(console, session_id)
+    assert state.status is RunStatus.SUCCEEDED, state.reason
+    assert commands(console, session_id, "approve") == 1
+    assert check_answer(TASKS["add-backpack-to-cart"], state.final_answer or "").passed, state.final_answer
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProcess) -> None:
+    """The reason holds A and X (approve, reject) and S: typed into the field, none of them fires."""
+    open_console(page, console)
+    session_id = start_demo(page, console, "add-backpack-to-cart")
+    wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
+    reason = page.locator('[class*="st-key-approval_reason-"] input')
+    expect(reason, "the approval box's reason field").to_have_count(1, timeout=30_000)
+    reason.press_sequentially("no extra purchases")
+    expect(reason).to_have_value("no extra purchases")
+    press(page, "reject", button(page, "reject_submit"))
+    wait_until(lambda: state_of(console, session_id).finished, 60, "the run to fail after X")
+    state = state_of(console, session_id)
+    assert state.status is RunStatus.FAILED
+    assert state.tree["0.3"].reason == "rejected by operator: no extra purchases"
+    assert state.metrics.actions == 2, "the add-to-cart click never ran"
+    assert commands(console, session_id, "approve") == 0 and commands(console, session_id, "reject") == 1
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_help_popover_lists_every_key(page: Page, console: ConsoleProcess) -> None:
+    open_console(page, console)
+    start_demo(page, console, "cheapest-espresso", paused=True)
+    page.get_by_role("button", name=re.compile("Shortcuts")).click()
+    rows = page.locator('[data-testid="stPopoverBody"] tbody tr')
+    expect(rows, "one row per key").to_have_text(
+        [re.compile(rf"^\s*{re.escape(s.key)}\s*{re.escape(s.does)}\s*$") for s in SHORTCUTS.values()],
+        timeout=30_000,
+    )
