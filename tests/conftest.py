@@ -147,13 +147,18 @@ def postgres_url() -> Any:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests on pytest-playwright's `page`/`browser` fixtures run last.
+    """Test files with a test on pytest-playwright's `page`/`browser` fixtures run last, whole.
 
     Those fixtures keep one Playwright (and its asyncio loop) on the main thread for the rest of the
     session, and Playwright's sync API allows one per thread, so a `BrowserEnvironment` a later
-    test starts on the main thread would be refused. Order within each group is kept.
+    test starts on the main thread would be refused. Whole files, because `make test`'s workers
+    (pytest-xdist, `--dist loadfile`) take a file at a time in this order: a file that also had
+    other tests was placed where its first test stood and ran its browser tests early on its worker
+    (the demo runs after them on that worker then failed). Order within each group is kept.
     """
-    uses_fixture = [item for item in items if {"page", "browser", "context"} & set(getattr(item, "fixturenames", ()))]
-    if uses_fixture:
-        others = [item for item in items if item not in set(uses_fixture)]
-        items[:] = others + uses_fixture
+    browser_files = {
+        item.path for item in items if {"page", "browser", "context"} & set(getattr(item, "fixturenames", ()))
+    }
+    if browser_files:
+        late = [item for item in items if item.path in browser_files]
+        items[:] = [item for item in items if item.path not in browser_files] + late

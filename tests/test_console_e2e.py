@@ -153,8 +153,15 @@ def edit_node(page: Page, node_id: str) -> None:
     """Select a node in the tree and open its actions, beside the tree; return once they are drawn
     for that node (a form of the node selected before may linger for a redraw)."""
     click_node(page, node_id)
-    page.get_by_role("tab", name="Edit plan").click()
+    open_tab(page, "Edit plan")
     expect(page.get_by_text(f"Edit the plan at {node_id} (", exact=False).first).to_be_visible(timeout=30_000)
+
+
+def open_tab(page: Page, name: str) -> None:
+    """Open the tab `name`: a redraw can leave the old set of tabs for a moment, so wait for one."""
+    tab = page.get_by_role("tab", name=name)
+    expect(tab, f"one {name!r} tab").to_have_count(1, timeout=30_000)
+    tab.click()
 
 
 def box_of(locator: Locator, what: str) -> FloatRect:
@@ -278,7 +285,7 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     # The page turns to the finished session's (one whole run) shortly after the log says it ended;
     # a tab clicked before that run would be reset by it.
     expect(page.get_by_text("the answer is under Task & answer").first).to_be_visible(timeout=30_000)
-    page.get_by_role("tab", name="Task & answer").click()
+    open_tab(page, "Task & answer")
     expect(page.get_by_text("Northwind Metro 18L: $54.99", exact=True)).to_be_visible(timeout=15_000)
     shot(page, "console-figure13-done.png")
 
@@ -344,7 +351,7 @@ def test_the_url_follows_session_node_and_tab(page: Page, console: ConsoleProces
     step_once(page, console, first)
     click_node(page, "0.2")
     wait_for_url(page, "the selected node", session=first, node="0.2")
-    page.get_by_role("tab", name="Timeline").click()
+    open_tab(page, "Timeline")
     wait_for_url(page, "the open tab", session=first, node="0.2", tab="Timeline")
     page.reload()
     expect(page.get_by_role("heading", name=TASKS["cheapest-espresso"].task)).to_be_visible(timeout=30_000)
@@ -432,7 +439,7 @@ def test_a_failure_is_red_and_never_folded(page: Page, console: ConsoleProcess) 
     expect(labels.filter(has_text=re.compile(rf"^✗ .*\b{re.escape(failed[0].id)}\b")).first).to_be_visible(
         timeout=30_000
     )
-    page.get_by_role("tab", name="Edit plan").click()
+    open_tab(page, "Edit plan")
     # A session the operator rejected fails: its status is an error box, red.
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval")
@@ -487,7 +494,7 @@ def test_screenshots_never_answer_404_while_the_run_goes_on(page: Page, console:
     page.on("response", lambda response: missing.append(response.url) if response.status == 404 else None)
     open_console(page, console)
     session_id = start_demo(page, console, "wireless-photo-printers")
-    page.get_by_role("tab", name="Task & answer").click()
+    open_tab(page, "Task & answer")
     shots = page.get_by_role("img", name="latest browser screenshot")
     wait_until(lambda: state_of(console, session_id).metrics.actions >= 2, what="the first browser actions")
     expect(shots.first).to_be_visible(timeout=30_000)
