@@ -486,21 +486,20 @@ def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db
 
 
 def _press_twice_then_once_more(db: str, session_id: str) -> None:
-    """A Step press whose callback Streamlit runs twice at once (its replay), then a later press."""
-    import time
-
-    from ui.commands import REPLAY_SECONDS, send
+    """A Step press whose callback Streamlit runs twice before drawing (its replay), then a press on
+    the page drawn after it."""
+    from ui.commands import drawn, send
     from ui.context import console
 
     ctx = console()
     send(ctx, session_id, {"kind": "step"}, wait=0)
     send(ctx, session_id, {"kind": "step"}, wait=0)
-    time.sleep(REPLAY_SECONDS + 0.1)
+    drawn()
     send(ctx, session_id, {"kind": "step"}, wait=0)
 
 
 def test_a_press_whose_callback_streamlit_replays_sends_one_command(db: str) -> None:
-    """The replayed callback of one press is not queued again; a press after it is."""
+    """The replayed callback of one press is not queued again; a press after the page was drawn is."""
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, paused=True)
     at = AppTest.from_function(_press_twice_then_once_more, args=(db, session_id), default_timeout=30)

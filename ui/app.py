@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from sessions.markdown import md, short
+from ui.commands import drawn
 from ui.context import console
 from ui.url import read_url, write_url
 from ui.views.export import render_exports
@@ -37,6 +38,7 @@ def main() -> None:
         st.markdown(
             "## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**."
         )
+        drawn()
         return
     state = live(ctx, session_id).refresh()
     # One timer per page: the live panel's while the session can change, else the inbox's own.
@@ -54,5 +56,6 @@ def main() -> None:
         if exports.open:
             render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)
+    drawn()
     if state.finished and not timed:
         st.rerun()  # the run ended while this page was drawn, and its panel stopped: the inbox keeps time now

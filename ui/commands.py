@@ -2,16 +2,14 @@
 
 One press sends one command. Streamlit can run a button's callback twice for one press: `send` waits
 for the runner's answer inside the callback, the live panel's timer asks for a redraw meanwhile, and
-Streamlit then restarts the run with the press still pending, so the callback runs again at once
-(a Step pressed once ran two steps). Two presses cannot reach two callbacks that close together,
-since Streamlit folds presses that come while a run is busy into one, so an identical command from
-the same tab within `REPLAY_SECONDS` of the last one's answer is that replay: it gets the first
-one's answer and is not queued again.
+Streamlit then restarts the run with the press still pending, so the callback runs again before
+anything is drawn (a Step pressed once ran two steps). A real second press comes from a page drawn
+after the first, so an identical command from the same tab before the page has been drawn since
+(`drawn`) is that replay: it gets the first one's answer and is not queued again.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +20,10 @@ from sessions.runner import queue_command, wait_for_outcome
 from sessions.store import SessionFinished
 from ui.context import Console
 
-__all__ = ["FORM_NAMES", "REPLAY_SECONDS", "Outcome", "send"]
+__all__ = ["FORM_NAMES", "Outcome", "drawn", "send"]
 
-REPLAY_SECONDS = 0.25
-"""How long after a command's answer the same command from the same tab counts as Streamlit's replay."""
 _LAST = "_last_command"
-"""Session state: (session id, payload, outcome, monotonic time of the answer) of the tab's last command."""
+"""Session state: (session id, payload, outcome, drawn since) of the tab's last command."""
 
 FORM_NAMES = {
     "budget": "cost cap",
@@ -57,11 +53,18 @@ def send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float = 2
 
     The answer names the command as the console's form does ("cost cap applied", not "budget")."""
     last = st.session_state.get(_LAST)
-    if last and last[:2] == (session_id, payload) and time.monotonic() - last[3] < REPLAY_SECONDS:
+    if last and last[:2] == (session_id, payload) and not last[3]:
         return last[2]
     outcome = _send(ctx, session_id, payload, wait)
-    st.session_state[_LAST] = (session_id, payload, outcome, time.monotonic())
+    st.session_state[_LAST] = (session_id, payload, outcome, False)
     return outcome
+
+
+def drawn() -> None:
+    """The page (or the live panel) has been drawn since the last command: the next one is a new press."""
+    last = st.session_state.get(_LAST)
+    if last and not last[3]:
+        st.session_state[_LAST] = (*last[:3], True)
 
 
 def _send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float) -> Outcome:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.commands import drawn
 from ui.context import Console
 from ui.url import url_behind
 from ui.views.edit import render_approval, render_node_edit, render_settings
@@ -83,3 +84,4 @@ def _panel(ctx: Console, session_id: str) -> None:
         render_timeline(ctx, session_id, state)
     with sessions_tab:
         render_sessions(ctx)
+    drawn()
