@@ -217,7 +217,7 @@ def test_prune_a_pending_step_and_it_is_skipped(page: Page, console: ConsoleProc
     step_once(page, console, session_id)  # the task's constraints
     step_once(page, console, session_id)  # the root's expansion
     edit_node(page, "0.2")
-    only(page, '[class*="st-key-prune_reason-"] input').fill("sorting is not needed")
+    page.get_by_label("Prune 0.2: reason").fill("sorting is not needed")  # its own field: 0's may linger a redraw
     page.locator(".st-key-prune_submit button").click()
     expect(page.get_by_text("prune applied")).to_be_visible(timeout=15_000)
     control(page, "resume")
