@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,6 +17,9 @@ from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
 from planner.operators import CallRecord, Reply
 from planner.state import Recorder, SessionState
+
+if TYPE_CHECKING:
+    from ui.server import ConsoleProcess
 
 SCRIPTS = Path(__file__).parent / "scripts"
 os.environ.setdefault("DEMO_SHOP_SLOW_SECONDS", "0.3")
@@ -162,3 +166,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if browser_files:
         late = [item for item in items if item.path in browser_files]
         items[:] = [item for item in items if item.path not in browser_files] + late
+
+
+# -- the console's end-to-end files -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
+    """A `streamlit run app.py` console of the module's own, on free ports with its own database."""
+    from ui.server import start_console
+
+    running = start_console(tmp_path_factory.mktemp("console") / "console.db")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, pause the runs it left going: the next test then shares the machine with
+    nothing but its own run (on a loaded machine, a leftover run made the next test's clicks miss)."""
+    yield
+    if "console" in request.fixturenames:
+        from console_helpers import store_of
+
+        from sessions.runner import queue_command
+
+        store = store_of(request.getfixturevalue("console"))
+        for info in store.sessions():
+            if info.status in ("running", "awaiting_approval"):
+                queue_command(store, info.id, {"kind": "pause"})

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from console_helpers import wait_until
 from playwright.sync_api import Page, expect
 
 from planner.config import EngineConfig
@@ -21,7 +22,7 @@ from planner.events import Event, Kind
 from planner.state import Recorder, SessionState
 from sessions.sql import open_store
 from sessions.store import EventStore
-from ui.server import ConsoleProcess, start_console
+from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,13 +37,6 @@ window.Notification = class {
 """Stands in for the browser's notifications: records each one the page shows."""
 
 
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    running = start_console(tmp_path_factory.mktemp("inbox") / "console.db")
-    yield running
-    running.stop()
-
-
 @pytest.fixture
 def store(console: ConsoleProcess) -> Iterator[EventStore]:
     yield open_store(console.db)
@@ -54,15 +48,6 @@ def inbox_page(page: Page, console: ConsoleProcess) -> Page:
     page.add_init_script(RECORD_NOTIFICATIONS)
     page.set_viewport_size({"width": 1500, "height": 1150})
     return page
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def write_session(

@@ -16,70 +16,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from console_helpers import TASKS, open_console, state_of, store_of, wait_until
 from playwright.sync_api import Page, WebSocket, expect
 
-from demo.tasks import load_tasks
 from planner.events import ActionExecuted
-from planner.state import RunStatus, SessionState
-from sessions.reading import load_state
+from planner.state import RunStatus
 from sessions.runner import queue_command
-from sessions.sql import open_store
-from sessions.store import EventStore
-from ui.server import ConsoleProcess, start_console
+from ui.server import ConsoleProcess
 from ui.views.page_view import LIVE_PAGE_ALT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-TASKS = {task.id: task for task in load_tasks()}
 _WORD_JOINER = "\u2060"
 """The console puts one inside every URL it shows, so that no URL becomes a live link."""
-
-_STORES: dict[Path, EventStore] = {}
-
-
-def store_of(console: ConsoleProcess) -> EventStore:
-    """One store per console database, reused by every poll of the test."""
-    if console.db not in _STORES:
-        _STORES[console.db] = open_store(console.db)
-    return _STORES[console.db]
-
-
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    running = start_console(tmp_path_factory.mktemp("console") / "console.db")
-    yield running
-    running.stop()
-
-
-@pytest.fixture(autouse=True)
-def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After each test, pause the runs it left going: the next test then shares the machine with
-    nothing but its own run (on a loaded machine, a leftover run made the next test's clicks miss)."""
-    yield
-    if "console" in request.fixturenames:
-        store = store_of(request.getfixturevalue("console"))
-        for info in store.sessions():
-            if info.status in ("running", "awaiting_approval"):
-                queue_command(store, info.id, {"kind": "pause"})
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
-    return load_state(store_of(console), session_id)
-
-
-def open_console(page: Page, console: ConsoleProcess) -> None:
-    page.set_viewport_size({"width": 1600, "height": 1000})
-    page.goto(console.url)
-    expect(page.get_by_text("New session")).to_be_visible(timeout=30_000)
 
 
 def start_session(page: Page, console: ConsoleProcess, choice: str, fill: Callable[[], None] = lambda: None) -> str:

@@ -10,29 +10,27 @@ says what it did.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from conftest import BROWNIE_TASK, SCRIPTS
+from console_helpers import TASKS, open_console, start_demo, state_of, store_of, wait_until
 from playwright.sync_api import Locator, Page, expect
 from streamlit.elements.lib.shortcut_utils import normalize_shortcut
 from streamlit.testing.v1 import AppTest
 
-from demo.tasks import check_answer, load_tasks
+from demo.tasks import check_answer
 from planner.events import CommandApplied, CommandRejected
-from planner.state import RunStatus, SessionState
+from planner.state import RunStatus
 from sessions.reading import load_state
-from sessions.runner import create_session, queue_command
+from sessions.runner import create_session
 from sessions.sql import open_store
-from sessions.store import EventStore
-from ui.server import ConsoleProcess, start_console
+from ui.server import ConsoleProcess
 from ui.shortcuts import SHORTCUTS, ShortcutName
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TASKS = {task.id: task for task in load_tasks()}
 
 
 def key_of(name: ShortcutName) -> str:
@@ -60,15 +58,6 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
     console().pool.shutdown()
     st.cache_resource.clear()
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_the_buttons_carry_the_maps_keys_and_the_node_buttons_walk_the_tree(db: str) -> None:
@@ -104,61 +93,6 @@ def test_the_buttons_carry_the_maps_keys_and_the_node_buttons_walk_the_tree(db: 
 
 
 # -- the real console in Chromium --------------------------------------------------------------------
-
-_STORES: dict[Path, EventStore] = {}
-
-
-def store_of(console: ConsoleProcess) -> EventStore:
-    if console.db not in _STORES:
-        _STORES[console.db] = open_store(console.db)
-    return _STORES[console.db]
-
-
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    running = start_console(tmp_path_factory.mktemp("console") / "console.db")
-    yield running
-    running.stop()
-
-
-@pytest.fixture(autouse=True)
-def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After each test, pause the runs it left going, so the next test shares the machine with none."""
-    yield
-    if "console" in request.fixturenames:
-        store = store_of(request.getfixturevalue("console"))
-        for info in store.sessions():
-            if info.status in ("running", "awaiting_approval"):
-                queue_command(store, info.id, {"kind": "pause"})
-
-
-def open_console(page: Page, console: ConsoleProcess) -> None:
-    page.set_viewport_size({"width": 1500, "height": 1150})
-    page.goto(console.url)
-    expect(page.get_by_text("New session")).to_be_visible(timeout=30_000)
-
-
-def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: bool = False) -> str:
-    """Start a demo task from the sidebar form, the way an operator does; returns the session id."""
-    task = TASKS[task_id]
-    before = {info.id for info in store_of(console).sessions()}
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    choice = f"{task.title} ({task.kind.value})"
-    sidebar.locator(".st-key-new_task_choice input").fill(task.title)
-    page.get_by_role("option", name=choice).click()
-    expect(sidebar.locator(".st-key-new_task_choice input")).to_have_value(choice)
-    if paused:
-        sidebar.get_by_text("Start paused").click()
-    sidebar.locator(".st-key-start_session button").click()
-    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
-    session_id = store_of(console).sessions()[0].id
-    expect(sidebar.locator(".st-key-session input")).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
-    expect(page.get_by_role("heading", name=task.task)).to_be_visible(timeout=30_000)
-    return session_id
-
-
-def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
-    return load_state(store_of(console), session_id)
 
 
 def commands(console: ConsoleProcess, session_id: str, kind: str) -> int:

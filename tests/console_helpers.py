@@ -1,0 +1,144 @@
+"""What the console's end-to-end test files share: reading the console's store, waiting, and driving
+the page the way an operator does (start a demo task, step, pick a node, open a tab, fill a form).
+
+The fixtures they share (`console`, and pausing the runs a test leaves) are in `conftest.py`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import cast
+
+from playwright.sync_api import FloatRect, Locator, Page, expect
+
+from demo.tasks import load_tasks
+from planner.state import RunStatus, SessionState
+from sessions.reading import load_state
+from sessions.sql import open_store
+from sessions.store import EventStore
+from ui.server import ConsoleProcess
+
+TASKS = {task.id: task for task in load_tasks()}
+_STORES: dict[object, EventStore] = {}
+
+
+def store_of(console: ConsoleProcess) -> EventStore:
+    """One store per console database, reused by every poll of the test."""
+    if console.db not in _STORES:
+        _STORES[console.db] = open_store(console.db)
+    return _STORES[console.db]
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
+    return load_state(store_of(console), session_id)
+
+
+def open_console(page: Page, console: ConsoleProcess) -> None:
+    page.set_viewport_size({"width": 1500, "height": 1150})
+    page.goto(console.url)
+    expect(page.get_by_text("New session")).to_be_visible(timeout=30_000)
+
+
+def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: bool = False) -> str:
+    """Start a demo task from the sidebar form, the way an operator does; returns the session id."""
+    task = TASKS[task_id]
+    before = {info.id for info in store_of(console).sessions()}
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    choice = f"{task.title} ({task.kind.value})"
+    sidebar.locator(".st-key-new_task_choice input").fill(task.title)
+    page.get_by_role("option", name=choice).click()
+    expect(sidebar.locator(".st-key-new_task_choice input")).to_have_value(choice)
+    if paused:
+        sidebar.get_by_text("Start paused").click()
+    sidebar.locator(".st-key-start_session button").click()
+    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
+    session_id = store_of(console).sessions()[0].id
+    expect(sidebar.locator(".st-key-session input")).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
+    expect(page.get_by_role("heading", name=task.task)).to_be_visible(timeout=30_000)
+    return session_id
+
+
+def step_once(page: Page, console: ConsoleProcess, session_id: str) -> None:
+    """Press Step on a paused session and wait until the step is done and the console says so."""
+    before = state_of(console, session_id).steps
+    control(page, "step")
+    wait_until(
+        lambda: (state := state_of(console, session_id)).steps > before and state.status is RunStatus.PAUSED,
+        what=f"step {before + 1}",
+    )
+    expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
+
+
+def click_node(page: Page, node_id: str) -> None:
+    """Click a node's symbol in the tree (its label sits just below it) until the inspector shows it.
+
+    The chart animates when the plan changes, so wait for the label to stand still, and click again
+    if a redraw swallowed the click.
+    """
+    pattern = re.compile(rf"^(?:\S+ )*(?:AND|OR|ACT|\?) {re.escape(node_id)}(?: ·.*)?$")
+    labels = page.locator("svg text")
+    picked = page.locator(".st-key-node input")
+    for _ in range(4):
+        expect(labels.filter(has_text=re.compile(rf"\b{re.escape(node_id)}\b")).first).to_be_visible(timeout=20_000)
+        box, previous = None, {}
+        for _ in range(20):
+            index = next(i for i, text in enumerate(labels.all_text_contents()) if pattern.match(text.strip()))
+            labels.nth(index).scroll_into_view_if_needed()  # filling a form below may have scrolled it away
+            box = labels.nth(index).bounding_box()
+            if box == previous:
+                break
+            previous = box
+            time.sleep(0.3)
+        assert box is not None
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] - 7)
+        try:
+            expect(picked).to_have_value(re.compile(rf"^{re.escape(node_id)} · "), timeout=5_000)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"could not select node {node_id} by clicking the tree")
+
+
+def edit_node(page: Page, node_id: str) -> None:
+    """Select a node in the tree and open its actions, beside the tree; return once they are drawn
+    for that node (a form of the node selected before may linger for a redraw)."""
+    click_node(page, node_id)
+    open_tab(page, "Edit plan")
+    expect(page.get_by_text(f"Edit the plan at {node_id} (", exact=False).first).to_be_visible(timeout=30_000)
+
+
+def open_tab(page: Page, name: str) -> None:
+    """Open the tab `name`: a redraw can leave the old set of tabs for a moment, so wait for one."""
+    tab = page.get_by_role("tab", name=name)
+    expect(tab, f"one {name!r} tab").to_have_count(1, timeout=30_000)
+    tab.click()
+
+
+def box_of(locator: Locator, what: str) -> FloatRect:
+    """Where `locator` is drawn, once it is: a redraw right after a start can hide it for a moment."""
+    boxes: list[FloatRect] = []
+    wait_until(lambda: boxes.append(locator.bounding_box()) or boxes[-1] is not None, 30, f"{what} to be laid out")
+    return cast(FloatRect, boxes[-1])
+
+
+def only(page: Page, selector: str) -> Locator:
+    """The selected node's own form field: the form of the node selected before may linger for a
+    redraw, so wait until this one is the only match."""
+    field = page.locator(selector)
+    expect(field, f"one {selector}, the selected node's").to_have_count(1, timeout=30_000)
+    return field
+
+
+def control(page: Page, verb: str) -> None:
+    page.locator(f".st-key-ctl_{verb} button").click()
