@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from sessions.store import SessionInfo
 from ui.commands import drawn
 from ui.context import Console
 from ui.url import url_behind
@@ -42,17 +43,18 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
 def _running_panel(ctx: Console, session_id: str) -> None:
     if live(ctx, session_id).refresh().finished:
         st.rerun()  # the whole page, once: from now on it is the finished session's, which does not refresh
-    if inbox_behind(ctx.store.sessions()):
+    sessions = ctx.store.sessions()  # read once a tick: the inbox check and the sessions table share it
+    if inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
-    _panel(ctx, session_id)
+    _panel(ctx, session_id, sessions)
 
 
 @st.fragment
 def _finished_panel(ctx: Console, session_id: str) -> None:
-    _panel(ctx, session_id)
+    _panel(ctx, session_id, ctx.store.sessions())
 
 
-def _panel(ctx: Console, session_id: str) -> None:
+def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo]) -> None:
     follower = live(ctx, session_id)
     state = follower.refresh()
     if url_behind(session_id, state.tree):
@@ -83,5 +85,5 @@ def _panel(ctx: Console, session_id: str) -> None:
     with timeline_tab:
         render_timeline(ctx, session_id, state)
     with sessions_tab:
-        render_sessions(ctx)
+        render_sessions(sessions)
     drawn()

@@ -161,9 +161,9 @@ def render_sidebar(ctx: Console) -> Sidebar:
     return Sidebar(st.session_state.get(SESSION_KEY), inbox)
 
 
-def render_sessions(ctx: Console) -> None:
-    """Every session with its live status, newest first; pick one in the sidebar to open it."""
-    sessions = ctx.store.sessions()
+def render_sessions(sessions: list[SessionInfo]) -> None:
+    """Every session (the store's listing, newest first) with its live status; pick one in the sidebar
+    to open it."""
     now = time.time()
     table = pd.DataFrame(
         [
