@@ -1,23 +1,60 @@
-"""Observation size and browser action time on the bundled shop: `python -m bench.browser`.
+"""The browser's observation and action layer, measured: `python -m bench.browser`.
 
-Prints, per demo page, the compact observation the model reads next to the raw HTML, the overall
-ratio (goal: at least 8x smaller), the same ratio with the pages' inline stylesheet left out (so
-the figure does not rest on CSS alone), and the median time of a browser action with screenshots
-on, as sessions run them.
+Two parts, one headless Chromium each:
+
+- **The gallery** (`tests/pages/gallery_*.html`, one page per hard case: clickables without a role,
+  read-only and custom inputs, controls without a name, a long dense table, a hover menu, web
+  components, dialogs, editors, frames, downloads, new tabs). Every element an agent should reach
+  carries `data-g="its name"`, and `gallery.js` records which `data-g` element really received each
+  event. Printed: coverage (the share of visible targets that get an id on the first screen, and
+  after scrolling to the bottom), the action round-trip (the share of actions whose event reached
+  the element the observation named; on the hover page, the pointer's), observation size against
+  the raw HTML (every frame's document, open shadow roots included, measured by the bench itself so
+  that versions of the environment compare on one measure), and the median action time.
+- **The demo shop** (eight pages): observation size against the raw HTML (with and without the
+  pages' inline stylesheet, so the figure does not rest on CSS alone) and the median time of a
+  browser action with screenshots on, as sessions run them.
+
+`--part gallery` or `--part shop` runs one of them.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import re
 import statistics
 import tempfile
+import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Error, Frame
 
 from demo.shop import start_shop
 from planner.browser.environment import BrowserEnvironment
 
+GALLERY = Path(__file__).resolve().parent.parent / "tests" / "pages"
+GALLERY_PAGES = [
+    "gallery_clickables",
+    "gallery_inputs",
+    "gallery_names",
+    "gallery_long",
+    "gallery_hover",
+    "gallery_shadow",
+    "gallery_dialogs",
+    "gallery_editors",
+    "gallery_frames",
+    "gallery_downloads",
+    "gallery_newtab",
+]
 PAGES = [
     "/",
     "/search?q=printer",
@@ -37,18 +74,293 @@ ACTIONS = [
     "scroll [up]",
 ]
 GOAL_RATIO = 8.0
+MAX_SCROLLS = 40
+MAX_MISSES_SHOWN = 5
+STATELESS = frozenset({"gallery_long", "gallery_hover"})
+"""Pages whose targets can all be acted on one after the other without opening the page again."""
+HOVER_PAGES = frozenset({"gallery_hover"})
+"""Pages whose targets are hovered, not clicked: the round trip is the pointer's `mouseover` reaching them."""
+
+_ELEMENT = re.compile(r'\[(\d+)\] ([a-z]+)(?: "((?:[^"\\]|\\.)*)")?((?:(?!\[\d+\] )[^\n])*)')
+_TARGETS_JS = """() => {
+  const all = [];
+  const visit = scope => { for (const e of scope.querySelectorAll('*')) { all.push(e); if (e.shadowRoot) visit(e.shadowRoot); } };
+  visit(document);
+  return all.filter(e => e.hasAttribute('data-g')).map(e => {
+  const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+  const visible = r.width > 0 && r.height > 0 && s.visibility !== 'hidden';
+  return { g: e.dataset.g, visible, onScreen: visible && r.bottom > 0 && r.top < innerHeight };
+  });
+}"""
+"""Every `data-g` element, those inside open shadow roots (web components) included."""
+_MARKUP_JS = """() => {
+  let chars = document.documentElement.outerHTML.length;
+  const visit = scope => {
+    for (const e of scope.querySelectorAll('*')) if (e.shadowRoot) { chars += e.shadowRoot.innerHTML.length; visit(e.shadowRoot); }
+  };
+  visit(document);
+  return chars;
+}"""
+_HITS_JS = "kinds => window.__takeHits().filter(h => kinds.includes(h.type)).map(h => h.g)"
+ACTED = ("click", "input", "change")
+"""The events a click, type or select fires on its element."""
+HOVERED = ("mouseover",)
 
 
-def _element(text: str, role: str, name: str | None = None) -> int:
-    from planner.models.offline import read_elements
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One element as an observation shows it."""
 
-    for element in read_elements(text):
-        if element.role == role and (name is None or element.name == name):
-            return element.id
+    id: int
+    role: str
+    name: str
+    rest: str
+
+
+@dataclass(slots=True)
+class GalleryFigures:
+    """What one gallery page measured; the totals are sums over pages."""
+
+    page: str
+    visible: int = 0
+    on_screen: int = 0
+    first_screen: int = 0
+    reached: int = 0
+    actions: int = 0
+    round_trips: int = 0
+    html_chars: int = 0
+    observation_chars: int = 0
+    timings: list[float] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+
+
+def shown_elements(text: str) -> list[Shown]:
+    """The elements an observation shows, in order: `[12] button "Name" ...`."""
+    return [Shown(int(m[1]), m[2], (m[3] or "").replace('\\"', '"'), m[4]) for m in _ELEMENT.finditer(text)]
+
+
+def matches(target: str, name: str) -> bool:
+    """An element's shown name names the target: equal, or starting with it (a card's name runs on)."""
+    target, name = target.casefold().strip(), name.casefold().strip()
+    return name == target or name.startswith(target + " ")
+
+
+def find(text: str, target: str) -> Shown | None:
+    return next((shown for shown in shown_elements(text) if matches(target, shown.name)), None)
+
+
+@contextmanager
+def serve_gallery() -> Iterator[str]:
+    """The gallery pages on a local HTTP server, for as long as the block runs.
+
+    A second server on another port serves them too, as another origin (`localhost`, not `127.0.0.1`):
+    the pages' `other-origin.js` names it, so a page can frame a document from another site.
+    """
+    other = _server(_QuietHandler, "")
+    other_origin = f"http://localhost:{other.server_address[1]}"
+    main = _server(_QuietHandler, other_origin)
+    try:
+        yield f"http://127.0.0.1:{main.server_address[1]}"
+    finally:
+        for server in (main, other):
+            server.shutdown()
+            server.server_close()
+
+
+def _server(handler: type[_QuietHandler], other_origin: str) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, other_origin, directory=str(GALLERY)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    """The gallery's files; `other-origin.js`, which says where the other origin's server is; and
+    `attachment/NAME`, a gallery file sent as an attachment (`Content-Disposition`), as a download."""
+
+    def __init__(self, other_origin: str, *args: Any, **kwargs: Any) -> None:
+        self.other_origin = other_origin
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self) -> None:
+        if self.path == "/other-origin.js":
+            self._send(f"window.OTHER_ORIGIN = {json.dumps(self.other_origin)};".encode(), "text/javascript")
+        elif self.path.startswith("/attachment/"):  # a file the server asks the browser to save, not show
+            name = Path(self.path).name
+            self._send((GALLERY / name).read_bytes(), "text/csv", f'attachment; filename="{name}"')
+        else:
+            super().do_GET()
+
+    def _send(self, body: bytes, content_type: str, disposition: str | None = None) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            if disposition is not None:
+                self.send_header("Content-Disposition", disposition)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the page went away before its answer arrived
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+
+def targets(env: BrowserEnvironment) -> list[dict[str, object]]:
+    """The page's `data-g` elements, its frames' included, each with whether it is visible and on the
+    current screen (a frame's: on the frame's own screen)."""
+    return [target for frame in _frames(env) for target in frame.evaluate(_TARGETS_JS)]
+
+
+def hits(env: BrowserEnvironment, kinds: tuple[str, ...] = ACTED) -> list[str | None]:
+    """The `data-g` names that received events of `kinds` (clicks, inputs and changes) since the last
+    call, in any frame; the record of the others is dropped with them."""
+    return [hit for frame in _frames(env) for hit in frame.evaluate(_HITS_JS, list(kinds))]
+
+
+def markup_chars(env: BrowserEnvironment) -> int:
+    """The page's raw HTML, measured here rather than taken from `Page.html_chars`, so that versions of the
+    environment compare on one measure: every frame's document, its open shadow roots' markup included."""
+    total = 0
+    for frame in env._require_page().frames:
+        try:
+            total += frame.evaluate(_MARKUP_JS)
+        except Error:
+            continue  # a frame that went away has no markup to count
+    return total
+
+
+def _frames(env: BrowserEnvironment) -> list[Frame]:
+    """The page's frames that run `gallery.js`: no public API reads the page's DOM; the bench does."""
+    return [
+        frame for frame in env._require_page().frames if frame.evaluate("() => typeof window.__takeHits === 'function'")
+    ]
+
+
+def action_for(shown: Shown) -> str:
+    """The action that exercises an element: type into text fields, pick in native lists, else click."""
+    if shown.role in ("textbox", "searchbox") and "readonly" not in shown.rest:
+        return f"type [{shown.id}] [gallery] [0]"
+    if shown.role == "combobox" and "options=" in shown.rest:
+        return f"select [{shown.id}] [Country 05]"
+    return f"click [{shown.id}]"
+
+
+def measure_page(env: BrowserEnvironment, url: str, name: str) -> GalleryFigures:
+    figures = GalleryFigures(page=name)
+    page = env.goto(url).page
+    assert page is not None, f"{url} did not open"
+    figures.html_chars, figures.observation_chars = markup_chars(env), len(page.text)
+    found = targets(env)
+    visible = [str(t["g"]) for t in found if t["visible"]]
+    on_screen = [str(t["g"]) for t in found if t["onScreen"]]
+    figures.visible, figures.on_screen = len(visible), len(on_screen)
+    figures.first_screen = sum(1 for g in on_screen if find(page.text, g))
+    reached: set[str] = set()
+    text = page.text
+    for _ in range(MAX_SCROLLS):
+        reached.update(g for g in visible if find(text, g))
+        if "scroll down" not in text:
+            break
+        result = env.execute("scroll [down]")
+        assert result.page is not None
+        if result.page.text == text:
+            break
+        text = result.page.text
+    figures.reached = len(reached)
+    figures.misses = [g for g in visible if g not in reached]
+    _round_trips(env, url, sorted(reached), figures)
+    return figures
+
+
+def _round_trips(env: BrowserEnvironment, url: str, reached: list[str], figures: GalleryFigures) -> None:
+    """Act on every reached target and count those whose event really hit it. Pages whose actions
+    change them (a picker opens, a label changes) are opened afresh before each action; on the
+    others the targets are taken in page order, scrolling down as they run out."""
+    fresh = figures.page not in STATELESS
+    page = env.goto(url).page
+    for target in reached if fresh else []:
+        page = env.goto(url).page
+        assert page is not None
+        shown = find(page.text, target)
+        if shown is not None:
+            _act(env, target, shown, figures)
+    remaining = set(reached) if not fresh else set()
+    for _ in range(MAX_SCROLLS * 4):
+        if not remaining:
+            break
+        assert page is not None
+        for shown in shown_elements(page.text):
+            target = next((t for t in remaining if matches(t, shown.name)), None)
+            if target is not None:
+                remaining.discard(target)
+                _act(env, target, shown, figures)
+        before, page = page, env.execute("scroll [down]").page
+        if page is None or page.text == before.text:
+            break
+
+
+def _act(env: BrowserEnvironment, target: str, shown: Shown, figures: GalleryFigures) -> None:
+    """Act on `target` (hover it on a hover page) and count whether its event reached it, and only it."""
+    hover = figures.page in HOVER_PAGES
+    kinds = HOVERED if hover else ACTED
+    hits(env, kinds)
+    result = env.execute(f"hover [{shown.id}]" if hover else action_for(shown))
+    figures.actions += 1
+    figures.timings.append(result.duration_ms)
+    received = hits(env, kinds)
+    reached = result.ok or result.held_dialog is not None  # a held confirm: the click landed, the page asked
+    if reached and received and all(g == target for g in received):
+        figures.round_trips += 1
+    else:
+        figures.misses.append(f"{target}: {result.error or received}")
+
+
+def gallery() -> None:
+    print("gallery (tests/pages/gallery_*.html)")
+    header = (
+        f"{'page':22} {'visible':>7} {'1st screen':>11} {'reached':>8} {'round-trip':>11} "
+        f"{'obs':>6} {'HTML':>7} {'HTML/obs':>9}"
+    )
+    print(header)
+    rows: list[GalleryFigures] = []
+    with serve_gallery() as site, BrowserEnvironment(f"{site}/gallery_clickables.html") as env:
+        for name in GALLERY_PAGES:
+            figures = measure_page(env, f"{site}/{name}.html", name)
+            rows.append(figures)
+            print(
+                f"{name:22} {figures.visible:>7} {figures.first_screen:>5}/{figures.on_screen:<5} "
+                f"{figures.reached:>4}/{figures.visible:<3} {figures.round_trips:>5}/{figures.actions:<5} "
+                f"{figures.observation_chars:>6} {figures.html_chars:>7} "
+                f"{figures.html_chars / max(figures.observation_chars, 1):>8.1f}x"
+            )
+            for miss in figures.misses[:MAX_MISSES_SHOWN]:
+                print(f"    missed: {miss}")
+            if len(figures.misses) > MAX_MISSES_SHOWN:
+                print(f"    ... and {len(figures.misses) - MAX_MISSES_SHOWN} more missed")
+    on_screen, first = sum(r.on_screen for r in rows), sum(r.first_screen for r in rows)
+    visible, reached = sum(r.visible for r in rows), sum(r.reached for r in rows)
+    actions, trips = sum(r.actions for r in rows), sum(r.round_trips for r in rows)
+    html, obs = sum(r.html_chars for r in rows), sum(r.observation_chars for r in rows)
+    timings = [t for r in rows for t in r.timings]
+    print(
+        f"coverage, first screen {first}/{on_screen} = {100 * first / on_screen:.0f} %; "
+        f"reachable by scrolling {reached}/{visible} = {100 * reached / visible:.0f} %"
+    )
+    print(f"round-trip {trips}/{actions} = {100 * trips / max(actions, 1):.0f} % of actions hit the element named")
+    print(f"observation vs raw HTML: {obs:,} vs {html:,} chars, {html / obs:.1f}x smaller (goal >= {GOAL_RATIO:g}x)")
+    print(f"gallery action time ({len(timings)} actions): median {statistics.median(timings):.0f} ms")
+
+
+def _shop_element(text: str, role: str, name: str | None = None) -> int:
+    for shown in shown_elements(text):
+        if shown.role == role and (name is None or shown.name == name):
+            return shown.id
     raise LookupError(f"no {role} {name or ''} on the page")
 
 
-def _markup_chars(url: str) -> int:
+def _html_without_css(url: str) -> int:
     """The page's HTML without its inline <style> blocks."""
     try:
         with urllib.request.urlopen(url) as response:
@@ -58,7 +370,8 @@ def _markup_chars(url: str) -> int:
     return len(re.sub(r"<style\b.*?</style>", "", html, flags=re.DOTALL))
 
 
-def main() -> None:
+def shop() -> None:
+    print("demo shop")
     with start_shop() as shop, tempfile.TemporaryDirectory() as shots:
         env = BrowserEnvironment(
             shop.url + "/",
@@ -71,12 +384,12 @@ def main() -> None:
         for path in PAGES:
             page = env.goto(shop.url + path).page
             assert page is not None
-            markup = _markup_chars(shop.url + path)
+            markup, html = _html_without_css(shop.url + path), markup_chars(env)
             total_obs += len(page.text)
-            total_html += page.html_chars
+            total_html += html
             total_markup += markup
             print(
-                f"{path:40} {len(page.text):>12,} {page.html_chars:>10,} {page.html_chars / len(page.text):>6.1f}x"
+                f"{path:40} {len(page.text):>12,} {html:>10,} {html / len(page.text):>6.1f}x"
                 f" {markup:>8,} {markup / len(page.text):>6.1f}x"
             )
         ratio = total_html / total_obs
@@ -91,9 +404,9 @@ def main() -> None:
                 text = env.observe().text
                 action = template
                 if "{search}" in action:
-                    action = action.format(search=_element(text, "searchbox"))
+                    action = action.format(search=_shop_element(text, "searchbox"))
                 if "{first}" in action:
-                    action = action.format(first=_element(text, "link", "Inkwell Home 200"))
+                    action = action.format(first=_shop_element(text, "link", "Inkwell Home 200"))
                 result = env.execute(action if not action.startswith("goto") else f"goto [{shop.url}/]")
                 assert result.ok, (action, result.error)
                 timings.append(result.duration_ms)
@@ -102,6 +415,16 @@ def main() -> None:
         f"browser action time with screenshot ({len(timings)} actions): median {statistics.median(timings):.0f} ms, "
         f"p95 {sorted(timings)[int(len(timings) * 0.95)]:.0f} ms"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.browser", description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["gallery", "shop", "both"], default="both")
+    part = parser.parse_args().part
+    if part in ("gallery", "both"):
+        gallery()
+    if part in ("shop", "both"):
+        shop()
 
 
 if __name__ == "__main__":

@@ -3,12 +3,14 @@
 - `environment`: `BrowserEnvironment`, a real Chromium driven by Playwright's sync API;
 - `observation`: turns Playwright's ARIA snapshot into the page text a model reads (pure text work);
 - `chromium`: finds and launches a Chromium without downloading one (`python -m planner.browser.chromium`);
-- `dry`: `DryEnvironment`, no browser at all, for tests, rehearsals and benchmarks.
+- `dry`: `DryEnvironment`, no browser at all, for tests, rehearsals and benchmarks;
+- `dialogs`: how both answer a page's `alert`, `confirm` and `prompt` (pure policy, the guard's name rule);
+- `marks`: the page scripts that mark what the accessibility tree leaves out (role-less clickables, editors).
 
 They sit above the core: the engine sees only the `Environment` protocol and never imports this package.
-`dry` and `observation` are imported eagerly (standard library only); the Playwright-backed names load on
-first use (module `__getattr__`), so that a dry session, and every test and benchmark that uses one, neither
-pays for nor needs a Playwright install: `import planner.browser.dry` never imports `playwright`.
+`dry` and `observation` are imported eagerly (the standard library and the core only); the Playwright-backed
+names load on first use (module `__getattr__`), so that a dry session, and every test and benchmark that uses
+one, neither pays for nor needs a Playwright install: `import planner.browser.dry` never imports `playwright`.
 """
 
 from __future__ import annotations

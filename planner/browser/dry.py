@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from planner.protocols import ActionResult, ElementInfo, Page
+from planner.browser.dialogs import answer_dialog
+from planner.guard import GuardRules
+from planner.protocols import ActionResult, ElementInfo, Page, Preview
 
 __all__ = ["DRY_START", "DryEnvironment", "is_dry"]
 
@@ -20,20 +23,46 @@ class DryEnvironment:
     """Implements `planner.protocols.Environment` without side effects.
 
     The URL after an action is derived from the action text, so a resumed run sees the same URLs.
+    `confirms` maps actions to the message of a `confirm` dialog the page opens when they run, answered
+    as the browser answers one (`planner.browser.dialogs`, by `guard_rules`): a risky one is dismissed
+    and the action held for approval unless it runs approved.
     """
 
-    def __init__(self, fail_actions: list[str] | tuple[str, ...] = (), start_url: str = DRY_START) -> None:
+    def __init__(
+        self,
+        fail_actions: list[str] | tuple[str, ...] = (),
+        start_url: str = DRY_START,
+        *,
+        confirms: Mapping[str, str] | None = None,
+        guard_rules: GuardRules | None = None,
+    ) -> None:
         self.fail_actions = frozenset(fail_actions)
         self.url = start_url
         self.executed: list[str] = []
+        self.confirms = dict(confirms or {})
+        self.guard_rules = guard_rules if guard_rules is not None else GuardRules()
 
     def execute(self, action: str, *, approved: bool = False) -> ActionResult:
         self.executed.append(action)
         if action in self.fail_actions:
             return ActionResult(ok=False, error=f"dry run: {action!r} is scripted to fail", page=self.observe())
+        reports: tuple[str, ...] = ()
+        if action in self.confirms:
+            answer = answer_dialog("confirm", self.confirms[action], "", self.guard_rules, approved)
+            reports = (answer.report,)
+            if answer.held is not None:
+                page = self._reporting(reports)
+                return ActionResult(ok=False, error=answer.report, page=page, reports=reports, held_dialog=answer.held)
         if not action.lower().startswith("note"):
             self.url = "dry://" + (re.sub(r"[^a-z0-9]+", "-", action.lower()).strip("-") or "page")
-        return ActionResult(ok=True, page=self.observe())
+        return ActionResult(ok=True, page=self._reporting(reports), reports=reports)
+
+    def _reporting(self, reports: tuple[str, ...]) -> Page:
+        """The page, its text headed by the action's reports as the browser's observation has them."""
+        page = self.observe()
+        if not reports:
+            return page
+        return Page(url=page.url, title=page.title, text="\n".join([*(f"({r})" for r in reports), page.text]))
 
     def goto(self, url: str) -> ActionResult:
         self.url = url
@@ -47,6 +76,9 @@ class DryEnvironment:
 
     def target(self, action: str) -> ElementInfo | None:
         return None
+
+    def preview(self, action: str) -> Preview | None:
+        return None  # no page to picture
 
     def close(self) -> None:
         return None

@@ -26,6 +26,8 @@ from playwright.sync_api import (
     APIResponse,
     Browser,
     BrowserContext,
+    Dialog,
+    Download,
     Error,
     Frame,
     Locator,
@@ -40,12 +42,15 @@ from playwright.sync_api import (
 from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Note, Scroll, Select, Type, parse_action
+from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
+from planner.browser.dialogs import DialogAnswer, answer_dialog
+from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, PASSWORDS_JS
 from planner.browser.observation import Element, render_page
 from planner.errors import PlannerError
-from planner.guard import allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
-from planner.protocols import ActionResult, ElementInfo, Page
+from planner.events import Box
+from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
+from planner.protocols import ActionResult, ElementInfo, Page, Preview
 
 __all__ = ["BrowserEnvironment", "BrowserThreadError"]
 
@@ -53,15 +58,48 @@ _SETTLE_MS = 100
 """Pause after clicks and submits so script-driven navigations and re-renders can start."""
 _POLL_MS = 50
 
-_TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
-_LIST_ROLES = frozenset({"combobox", "listbox"})
+_TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider"})
+_LIST_ROLES = frozenset({"combobox", "listbox", "slider"})
 _SNAPSHOT_ATTEMPTS = 3
+_MIN_SCROLL_SHARE = 8
+"""A scroll that brings the first cut line to the top moves at least 1/8 of the screen, so it always moves on."""
 
-_BrowserAction = Click | Type | Select | Scroll | GoBack | Goto
+_Box = tuple[float, float, float, float]
+_ElementAction = Click | Hover | Type | Select
+_BrowserAction = _ElementAction | Scroll | GoBack | Goto
 """Every action but `note`, which never reaches the browser."""
-_SCREENSHOT_NAME = re.compile(r"^(\d+)\.png$")
+_SCREENSHOT_NAME = re.compile(r"^(\d+)(?:-approval)?\.(?:jpg|png)$")
+"""An action's screenshot (`0007.jpg`) or an approval's preview (`0008-approval.jpg`): one numbering.
+A session resumed from an older log may have PNG ones."""
+_JPEG_QUALITY = 80
+"""Screenshots are JPEG: a third of a PNG's encoding time on a results page (33 vs 99 ms) and under half
+its size, and every place that shows one (live page, approval box, inspector, report) shrinks it anyway."""
+_SCROLL_TO_JS = "([x, y]) => window.scrollTo({left: x, top: y, behavior: 'instant'})"
 
+_FOCUS_EDITOR_JS = """e => {
+  const input = e.isContentEditable ? e : e.querySelector('textarea, [contenteditable=""], [contenteditable=true]') || e;
+  input.focus();
+  let focused = document.activeElement;
+  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
+  return focused === input;
+}"""
+"""Focuses an editor where it takes keys: a contenteditable root itself, or the text area hidden inside it;
+false when the focus went elsewhere."""
 _OPTIONS_JS = "e => e.tagName === 'SELECT' ? Array.from(e.options, o => o.label || o.text) : null"
+_SLIDER_JS = """(e, wanted) => {
+  if (e.tagName === 'INPUT' && e.type === 'range') {
+    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+    setter.call(e, wanted);
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+    e.dispatchEvent(new Event('change', { bubbles: true }));
+    return { native: true, value: e.value };
+  }
+  const number = name => { const v = parseFloat(e.getAttribute(name)); return Number.isFinite(v) ? v : null; };
+  return { native: false, now: number('aria-valuenow'), min: number('aria-valuemin'), max: number('aria-valuemax') };
+}"""
+"""Sets a native range input (its value setter, then the events a drag fires) or reads an ARIA
+slider's position, which only its keyboard handling can move."""
+_MAX_SLIDER_KEYS = 200
 _TARGET_JS = """e => {
   const noEnter = ['checkbox', 'radio', 'submit', 'image', 'button', 'reset', 'file', 'hidden', 'range', 'color'];
   const field = ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName);
@@ -88,13 +126,60 @@ _TARGET_JS = """e => {
 }"""
 """What the guard needs beyond role and name: every other name the element carries, the names of
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
+_DOWNLOAD_STARTS = "Download is starting"
+"""How Playwright fails a goto whose answer is a file to download."""
+_DOWNLOADS = "downloads"
+"""Where downloaded files go, inside the screenshot folder (the session's artifacts)."""
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_REDIRECTS = 20
-_PASSWORDS_JS = "() => Array.from(document.querySelectorAll('input[type=password]'), e => e.value).filter(Boolean)"
-_SCROLL_JS = (
-    "dy => { const y = window.scrollY; window.scrollBy({top: dy, behavior: 'instant'}); return window.scrollY !== y; }"
-)
+_SCROLL_JS = """dy => {
+  const y = window.scrollY;
+  window.scrollBy({top: dy, behavior: 'instant'});
+  const page = document.scrollingElement || document.documentElement;
+  return { moved: window.scrollY - y, scrollable: page.scrollHeight > window.innerHeight };
+}"""
 
+
+_NEW_TAB_JS = """(() => {
+  const key = Symbol.for('andor.newTab');
+  if (window[key]) return;
+  const state = { click: null, clicked: null, submit: null, opened: '' };
+  Object.defineProperty(window, key, { value: state });
+  const named = name => Array.from(document.querySelectorAll('iframe[name], frame[name]')).some(f => f.name === name);
+  const newTab = target => {
+    const name = String(target || '').trim(), word = name.toLowerCase();
+    return word === '_blank' || (name !== '' && !['_self', '_parent', '_top'].includes(word) && !named(name));
+  };
+  const base = () => document.querySelector('base[target]')?.getAttribute('target') || '';
+  const own = e => (e.hasAttribute('target') ? e.getAttribute('target') : base());
+  state.promised = () => {
+    const link = state.click && !state.click.defaultPrevented && state.clicked?.closest?.('a[href], area[href]');
+    const submit = state.submit && !state.submit.defaultPrevented ? state.submit : null;
+    const formTarget = submit && (submit.submitter?.hasAttribute('formtarget') ? submit.submitter.getAttribute('formtarget') : own(submit.target));
+    const why = link && newTab(own(link)) ? 'the link opens a new tab'
+      : submit && newTab(formTarget) ? 'the form opens its result in a new tab'
+      : state.opened;
+    state.click = state.clicked = state.submit = null;
+    state.opened = '';
+    return why;
+  };
+  addEventListener('click', e => { state.click = e; state.clicked = e.composedPath()[0]; }, true);
+  addEventListener('submit', e => { state.submit = e; }, true);
+  const open = window.open;
+  window.open = function (url, target, features) {
+    const tab = open.apply(this, arguments);
+    const name = target === undefined ? '' : String(target).trim();
+    if ((tab !== null || /noopener|noreferrer/i.test(String(features || ''))) && (name === '' || newTab(name))) {
+      state.opened = 'the page opened a new window';
+    }
+    return tab;
+  };
+})()"""
+"""Runs in every document before its own scripts: notes what an action promises about a new tab, so
+the environment waits for the tab instead of racing Chromium's late report of it. A click on a link
+(or a submit of a form) that targets a new tab, unless a script prevented its default, or a
+`window.open` into a new tab; `promised()` says which (empty: none) and forgets it."""
+_PROMISED_JS = "() => window[Symbol.for('andor.newTab')]?.promised() ?? ''"
 
 _drivers = threading.local()
 
@@ -162,6 +247,11 @@ class BrowserEnvironment:
 
     `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium running
     elsewhere instead of launching one here; cookies, screenshots and the page work the same.
+
+    Every dialog a page opens is answered and reported (`planner.browser.dialogs`): a confirm or
+    prompt whose message holds a risky term by `guard_rules` (the guard's own; default
+    `GuardRules()`) is dismissed unless the action was approved, and the action fails with
+    `held_dialog` set, so the engine can ask an operator.
     """
 
     def __init__(
@@ -176,6 +266,7 @@ class BrowserEnvironment:
         viewport: tuple[int, int] = (1280, 800),
         headless: bool = True,
         browser_endpoint: str | None = None,
+        guard_rules: GuardRules | None = None,
     ) -> None:
         self.start_url = start_url
         self.browser_endpoint = browser_endpoint
@@ -186,12 +277,21 @@ class BrowserEnvironment:
         self.viewport = viewport
         self.headless = headless
         self._hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
+        self._guard_rules = guard_rules if guard_rules is not None else GuardRules()
+        self._reports: list[str] = []
+        """What the page did since the last observation that the agent should know (dialogs, downloads)."""
+        self._held: DialogAnswer | None = None
+        self._downloads: list[Download] = []
         self._thread: int | None = None
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._context: BrowserContext | None = None
         self._page: PlaywrightPage | None = None
         self._elements: Mapping[int, Element] = {}
+        self._next_top: float | None = None
+        self._reading: tuple[str, float] = ("", 0.0)
+        """(URL, viewport y) where the observation starts reading: below 0 once a page scrolled to
+        its end still had lines cut on screen; any other URL reads from the top."""
         self._last_page: Page | None = None
         self._last_good_url = start_url
         self._crashed = False
@@ -269,7 +369,7 @@ class BrowserEnvironment:
             self._ensure_page()
         except BrowserUnavailable as error:
             return self._unreadable(f"browser unavailable: {error}")
-        return self._observe_now()
+        return self._observe_now(self._take_reports())
 
     def check(self, action: str) -> str | None:
         """Why `action` cannot run on the current page: bad syntax or an element id not shown."""
@@ -277,7 +377,7 @@ class BrowserEnvironment:
             parsed = parse_action(action)
         except ActionSyntaxError as error:
             return str(error)
-        if not isinstance(parsed, (Click, Type, Select)):
+        if not isinstance(parsed, _ElementAction):
             return None
         self._check_thread()
         try:
@@ -321,6 +421,62 @@ class BrowserEnvironment:
             url=str(details.get("url", "")),
         )
 
+    def preview(self, action: str) -> Preview | None:
+        """A viewport screenshot with the action's element scrolled into view, and the element's box in
+        it, clipped to the screen; for a goto (or an element no longer there) the page as it is, with no box.
+
+        The page is scrolled back afterwards: the run goes on from the observation it has, which a
+        rejected action's recovery reads, and a `scroll` moves from where that observation was.
+        """
+        try:
+            parsed = parse_action(action)
+        except ActionSyntaxError:
+            return None
+        if self.screenshot_dir is None or not isinstance(parsed, _ElementAction | Goto):
+            return None
+        self._check_thread()
+        try:
+            self._ensure_observed()
+        except BrowserUnavailable:
+            return None
+        page = self._require_page()
+        try:
+            scrolled = page.evaluate("() => [window.scrollX, window.scrollY]")
+        except Error:
+            return None  # the page is going away; execute() will report it
+        try:
+            box = self._element_box(parsed.element) if isinstance(parsed, _ElementAction) else None
+            path = self._screenshot("-approval")
+        finally:
+            try:
+                page.evaluate(_SCROLL_TO_JS, scrolled)
+            except Error:
+                pass  # a navigation replaced the page: there is no scroll position to keep
+        return Preview(path, box) if path is not None else None
+
+    def _element_box(self, element_id: int) -> Box | None:
+        """Where the element is on screen once scrolled into view, clipped to the viewport; None when it
+        is not on the page or not drawn (hidden, zero-sized, outside the screen)."""
+        element = self._elements.get(element_id)
+        if element is None:
+            return None
+        try:
+            locator = self._require_page().locator(f"aria-ref={element.ref}")
+            if not locator.count():
+                return None
+            locator.scroll_into_view_if_needed(timeout=self.timeout_ms)
+            drawn = locator.bounding_box(timeout=self.timeout_ms)
+        except Error:
+            return None
+        if drawn is None:
+            return None
+        width, height = self.viewport
+        left, top = max(0.0, drawn["x"]), max(0.0, drawn["y"])
+        right, bottom = min(float(width), drawn["x"] + drawn["width"]), min(float(height), drawn["y"] + drawn["height"])
+        if right <= left or bottom <= top:
+            return None
+        return Box(x=left, y=top, width=right - left, height=bottom - top)
+
     # -- the action pipeline ----------------------------------------------------------------------
 
     def _run(self, action: _BrowserAction, started: float, approved: bool = False) -> ActionResult:
@@ -329,7 +485,9 @@ class BrowserEnvironment:
         except BrowserUnavailable as error:
             return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
         self._nav_status, self._nav_requested, self._blocked_host = None, False, None
+        self._held = None
         self._popups.clear()
+        self._promised()  # what the page's own scripts did since the last action is not this action's promise
         error: str | None = None
         self._approved = approved
         try:
@@ -347,26 +505,78 @@ class BrowserEnvironment:
             error = self._navigation_problem() or f"{_describe(action)} failed: {_first_line(failure)}"
         finally:
             self._approved = False  # the fence closes again as soon as the approved action is done
+        held = self._held.held if self._held is not None else None
+        if self._held is not None:
+            error = self._held.report  # what the action was for did not happen: the page was told "cancel"
+        reports = self._take_reports()
         if self._crashed:
-            return ActionResult(ok=False, error="page crashed", duration_ms=_since(started))
+            return ActionResult(ok=False, error="page crashed", duration_ms=_since(started), reports=reports)
         screenshot = self._screenshot()
-        page = self._observe_now()
+        page = self._observe_now(reports)
         if self._crashed:
-            return ActionResult(ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started))
+            return ActionResult(
+                ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started), reports=reports
+            )
         self._save_storage()
         if error is None:
             self._last_good_url = page.url
         ok = error is None
-        return ActionResult(ok=ok, page=page, error=error, screenshot=screenshot, duration_ms=_since(started))
+        return ActionResult(
+            ok=ok,
+            page=page,
+            error=error,
+            screenshot=screenshot,
+            duration_ms=_since(started),
+            reports=reports,
+            held_dialog=held,
+        )
+
+    def _take_reports(self) -> tuple[str, ...]:
+        """What the page did since the last observation, downloads saved first (`_save_download`)."""
+        while self._downloads:
+            self._reports.append(self._save_download(self._downloads.pop(0)))
+        reports = tuple(self._reports)
+        self._reports.clear()
+        return reports
+
+    def _save_download(self, download: Download) -> str:
+        """Keep a file the page downloaded in the session's artifacts (`downloads/`, beside the screenshots),
+        never opening it, and say what it was; without a screenshot folder it is dropped with the browser."""
+        url = download.url if len(download.url) <= 200 else download.url[:199] + "…"
+        name = Path(download.suggested_filename).name.lstrip(".") or "download"
+        try:
+            if self.screenshot_dir is None:
+                size = Path(download.path()).stat().st_size
+                return f"the page downloaded {name!r} ({size:,} bytes) from {url}; not kept (no artifacts folder)"
+            folder = self.screenshot_dir / _DOWNLOADS
+            folder.mkdir(parents=True, exist_ok=True)
+            path = _free_path(folder / name)
+            download.save_as(path)
+            size = path.stat().st_size
+        except (Error, OSError) as error:
+            return f"the page tried to download {name!r} from {url}, which failed: {_first_line(error)}"
+        return (
+            f"the page downloaded {name!r} ({size:,} bytes) from {url}; saved as {_DOWNLOADS}/{path.name}, not opened"
+        )
 
     def _perform(self, action: _BrowserAction) -> None:
         page = self._require_page()
         if isinstance(action, Click):
             self._locate(action).click(timeout=self.timeout_ms)
             self._settle()
+        elif isinstance(action, Hover):
+            self._locate(action).hover(timeout=self.timeout_ms)
+            page.wait_for_timeout(_SETTLE_MS)
+        elif isinstance(action, Type) and self._role(action.element) == "slider":
+            self._slide(action, action.text)
         elif isinstance(action, Type):
             locator = self._locate(action)
-            locator.fill(action.text, timeout=self.timeout_ms)
+            if not locator.is_editable(timeout=self.timeout_ms):
+                raise _ActionFailed(_read_only(action.element))
+            if self._elements[action.element].editor:
+                self._type_into_editor(action, locator)
+            else:
+                locator.fill(action.text, timeout=self.timeout_ms)
             if action.enter:
                 locator.press("Enter", timeout=self.timeout_ms)
                 self._settle()
@@ -376,14 +586,16 @@ class BrowserEnvironment:
         elif isinstance(action, Scroll):
             self._scroll(action.direction)
         elif isinstance(action, GoBack):
+            self._reading = ("", 0.0)
             before = page.url
             response = page.go_back(wait_until="load", timeout=self.timeout_ms)
             if response is None and page.url == before:
                 raise _ActionFailed("there is no previous page to go back to")
         else:
+            self._reading = ("", 0.0)
             self._navigate(action.url)
 
-    def _locate(self, action: Click | Type | Select) -> Locator:
+    def _locate(self, action: _ElementAction) -> Locator:
         problem = self._element_problem(action)
         if problem:
             raise _ActionFailed(problem)
@@ -393,22 +605,49 @@ class BrowserEnvironment:
             raise _ActionFailed(f"element {action.element} is no longer on the page")
         return locator
 
-    def _element_problem(self, action: Click | Type | Select) -> str | None:
+    def _type_into_editor(self, action: Type, locator: Locator) -> None:
+        """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
+        its hidden text area would only add to what the editor's own model holds; then read it back."""
+        page = self._require_page()
+        if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self.timeout_ms):
+            locator.click(timeout=self.timeout_ms)  # an editor that takes focus only from the pointer
+        page.keyboard.press("ControlOrMeta+A")
+        page.keyboard.press("Delete")
+        page.keyboard.insert_text(action.text)
+        held = locator.evaluate(EDITOR_TEXT_JS, timeout=self.timeout_ms)
+        if " ".join(held.split()) != " ".join(action.text.split()):
+            shown = " ".join(held.split())
+            shown = shown if len(shown) <= 120 else shown[:119] + "…"
+            raise _ActionFailed(
+                f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
+            )
+
+    def _role(self, element_id: int) -> str:
+        element = self._elements.get(element_id)
+        return element.role if element is not None else ""
+
+    def _element_problem(self, action: _ElementAction) -> str | None:
         element = self._elements.get(action.element)
         if element is None:
             return f"element {action.element} is not on the page"
         if isinstance(action, Type) and element.role not in _TEXT_FIELD_ROLES:
             return f"element {action.element} is a {element.role}, not a text field"
+        if isinstance(action, Type) and element.readonly:
+            return _read_only(action.element)
         if isinstance(action, Select) and element.role not in _LIST_ROLES:
             return f"element {action.element} is a {element.role}, not a drop-down list"
         return None
 
     def _select(self, action: Select) -> None:
+        if self._role(action.element) == "slider":
+            self._slide(action, action.option)
+            return
         locator = self._locate(action)
         labels = locator.evaluate(_OPTIONS_JS, timeout=self.timeout_ms)
-        if labels is None:
-            raise _ActionFailed(f"element {action.element} is not a native drop-down; click it, then click the option")
         wanted = action.option.strip()
+        if labels is None:
+            self._pick(action.element, locator, wanted)
+            return
         index = next((i for i, label in enumerate(labels) if label.strip() == wanted), None)
         if index is None:
             index = next((i for i, label in enumerate(labels) if label.strip().casefold() == wanted.casefold()), None)
@@ -417,12 +656,73 @@ class BrowserEnvironment:
             raise _ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
         locator.select_option(index=index, timeout=self.timeout_ms)
 
+    def _pick(self, element_id: int, locator: Locator, wanted: str) -> None:
+        """Choose an option of a custom drop-down (the ARIA combobox and listbox patterns): open
+        it with a click unless it is a list already, then click the option with that name."""
+        listbox = self._role(element_id) == "listbox"
+        if not listbox and locator.get_attribute("aria-expanded") != "true":
+            locator.click(timeout=self.timeout_ms)
+            self._require_page().wait_for_timeout(_SETTLE_MS)
+        scope = locator if listbox else self._require_page()
+        for exact in (True, False):
+            options = scope.get_by_role("option", name=wanted, exact=exact).filter(visible=True)
+            if options.count():
+                options.first.click(timeout=self.timeout_ms)
+                return
+        shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
+        listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
+        raise _ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
+
+    def _slide(self, action: Type | Select, wanted: str) -> None:
+        """Move a slider to a value: a native range input is set directly, an ARIA slider is moved
+        with the arrow keys from where it says it is."""
+        element_id = action.element
+        locator = self._locate(action)
+        try:
+            target = float(wanted.strip())
+        except ValueError:
+            raise _ActionFailed(f"element {element_id} is a slider; give it a number, not {wanted!r}") from None
+        state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)
+        if state["native"]:
+            return
+        if state["now"] is None:
+            raise _ActionFailed(
+                f"element {element_id} is a slider that does not say its value; click or drag it instead"
+            )
+        low = state["min"] if state["min"] is not None else float("-inf")
+        high = state["max"] if state["max"] is not None else float("inf")
+        target = min(max(target, low), high)
+        locator.focus(timeout=self.timeout_ms)
+        now = state["now"]
+        for _ in range(_MAX_SLIDER_KEYS):
+            if now == target:
+                return
+            locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self.timeout_ms)
+            after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)["now"]
+            if after is None or after == now or (after - target) * (now - target) < 0:
+                return  # it stopped moving, or stepped past a value it cannot take
+            now = after
+
     def _scroll(self, direction: str) -> None:
-        """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel."""
+        """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel.
+
+        When the last observation was cut inside the viewport, scrolling down brings the first cut
+        line to the top instead, so no element is skipped.
+        """
         page = self._require_page()
         width, height = self.viewport
         delta = height if direction == "down" else -height
-        if not page.evaluate(_SCROLL_JS, delta):
+        next_top = self._next_top
+        cut_on_screen = next_top is not None and 0 < next_top < height
+        if direction == "down" and next_top is not None and cut_on_screen:
+            delta = max(int(next_top), height // _MIN_SCROLL_SHARE)
+        reading = self._reading_top(page.url)
+        scrolled = page.evaluate(_SCROLL_JS, delta)
+        if direction == "up":
+            self._reading = (page.url, 0.0)
+        elif cut_on_screen and scrolled["scrollable"] and scrolled["moved"] < delta:
+            self._reading = (page.url, reading + delta - scrolled["moved"])  # read on where scrolling could not
+        if not scrolled["moved"]:
             page.mouse.move(width / 2, height / 2)
             page.mouse.wheel(0, delta)
             page.wait_for_timeout(_SETTLE_MS)
@@ -446,9 +746,25 @@ class BrowserEnvironment:
             host = url_host(resolved)
             if not host_allowed(host, self._hosts):
                 raise _ActionFailed(self._outside(host))
-        response = self._require_page().goto(resolved, wait_until="load", timeout=self.timeout_ms)
+        page = self._require_page()
+        try:
+            response = page.goto(resolved, wait_until="load", timeout=self.timeout_ms)
+        except Error as error:
+            if _DOWNLOAD_STARTS not in str(error):
+                raise
+            self._await_download()  # the URL is a file: the page stays, the file is saved and reported
+            return
         if response is not None:
             self._nav_status = (response.url, response.status)
+
+    def _await_download(self) -> None:
+        """Wait for the download a navigation turned into, which Playwright reports after failing the goto."""
+        page = self._require_page()
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while not self._downloads and time.monotonic() < deadline:
+            page.wait_for_timeout(_POLL_MS)
+        if not self._downloads:
+            raise _ActionFailed(f"the URL started a download that did not come within {self.timeout_ms / 1000:g} s")
 
     def _settle(self) -> None:
         """Give a click or submit time to start a navigation, then wait for any page to load.
@@ -481,7 +797,16 @@ class BrowserEnvironment:
             pass  # the page is mid-commit; the observation retries until it settles
 
     def _follow_popup(self) -> None:
-        """A link that opens a new tab is followed in this page, so history and ids stay in one place."""
+        """A link that opens a new tab is followed in this page, so history and ids stay in one place.
+
+        Chromium reports a new tab only once its first document starts to arrive, which can be long
+        after the action: when the action promised a tab (`_NEW_TAB_JS`), it is awaited, and a tab
+        that never comes fails the action instead of leaving the agent silently on the old page. A
+        tab nothing promised (a script's own doing) is followed when it came during the action.
+        """
+        promised = self._promised()
+        if promised and not self._popups:
+            self._await_popup(promised)
         if not self._popups:
             return
         popup = self._popups[-1]
@@ -495,6 +820,28 @@ class BrowserEnvironment:
                     opened.close()
         if self._blocked_host is None and is_web_url(url):  # not about:blank, nor the fence's error page
             self._navigate(url)
+
+    def _promised(self) -> str:
+        """Why the last action opens a new tab, as the frames' `_NEW_TAB_JS` noted it (each forgets
+        it on reading); empty when it promised none."""
+        promises = []
+        for frame in self._require_page().frames:
+            try:
+                promises.append(frame.evaluate(_PROMISED_JS))
+            except Error:
+                continue  # a frame detached or navigating: its new document has promised nothing
+        return next((promise for promise in promises if promise), "")
+
+    def _await_popup(self, promised: str) -> None:
+        """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
+        page = self._require_page()
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while not self._popups and self._blocked_host is None and time.monotonic() < deadline:
+            page.wait_for_timeout(_POLL_MS)
+        if not self._popups and self._blocked_host is None:
+            raise _ActionFailed(
+                f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
+            )
 
     def _navigation_problem(self) -> str | None:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
@@ -516,15 +863,28 @@ class BrowserEnvironment:
         if self._last_page is None:
             self._observe_now()
 
-    def _observe_now(self) -> Page:
+    def _observe_now(self, reports: Sequence[str] = ()) -> Page:
+        """Read the page; `reports` (what the page did since the last observation) head the text."""
         page = self._require_page()
         failure = ""
         for _ in range(_SNAPSHOT_ATTEMPTS):
             try:
+                readonly, editors, markup = self._mark()
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
                 title = page.title()
-                observation = render_page(page.url, title, snapshot, self.observation_budget, self._password_values())
-                result = Page(url=page.url, title=title, text=observation.text, html_chars=len(page.content()))
+                observation = render_page(
+                    page.url,
+                    title,
+                    snapshot,
+                    self.observation_budget,
+                    self._password_values(),
+                    readonly,
+                    self._reading_top(page.url),
+                    reports,
+                    editors,
+                    self.viewport[1],
+                )
+                result = Page(url=page.url, title=title, text=observation.text, html_chars=markup)
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
                 if _is_crash(error):
                     self._crashed = True
@@ -535,7 +895,7 @@ class BrowserEnvironment:
                 except Error:
                     pass
                 continue
-            self._elements = observation.elements
+            self._elements, self._next_top = observation.elements, observation.next_top
             self._last_page = result
             return result
         return self._unreadable(failure)
@@ -543,28 +903,52 @@ class BrowserEnvironment:
     def _unreadable(self, reason: str) -> Page:
         """A page that could not be read: no ids, so every element action is refused."""
         url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
-        self._elements = {}
+        self._elements, self._next_top = {}, None
         self._last_page = Page(url=url, text=f"URL: {url}\n(the page could not be read: {reason})")
         return self._last_page
+
+    def _reading_top(self, url: str) -> float:
+        reading_url, top = self._reading
+        return top if reading_url == url else 0.0
+
+    def _mark(self) -> tuple[list[_Box], dict[_Box, str], int]:
+        """Mark clickables without a role, editors, and unnamed tabs in every frame (`marks.MARK_JS`);
+        returns the boxes of read-only text fields, the editors' boxes with the text they hold, and the
+        size of the raw HTML the observation stands for: every frame's, its open shadow roots' included."""
+        boxes: list[_Box] = []
+        editors: dict[_Box, str] = {}
+        markup = 0
+        for frame in self._require_page().frames:
+            try:
+                found = frame.evaluate(MARK_JS)
+            except Error:
+                continue  # a frame detached or navigating; the snapshot shows it as it is
+            boxes.extend((float(x), float(y), float(w), float(h)) for x, y, w, h in found["readonly"])
+            editors.update({(float(x), float(y), float(w), float(h)): text for x, y, w, h, text in found["editors"]})
+            markup += found["markup"]
+        return boxes, editors, markup
 
     def _password_values(self) -> list[str]:
         """Current password field contents; the observation masks them (the snapshot does not)."""
         values: list[str] = []
         for frame in self._require_page().frames:
             try:
-                values.extend(frame.evaluate(_PASSWORDS_JS))
+                values.extend(frame.evaluate(PASSWORDS_JS))
             except Error:
                 continue  # a frame detached or navigating; it has nothing to hide yet
         return values
 
-    def _screenshot(self) -> str | None:
+    def _screenshot(self, suffix: str = "") -> str | None:
+        """The viewport as a numbered JPEG in the screenshot folder (`suffix` marks an approval's preview);
+        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio."""
         if self.screenshot_dir is None:
             return None
         self._counter += 1
-        path = self.screenshot_dir / f"{self._counter:04d}.png"
+        path = self.screenshot_dir / f"{self._counter:04d}{suffix}.jpg"
         try:
             self.screenshot_dir.mkdir(parents=True, exist_ok=True)
-            self._require_page().screenshot(path=path, timeout=self.timeout_ms)
+            page = self._require_page()
+            page.screenshot(path=path, type="jpeg", quality=_JPEG_QUALITY, timeout=self.timeout_ms, scale="css")
         except (Error, OSError):
             return None
         return str(path)
@@ -638,6 +1022,8 @@ class BrowserEnvironment:
             context = browser.new_context(viewport=viewport, service_workers=self._service_workers)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
+        context.add_init_script(_NEW_TAB_JS)
+        context.add_init_script(LISTENERS_JS)
         if self._hosts is not None:
             context.route("**/*", self._route)
             context.route_web_socket(re.compile(""), self._route_web_socket)
@@ -655,6 +1041,8 @@ class BrowserEnvironment:
         page.on("requestfailed", self._on_request_done)
         page.on("response", self._on_response)
         page.on("popup", self._on_popup)
+        page.on("dialog", self._on_dialog)
+        page.on("download", self._on_download)
         self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
         self._nav_pending.clear()
         try:
@@ -668,6 +1056,27 @@ class BrowserEnvironment:
 
     def _on_popup(self, popup: PlaywrightPage) -> None:
         self._popups.append(popup)
+
+    def _on_download(self, download: Download) -> None:
+        """Note a download as it starts; it is saved (waiting for it to finish) before the next observation."""
+        self._downloads.append(download)
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        """Answer a dialog at once (the page waits for it) and note it for the next observation; a risky
+        confirm dismissed for want of approval is remembered as the running action's failure."""
+        answer = answer_dialog(dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._approved)
+        try:
+            if not answer.accept:
+                dialog.dismiss()
+            elif answer.text is not None:
+                dialog.accept(answer.text)
+            else:
+                dialog.accept()
+        except Error:
+            pass  # the page went away with its dialog
+        self._reports.append(answer.report)
+        if answer.held is not None:
+            self._held = answer
 
     def _on_request(self, request: Request) -> None:
         if _is_top_navigation(request):
@@ -818,12 +1227,25 @@ def _redirect_target(response: APIResponse, url: str) -> str | None:
     return resolve_url(location, url) or ""
 
 
+def _free_path(path: Path) -> Path:
+    """`path`, or `name (2).ext`, `name (3).ext`... when a file of that name was downloaded before."""
+    candidate, number = path, 1
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.stem} ({number}){path.suffix}")
+    return candidate
+
+
 def _since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def _read_only(element_id: int) -> str:
+    return f"element {element_id} is read-only (a picker or a script fills it); click it and choose a value instead"
+
+
 def _describe(action: _BrowserAction) -> str:
-    if isinstance(action, (Click, Type, Select)):
+    if isinstance(action, _ElementAction):
         return f"{action.kind} on element {action.element}"
     if isinstance(action, (GoBack, Goto)):
         return "navigation"

@@ -8,15 +8,20 @@ nodes the pointer can reach, ``[box=x,y,w,h]`` in viewport pixels, ``- text: ...
 ``- /url: ...`` style properties. The output keeps one line per meaningful node; only interactive
 elements get a numeric id, written ``[12] link "Next page"``, because those ids are what actions
 name. Ids come from the ref's number, so an element keeps its id across observations of one
-document. When the text exceeds the budget, lines wholly above the viewport go first (so that
-scrolling brings new content into view), then the tail is cut, and a line says how much is hidden.
+document. A control the page left without a name is named from the text inside it (a heading in
+a clickable card) or, for a form control, next to it (a checkbox followed by its text, a text box
+in a table cell beside its label). When the text exceeds the
+budget, lines wholly above the viewport go first (so that scrolling brings new content into
+view), then the tail is cut, and lines say how many elements and characters are hidden below;
+`PageText.next_top` says where the first hidden line starts, so a scroll can bring exactly the
+hidden lines to the top of the screen instead of jumping past them.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -77,9 +82,14 @@ _ALWAYS_SHOWN = frozenset({"dialog", "alertdialog", "alert", "table", "grid"})
 _CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
 _STATES = ("checked", "checked=mixed", "disabled", "expanded", "pressed", "pressed=mixed", "selected", "invalid")
 _VALUE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider"})
+_TOGGLES = frozenset({"checkbox", "radio", "switch"})
+_NEIGHBOUR_NAME_LIMIT = 60
+"""Longer neighbouring text is prose, not a label."""
 _INLINE_LIMIT = 300
 _MAX_OPTIONS = 30
 _MASK = "********"
+_EDITOR_LIMIT = 1000
+"""An editor's text is shown up to this many characters (a whole source file would crowd out the page)."""
 _MIN_PARTIAL = 200
 
 _LINE = re.compile(r"^( *)- (.*)$")
@@ -87,6 +97,7 @@ _UNQUOTED_KEY = re.compile(r"^(.*?)(?::(?: (.*))?)?$")
 _ROLE = re.compile(r"[A-Za-z][\w-]*")
 _ATTR = re.compile(r"\[([^\]]*)\]")
 _REF = re.compile(r"^(f\d+)?e(\d+)$")
+_FRAME_STRIDE = 10_000
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
 
@@ -115,15 +126,23 @@ class Element:
     ref: str
     role: str
     name: str
+    readonly: bool = False
+    editor: bool = False
+    """A rich text or code editor (a contenteditable region, a box around a hidden text area), typed into
+    with the keyboard rather than filled."""
 
 
 @dataclass(frozen=True, slots=True)
 class PageText:
-    """The page text and the ids it shows; ids cut by the budget are absent, so unusable."""
+    """The page text and the ids it shows; ids cut by the budget are absent, so unusable.
+
+    `next_top`: where (viewport pixels) the first line cut below starts, when lines were cut.
+    """
 
     text: str
     elements: Mapping[int, Element]
     cut_chars: int = 0
+    next_top: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +158,17 @@ class _Line:
     top: float | None
     bottom: float | None
     ids: tuple[int, ...] = ()
+    cells: tuple[_Cell, ...] | None = None
+    """A table row's cells, kept so the row can be shortened cell by cell (`_shortened`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cell:
+    """One cell of a row: its text (unescaped), the ids it shows, and the names of the controls in its row."""
+
+    text: str
+    ids: tuple[int, ...]
+    row_names: tuple[str, ...]
 
 
 # -- parsing ------------------------------------------------------------------------------------
@@ -253,10 +283,13 @@ def _walk(nodes: list[SnapshotNode]) -> Iterator[SnapshotNode]:
 
 
 def _assign_ids(roots: list[SnapshotNode]) -> dict[str, int]:
-    """Number interactive refs: the main document's by their ``eN``, iframes' after them.
+    """Number interactive refs: the main document's by their ``eN``, each frame's in a block of its own.
 
-    Refs of one document share a prefix (``e``, ``f3e``...); the first ref is the main document's
-    root, so refs with its prefix keep their number and others, which could collide, are renumbered.
+    Refs of one document share a prefix (``e``, ``f3e``...; the number grows with every document a page
+    loads); the first ref is the main document's root, so refs with its prefix keep their number. A
+    frame whose prefix is ``k`` documents after the main one numbers its refs from ``k`` times a stride
+    (10,000, or the next power of ten above the main document's ids): the same id for the same element
+    in every observation, however many elements the main page gains or loses.
     """
     matches = [(node, _REF.match(node.ref)) for node in _walk(roots) if node.ref]
     parsed = [(node, match) for node, match in matches if match is not None]
@@ -264,26 +297,111 @@ def _assign_ids(roots: list[SnapshotNode]) -> dict[str, int]:
         return {}
     main_prefix = parsed[0][1].group(1)
     ids: dict[str, int] = {}
-    others: list[str] = []
+    others: list[tuple[str, int, int]] = []  # (ref, its document's number, its own number)
     for node, match in parsed:
         if node.role not in INTERACTIVE_ROLES:
             continue
         if match.group(1) == main_prefix:
             ids[match.group(0)] = int(match.group(2))
         else:
-            others.append(match.group(0))
-    first_free = max(ids.values(), default=0) + 1
-    ids.update({ref: first_free + i for i, ref in enumerate(others)})
+            others.append((match.group(0), _prefix_number(match.group(1)), int(match.group(2))))
+    stride = _FRAME_STRIDE
+    while ids and max(ids.values()) >= stride:
+        stride *= 10
+    main_number = _prefix_number(main_prefix)
+    documents = sorted({document for _, document, _ in others})
+    blocks = {document: document - main_number for document in documents if document > main_number}
+    for document in documents:  # a frame older than the main document (none seen so far): after the rest
+        blocks.setdefault(document, max(blocks.values(), default=0) + 1)
+    ids.update({ref: blocks[document] * stride + n for ref, document, n in others})
     return ids
+
+
+def _prefix_number(prefix: str | None) -> int:
+    """``f3`` -> 3; the first document's refs have no prefix: 0."""
+    return int(prefix[1:]) if prefix else 0
+
+
+# -- names from neighbours ----------------------------------------------------------------------
+
+
+def _short_text(node: SnapshotNode) -> str:
+    """The text a label-like node shows, if short and free of controls; "" otherwise."""
+    if node.ref is not None and node.role in INTERACTIVE_ROLES:
+        return ""
+    if node.role == "text":
+        text = node.value or ""
+    elif node.children:
+        if any(child.role != "text" for child in node.children):
+            return ""
+        text = " ".join(child.value or "" for child in node.children)
+        text = f"{node.name} {text}".strip() if node.name not in text else text
+    else:
+        text = node.name or node.value or ""
+    text = " ".join(text.split())
+    return text if len(text) <= _NEIGHBOUR_NAME_LIMIT else ""
+
+
+def _neighbour_name(node: SnapshotNode, parent: SnapshotNode | None, grandparent: SnapshotNode | None) -> str:
+    """A label from beside the control: the text after a checkbox or radio (before it for a text
+    field), else, for a control alone in a table cell, the cell before it."""
+    if parent is None:
+        return ""
+    siblings = parent.children
+    index = next(i for i, child in enumerate(siblings) if child is node)
+    after = siblings[index + 1 : index + 2]
+    before = siblings[index - 1 : index] if index else []
+    for sibling in (after + before) if node.role in _TOGGLES else (before + after):
+        if text := _short_text(sibling):
+            return text
+    if grandparent is not None and parent.role in _CELL_ROLES and len(siblings) == 1:
+        cells = grandparent.children
+        at = next(i for i, cell in enumerate(cells) if cell is parent)
+        if at:
+            return _short_text(cells[at - 1])
+    return ""
+
+
+def _content_text(node: SnapshotNode) -> str:
+    """The text inside a node, its descendants' names included (a heading inside a card names it)."""
+    pieces: list[str] = []
+    for child in node.children:
+        if child.role == "text":
+            pieces.append(child.value or "")
+        elif child.name:
+            pieces.append(child.name)
+        else:
+            pieces.append(child.value or "")
+            pieces.append(_content_text(child))
+    return " ".join(" ".join(pieces).split())
+
+
+def _name_unnamed(
+    nodes: list[SnapshotNode], parent: SnapshotNode | None = None, grand: SnapshotNode | None = None
+) -> None:
+    """Name unnamed controls in place: from the text inside them (the accessible name leaves out
+    some content, such as a heading inside a clickable card), else, for form controls, from the
+    text beside them."""
+    for node in nodes:
+        if node.ref and not node.name and node.role in INTERACTIVE_ROLES:
+            if node.role not in _VALUE_ROLES and node.children:
+                node.name = _content_text(node)[:_INLINE_LIMIT]
+            elif (node.role in _VALUE_ROLES or node.role in _TOGGLES) and "placeholder" not in node.props:
+                node.name = _neighbour_name(node, parent, grand)
+        _name_unnamed(node.children, node, parent)
 
 
 # -- rendering ----------------------------------------------------------------------------------
 
 
 class _Renderer:
-    def __init__(self, ids: dict[str, int], secrets: Collection[str]) -> None:
+    def __init__(
+        self, ids: dict[str, int], secrets: Collection[str], readonly: Collection[_Box], editors: Mapping[_Box, str]
+    ) -> None:
         self.ids = ids
         self.secrets = secrets
+        self.readonly = readonly
+        self.editors = editors
         self.lines: list[_Line] = []
         self.elements: dict[int, Element] = {}
 
@@ -292,17 +410,28 @@ class _Renderer:
     def _interactive(self, node: SnapshotNode) -> _Fragment:
         ref = node.ref or ""
         element_id = self.ids[ref]
-        self.elements[element_id] = Element(ref=ref, role=node.role, name=node.name)
+        readonly = node.role in _VALUE_ROLES and node.box in self.readonly
+        edited = self.editors.get(node.box) if node.role in _VALUE_ROLES and node.box is not None else None
+        self.elements[element_id] = Element(
+            ref=ref, role=node.role, name=node.name, readonly=readonly, editor=edited is not None
+        )
         parts = [f"[{element_id}] {node.role}"]
         if node.name:
             parts.append(json.dumps(node.name, ensure_ascii=False))
         elif node.role == "link" and "url" in node.props:
             parts.append(f"url={json.dumps(node.props['url'], ensure_ascii=False)}")
         parts.extend(state for state in _STATES if _has_state(node, state))
+        if readonly:
+            parts.append("readonly")
         options = [child for child in node.children if child.role == "option" and child.ref is None]
         value = node.value
+        texts = [child.value or "" for child in node.children if child.role == "text"]
+        if value is None and texts and node.role in _VALUE_ROLES:  # a field with a placeholder lists its value as text
+            value = " ".join(texts)
         if value is None and options:
             value = next((o.name for o in options if "selected" in o.attrs), None)
+        if edited is not None:  # the snapshot shows an editor's lines as bits of text, or not at all
+            value = edited if len(edited) <= _EDITOR_LIMIT else edited[:_EDITOR_LIMIT] + "…"
         if value is not None and node.role in _VALUE_ROLES:
             shown = _MASK if value in self.secrets else value
             parts.append(f"value={json.dumps(shown, ensure_ascii=False)}")
@@ -366,13 +495,20 @@ class _Renderer:
             return None
         return inline
 
-    def _emit(self, text: str, node: SnapshotNode, box: _Box | None, ids: tuple[int, ...] = ()) -> None:
+    def _emit(
+        self,
+        text: str,
+        node: SnapshotNode,
+        box: _Box | None,
+        ids: tuple[int, ...] = (),
+        cells: tuple[_Cell, ...] | None = None,
+    ) -> None:
         if not text:
             return
         box = node.box or box
         top = box[1] if box else None
         bottom = box[1] + box[3] if box else None
-        self.lines.append(_Line(text, top, bottom, tuple(ids)))
+        self.lines.append(_Line(text, top, bottom, tuple(ids), cells))
 
     def render(self, node: SnapshotNode, box: _Box | None = None) -> None:
         box = node.box or box
@@ -418,6 +554,8 @@ class _Renderer:
     def _render_interactive_only(self, node: SnapshotNode, box: _Box | None) -> None:
         """Inside an interactive element only nested interactive elements matter; the rest is its name."""
         box = node.box or box
+        if "aria-hidden" in node.attrs:
+            return  # an editor's own hidden text area, its gutter: parts of it, not controls of their own
         if self._is_interactive(node):
             self.render(node, box)
             return
@@ -425,7 +563,7 @@ class _Renderer:
             self._render_interactive_only(child, box)
 
     def _row(self, node: SnapshotNode, box: _Box | None) -> None:
-        cells: list[str] = []
+        cells: list[tuple[str, tuple[int, ...]]] = []
         ids: list[int] = []
         for child in node.children:
             if self._is_interactive(child):
@@ -437,12 +575,14 @@ class _Renderer:
                     text, child_ids = self._flatten(child)
             else:
                 text, child_ids = (child.name or child.value or "", ())
-            cells.append(text.replace("|", "\\|"))
+            cells.append((text, tuple(child_ids)))
             ids.extend(child_ids)
         if not cells and (node.name or node.value):
-            cells.append(node.name or node.value or "")
+            cells.append((node.name or node.value or "", ()))
         if cells:
-            self._emit("| " + " | ".join(cells) + " |", node, box, ids)
+            names = tuple(self.elements[i].name for i in ids if self.elements[i].name)
+            row = tuple(_Cell(text, cell_ids, names) for text, cell_ids in cells)
+            self._emit(_row_text(row), node, box, tuple(ids), row)
 
     def _flatten(self, node: SnapshotNode) -> _Fragment:
         """A cell with block content (a list, a heading) squeezed into one line anyway."""
@@ -488,40 +628,153 @@ def _visible_children(node: SnapshotNode) -> list[SnapshotNode]:
     return kept
 
 
-def _above_viewport(line: _Line) -> bool:
-    return line.top is not None and line.bottom is not None and line.top < 0 and line.bottom <= 0
+def _row_text(cells: tuple[_Cell, ...]) -> str:
+    return "| " + " | ".join(cell.text.replace("|", "\\|") for cell in cells) + " |"
 
 
-def _fit(header: list[str], lines: list[_Line], budget: int) -> tuple[list[str], list[_Line], int]:
-    """Keep what fits in `budget`: first drop lines above the viewport, then cut the tail."""
+_CLAMPS = (None, 24, 12)
+"""How far `_shortened` goes, level by level, once a row's cells that only repeat a control's name in the
+row are emptied: no clamp, then text-only cells clamped to 24 characters, then to 12 (text lines to ten
+times that)."""
+
+
+def _clamp(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _words(text: str) -> str:
+    return f" {' '.join(text.casefold().split())} "
+
+
+def _shortened(line: _Line, level: int) -> _Line:
+    """`line` with its text-only parts shortened to `level` (an index of `_CLAMPS`); its ids are never
+    touched."""
+    limit = _CLAMPS[level]
+    if line.cells is None:
+        if line.ids or limit is None or len(line.text) <= limit * 10:
+            return line
+        return _Line(_clamp(line.text, limit * 10), line.top, line.bottom, line.ids)
+    cells = []
+    for cell in line.cells:
+        text = cell.text
+        if not cell.ids and text.strip():
+            repeated = any(_words(text) in _words(name) for name in cell.row_names)
+            text = "" if repeated else text if limit is None else _clamp(text, limit)
+        cells.append(_Cell(text, cell.ids, cell.row_names))
+    row = tuple(cells)
+    return _Line(_row_text(row), line.top, line.bottom, line.ids, row)
+
+
+_LEFT_OUT_NOTE = 70
+"""Room kept for the note that says text lines were left out."""
+
+
+def _keep_screen_ids(rest: list[_Line], room: int, bottom: float) -> tuple[list[_Line], int]:
+    """Make the lines on screen (above `bottom`) fit `room` when some of them hold ids: shorten text-only
+    parts level by level, then, if that is not enough, leave out text-only lines on screen, lowest first.
+    Returns the lines and how many were left out; lines that fit already are returned as they are."""
+    split = next((i for i, line in enumerate(rest) if line.top is not None and line.top >= bottom), len(rest))
+
+    def chars(lines: list[_Line]) -> int:
+        return sum(len(line.text) + 1 for line in lines)
+
+    if chars(rest[:split]) <= room or not any(line.ids for line in rest[:split]):
+        return rest, 0
+    for level in range(len(_CLAMPS)):
+        shortened = [_shortened(line, level) for line in rest]
+        if chars(shortened[:split]) <= room:
+            return shortened, 0
+    excess = chars(shortened[:split]) - (room - _LEFT_OUT_NOTE)
+    left_out: set[int] = set()
+    for index in range(split - 1, -1, -1):
+        if excess <= 0:
+            break
+        if not shortened[index].ids:
+            left_out.add(index)
+            excess -= len(shortened[index].text) + 1
+    return [line for index, line in enumerate(shortened) if index not in left_out], len(left_out)
+
+
+def _above(line: _Line, top: float) -> bool:
+    return line.top is not None and line.bottom is not None and line.top < top and line.bottom <= top
+
+
+def _fit(
+    header: list[str], lines: list[_Line], budget: int, top: float, bottom: float | None = None
+) -> tuple[list[str], list[_Line], int, float | None]:
+    """Keep what fits in `budget`: first drop lines above `top` (the viewport's top, or lower when
+    the page cannot scroll further), then, when the lines on screen (above `bottom`, the viewport's
+    height) hold ids that would be cut, shorten text-only parts (`_keep_screen_ids`), then cut the tail.
+
+    Also returns where the first line cut from the tail starts, so a scroll can bring it to the top.
+    """
     total = sum(len(h) + 1 for h in header) + sum(len(line.text) + 1 for line in lines)
     if total <= budget:
-        return header, lines, 0
-    above = [line for line in lines if _above_viewport(line)]
-    rest = [line for line in lines if not _above_viewport(line)]
+        return header, lines, 0, None
+    above = [line for line in lines if _above(line, top)]
+    rest = [line for line in lines if not _above(line, top)]
     notes = list(header)
     above_chars = sum(len(line.text) + 1 for line in above)
     if above:
         notes.append(f"({above_chars} characters above the viewport not shown; scroll up to see them)")
-    tail_reserve = 80
+    tail_reserve = 100
     room = budget - sum(len(n) + 1 for n in notes) - tail_reserve
+    if bottom is not None:
+        rest, left_out = _keep_screen_ids(rest, room, bottom)
+        if left_out:
+            notes.append(f"({left_out} lines of text on screen left out to show its controls)")
+            room -= len(notes[-1]) + 1
     kept: list[_Line] = []
     shown_chars = 0
-    for line in rest:
+    first_cut: _Line | None = None
+    for index, line in enumerate(rest):
         if len(line.text) + 1 > room:
+            first_cut = line
             if room > _MIN_PARTIAL:
                 part = line.text[: room - 2] + "…"
                 ids = tuple(i for i in line.ids if f"[{i}]" in part)
                 kept.append(_Line(part, line.top, line.bottom, ids))
                 shown_chars += room - 2
+                first_cut = next((later for later in rest[index + 1 :] if later.top is not None), None)
             break
         kept.append(line)
         room -= len(line.text) + 1
         shown_chars += len(line.text) + 1
     cut_below = sum(len(line.text) + 1 for line in rest) - shown_chars
     if cut_below:
+        shown_ids = {i for line in kept for i in line.ids}
+        hidden = len({i for line in rest for i in line.ids} - shown_ids)
+        if hidden:
+            kept.append(_Line(f"({hidden} more interactive elements below)", None, None))
         kept.append(_Line(f"({cut_below} more characters cut; scroll down to see more)", None, None))
-    return notes, kept, above_chars + cut_below
+    next_top = first_cut.top if first_cut is not None else None
+    return notes, kept, above_chars + cut_below, next_top
+
+
+def _label_key(text: str) -> str:
+    """A label as it names a control: case, spacing and a trailing colon or required mark set aside."""
+    return " ".join(text.strip().rstrip(":*").split()).casefold()
+
+
+def _without_repeated_labels(lines: list[_Line], elements: Mapping[int, Element]) -> list[_Line]:
+    """Drop a text line that only repeats the name of a control on the line next to it: a field's
+    visible label ("Email", then `[4] textbox "Email"`), which the control already carries as its
+    name. Every labelled field on a form spends its label twice otherwise."""
+
+    def names(line: _Line | None) -> set[str]:
+        if line is None:
+            return set()
+        return {_label_key(elements[i].name) for i in line.ids if i in elements and elements[i].name}
+
+    kept: list[_Line] = []
+    for index, line in enumerate(lines):
+        if not line.ids and line.cells is None:
+            before = lines[index - 1] if index else None
+            after = lines[index + 1] if index + 1 < len(lines) else None
+            if _label_key(line.text) in names(before) | names(after):
+                continue
+        kept.append(line)
+    return kept
 
 
 def render_page(
@@ -530,19 +783,36 @@ def render_page(
     snapshot: str,
     budget: int = 6000,
     secrets: Collection[str] = (),
+    readonly: Collection[_Box] = (),
+    reading_top: float = 0.0,
+    reports: Sequence[str] = (),
+    editors: Mapping[_Box, str] | None = None,
+    viewport_height: float | None = None,
 ) -> PageText:
     """Render a snapshot as compact page text of at most `budget` characters.
 
     `secrets` are values to mask if they appear as a field's value (the current password inputs'
-    contents), so a typed password never reaches a model prompt or the event log.
+    contents), so a typed password never reaches a model prompt or the event log. `readonly` are
+    the boxes of read-only text fields (the snapshot does not mark them): such a field shows
+    `readonly`, so a model clicks it (it usually opens a picker) rather than typing. `reading_top`
+    (viewport pixels) is where reading starts when the budget is short: 0, or lower once the page is
+    scrolled to its end and lines on screen were still cut. `reports` (what the page did beside the
+    action: a dialog it showed, a file it downloaded) head the text, each in parentheses, never cut.
+    `editors` maps the boxes of rich text and code editors to the text they hold, which the snapshot
+    does not show as a value: such a textbox shows it as `value=`, and `Element.editor` says how to type.
+    `viewport_height`, when given, lets the budget keep the screen's controls first: their lines
+    survive a short budget with the text beside them shortened.
     """
     roots = parse_snapshot(snapshot)
-    renderer = _Renderer(_assign_ids(roots), frozenset(s for s in secrets if s))
+    _name_unnamed(roots)
+    secret = frozenset(s for s in secrets if s)
+    renderer = _Renderer(_assign_ids(roots), secret, frozenset(readonly), editors or {})
     for root in roots:
         renderer.render(root)
-    header = [f"URL: {url}", f"Title: {title}"]
-    header, lines, cut = _fit(header, renderer.lines, budget)
+    header = [f"URL: {url}", f"Title: {title}", *(f"({report})" for report in reports)]
+    body = _without_repeated_labels(renderer.lines, renderer.elements)
+    header, lines, cut, next_top = _fit(header, body, budget, reading_top, viewport_height)
     shown = {element_id for line in lines for element_id in line.ids}
     text = "\n".join([*header, *(line.text for line in lines)])
     elements = {i: e for i, e in renderer.elements.items() if i in shown}
-    return PageText(text=text, elements=elements, cut_chars=cut)
+    return PageText(text=text, elements=elements, cut_chars=cut, next_top=next_top)

@@ -1,0 +1,236 @@
+"""What the accessibility tree leaves out, marked in the page before each snapshot.
+
+Playwright's AI-mode snapshot gives ids (refs) to what it sees as interactive; on the real web
+many controls are plain `div`s, `span`s, `li`s or `svg`s with a script's click handler, and the
+snapshot shows them as bare text. Two page scripts close that gap:
+
+- `LISTENERS_JS`, an init script, runs in every document before the page's own scripts and notes
+  each element that gets a click-like listener through `addEventListener` (jQuery and most
+  libraries attach theirs that way). A listener delegated from a container (the document, a list)
+  gives the elements it serves no listener of their own; when its source asks which element was
+  hit with a selector, `event.target.closest('.row')` or `.matches('.row')`, the selector is noted
+  (if it names a class, id or attribute: a bare `div` says nothing), and elements matching it count
+  as clickable. A delegated listener that reads no such selector (jQuery's `.on('click', '.row')`
+  keeps it in its own tables) leaves them to the other signs: `cursor: pointer`, a `tabindex`.
+- `MARK_JS`, run in every frame just before the snapshot, finds the clickables without a role:
+  an element with such a listener or matching a delegated selector, an `onclick` handler
+  (attribute or property), a framework's click prop (React's `__reactProps$*.onClick`, Vue's
+  `_vei.onClick`), a `tabindex`, or where a `cursor: pointer` region starts. It keeps only the innermost meaningful one (a container whose
+  text all sits in inner clickables or native controls gives way to them) and skips big regions
+  (an analytics listener on a whole section) and elements an author gave a role. Each kept element
+  gets `role="button"`, so the snapshot names it from its text, `aria-label` or `title`, gives it
+  a ref, and every action reaches it the one way all elements are reached (`aria-ref=eN`). Refs
+  are kept per element, so its id stays the same across observations. The same pass names tabs
+  and options that have no name from the DOM alone (`aria-controls`' panel heading, an inner
+  `title` or `alt`), and reports the boxes of read-only text fields, which the snapshot does not
+  mark, so the observation can.
+- `PASSWORDS_JS` reads the password fields' contents, which the observation masks.
+
+Both look inside open shadow roots too (web components keep their fields and buttons there, where
+`querySelectorAll` does not reach; the snapshot and `aria-ref` do): a password typed into a
+component's field is masked like any other. Closed shadow roots stay closed to them.
+
+The same pass makes every rich text or code editor one `textbox`: a `contenteditable` root, or the
+box around a text area an editor hides to read keys from (CodeMirror 5, Monaco), whose text area is
+then hidden from the snapshot; it reports each editor's box and the text it holds (its rendered
+lines, without the parts hidden from assistive technology), which the snapshot does not show.
+
+Marking changes only ARIA attributes (`role`, `aria-label`, and an editor's `aria-multiline`,
+`aria-readonly` and its text area's `aria-hidden`), never layout or behaviour.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EDITOR_TEXT_JS", "LISTENERS_JS", "MARK_JS", "PASSWORDS_JS"]
+
+LISTENERS_JS = """(() => {
+  const key = Symbol.for('andor.clickListeners');
+  if (window[key]) return;
+  const listened = new WeakSet();
+  Object.defineProperty(window, key, { value: listened });
+  const delegated = new Set();
+  Object.defineProperty(window, Symbol.for('andor.delegatedSelectors'), { value: delegated });
+  const kinds = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'touchend']);
+  const sourceOf = listener => {
+    const f = typeof listener === 'function' ? listener : listener && listener.handleEvent;
+    try { return typeof f === 'function' ? Function.prototype.toString.call(f) : ''; } catch { return ''; }
+  };
+  const asked = /\\.(?:closest|matches)\\(\\s*(['"`])([^'"`]+)\\1\\s*\\)/g;
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, listener, options) {
+    if (kinds.has(String(type)) && this) {
+      if (this.nodeType === 1) listened.add(this);
+      for (const found of sourceOf(listener).matchAll(asked)) if (/[.#[]/.test(found[2])) delegated.add(found[2]);
+    }
+    return add.call(this, type, listener, options);
+  };
+})()"""
+
+_DEEP_JS = """
+  const up = e => e.assignedSlot || e.parentElement || (e.parentNode instanceof ShadowRoot ? e.parentNode.host : null);
+  const deepAll = root => {
+    const out = [];
+    const visit = scope => {
+      for (const e of scope.querySelectorAll('*')) { out.push(e); if (e.shadowRoot) visit(e.shadowRoot); }
+    };
+    if (root.shadowRoot) visit(root.shadowRoot);
+    visit(root);
+    return out;
+  };
+  const closestDeep = (e, selector) => { for (let x = e; x; x = up(x)) if (x.matches(selector)) return x; return null; };
+"""
+"""Helpers for the page scripts that must see inside open shadow roots (web components), which
+`querySelectorAll`, `closest` and tree walkers stop at: `up` is an element's parent in the flattened
+tree (its slot, its parent, or its shadow root's host), `deepAll` every element under a root and in
+every open shadow root below it, `closestDeep` a `closest` that crosses shadow boundaries."""
+
+_TEXT_OF_JS = """
+  const textOf = e => {
+    if (!e.querySelector('[aria-hidden=true]')) return (e.innerText || '').replace(/\\u00a0/g, ' ');
+    return Array.from(e.children, c => (c.getAttribute('aria-hidden') === 'true' ? '' : textOf(c)))
+      .filter(t => t.trim()).join('\\n');
+  };
+"""
+"""An editor's text as a person reads it: its rendered lines (`innerText` keeps their breaks) without
+the parts hidden from assistive technology (line-number gutters, the hidden text area)."""
+
+EDITOR_TEXT_JS = "e => {" + _TEXT_OF_JS + "  return textOf(e);\n}"
+"""The text an editor marked as a textbox holds now; `type` reads it back to check the text took."""
+
+MARK_JS = (
+    """() => {"""
+    + _DEEP_JS
+    + _TEXT_OF_JS
+    + """
+  const listened = window[Symbol.for('andor.clickListeners')] || new WeakSet();
+  const valid = selector => { try { document.querySelector(selector); return true; } catch { return false; } };
+  const delegatedTo = Array.from(window[Symbol.for('andor.delegatedSelectors')] || []).filter(valid).join(', ');
+  const delegated = e => delegatedTo !== '' && e.matches(delegatedTo);
+  const controlRoles = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'option', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem', 'listbox']);
+  const nativeSelector = 'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, label, iframe, '
+    + '[contenteditable=""], [contenteditable=true]';
+  const bareRoles = new Set(['', 'generic']);
+  const isControl = e => e.matches(nativeSelector) || controlRoles.has(e.getAttribute('role') || '');
+  const styles = new Map();
+  const style = e => { let s = styles.get(e); if (!s) { s = getComputedStyle(e); styles.set(e, s); } return s; };
+  const handled = e => {
+    if (listened.has(e) || typeof e.onclick === 'function' || e.hasAttribute('onclick')) return true;
+    for (const key of Object.keys(e)) {
+      const value = e[key];
+      if (key.startsWith('__reactProps$') && value && (value.onClick || value.onMouseDown)) return true;
+      if (key === '_vei' && value && (value.onClick || value.onMousedown)) return true;
+    }
+    return false;
+  };
+  const pointerStart = e => style(e).cursor === 'pointer' && !(up(e) && style(up(e)).cursor === 'pointer');
+  const focusable = e => e.hasAttribute('tabindex') && e.tabIndex >= 0;
+  const visible = e => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && style(e).visibility !== 'hidden';
+  };
+  const named = e => ['aria-label', 'aria-labelledby', 'title'].some(a => (e.getAttribute(a) || '').trim())
+    || (e.innerText || '').trim() || (e.labels && e.labels.length);
+  const small = e => e.childElementCount <= 40 && (e.innerText || '').length <= 200;
+  const all = deepAll(document);
+  const editors = [];
+  const editor = (root, input) => {
+    if (root.getAttribute('role') !== 'textbox' && bareRoles.has(root.getAttribute('role') || '')) {
+      root.setAttribute('role', 'textbox');
+      root.setAttribute('aria-multiline', 'true');
+    }
+    if (input && input !== root) {
+      input.setAttribute('aria-hidden', 'true');  // the box it types into is the textbox, not a second one
+      const label = input.getAttribute('aria-label') || input.getAttribute('placeholder') || '';
+      const labelled = ['aria-label', 'aria-labelledby', 'title'].some(a => (root.getAttribute(a) || '').trim());
+      if (label.trim() && !labelled) root.setAttribute('aria-label', label.trim().slice(0, 80));
+      if (input.readOnly) root.setAttribute('aria-readonly', 'true');
+    }
+    if (!visible(root)) return;
+    const r = root.getBoundingClientRect();
+    editors.push([Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height), textOf(root).trim()]);
+  };
+  const boxAround = e => {
+    for (let x = up(e), depth = 0; x && depth < 6; x = up(x), depth++) {
+      const r = x.getBoundingClientRect();
+      if (r.width >= 40 && r.height >= 14 && style(x).visibility !== 'hidden') return x;
+    }
+    return null;
+  };
+  for (const e of all) {
+    if (e.isContentEditable && !(up(e) && up(e).isContentEditable)) {
+      editor(e, null);
+    } else if (e.tagName === 'TEXTAREA' && !e.disabled && !e.closest('[contenteditable]')) {
+      const r = e.getBoundingClientRect();
+      const hidden = (r.width <= 4 || r.height <= 4 || style(e).opacity === '0') && style(e).display !== 'none';
+      const root = hidden ? boxAround(e) : null;
+      if (root) editor(root, e);
+    }
+  }
+  const candidates = new Set();
+  for (const e of document.body ? deepAll(document.body) : []) {
+    if (isControl(e) || !bareRoles.has(e.getAttribute('role') || '') || closestDeep(e, nativeSelector + ', [role=textbox]')) continue;
+    if (!(handled(e) || delegated(e) || focusable(e) || pointerStart(e))) continue;
+    if (visible(e) && small(e)) candidates.add(e);
+  }
+  const inner = (outer, e) => e !== outer && (candidates.has(e) || isControl(e));
+  const ownText = (outer, inside) => {
+    for (const holder of [outer, ...inside]) {
+      for (const t of holder.childNodes) {
+        if (t.nodeType !== Node.TEXT_NODE || !t.nodeValue.trim()) continue;
+        let e = holder;
+        while (e && !inner(outer, e)) e = e === outer ? null : up(e);
+        if (!e) return true;
+      }
+    }
+    return false;
+  };
+  for (const e of Array.from(candidates)) {
+    const inside = deepAll(e);
+    if (inside.some(d => inner(e, d)) && !ownText(e, inside)) candidates.delete(e);
+  }
+  for (const e of candidates) e.setAttribute('role', 'button');
+  const innerName = e => {
+    const inside = e.querySelector('[title], img[alt], svg title, [aria-label]');
+    if (!inside) return '';
+    return (inside.tagName.toLowerCase() === 'title' ? inside.textContent
+      : inside.getAttribute('aria-label') || inside.getAttribute('title') || inside.getAttribute('alt') || '').trim();
+  };
+  const panelName = e => {
+    const panel = e.getRootNode().getElementById(e.getAttribute('aria-controls') || '');
+    if (!panel) return '';
+    const heading = panel.getAttribute('aria-label') || panel.querySelector('h1, h2, h3, h4, h5, h6, legend')?.textContent;
+    return (heading || '').trim();
+  };
+  for (const e of all.filter(e => e.matches('[role=tab], [role=option], [role=button], [role=menuitem], [role=treeitem]'))) {
+    if (named(e)) continue;
+    const name = innerName(e) || (e.getAttribute('role') === 'tab' ? panelName(e) : '');
+    if (name) e.setAttribute('aria-label', name.slice(0, 80));
+  }
+  const readonly = [];
+  for (const e of all.filter(e => e.matches('input, textarea, [aria-readonly=true]'))) {
+    const field = e.tagName === 'TEXTAREA' || (e.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit',
+      'reset', 'image', 'file', 'range', 'color', 'hidden'].includes(e.type));
+    const fixed = e.getAttribute('aria-readonly') === 'true' || (field && e.readOnly);
+    if (!fixed || e.disabled || !visible(e)) continue;
+    const r = e.getBoundingClientRect();
+    readonly.push([Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)]);
+  }
+  const markup = all.reduce((sum, e) => sum + (e.shadowRoot ? e.shadowRoot.innerHTML.length : 0),
+    document.documentElement.outerHTML.length);
+  return { readonly, editors, markup };
+}"""
+)
+"""Marks clickables and editors and names unnamed tabs and options; returns the read-only fields'
+boxes, rounded as the snapshot rounds its own (`[box=x,y,w,h]`, viewport pixels), the editors'
+boxes with their text, and the size of the frame's markup (its open shadow roots' included)."""
+
+PASSWORDS_JS = (
+    "() => {"
+    + _DEEP_JS
+    + """
+  return deepAll(document).filter(e => e.matches('input[type=password]')).map(e => e.value).filter(Boolean);
+}"""
+)
+"""The current contents of the frame's password fields, those in open shadow roots included, for the
+observation to mask (the snapshot shows a field's value as it is)."""
