@@ -789,6 +789,28 @@ def _waterproof_backpacks_rgb_keyboards(shop: ShopServer, catalog: Catalog, task
     return expected, _product_pages(shop, backpacks + keyboards)
 
 
+def _wireless_headphones_and_printers(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
+    headphones, printers = catalog.in_category("headphones"), catalog.in_category("printers")
+    assert len(headphones) > PER_PAGE and len(printers) > PER_PAGE, "both lists go on to page 2"
+    fits = [p for p in headphones if p.attributes["Type"] == "Over-ear" and p.attributes["Wireless"] == "Yes"]
+    fits += [
+        p
+        for p in printers
+        if p.attributes["Wireless"] == "Yes"
+        and "4x6" in p.attributes["Photo printing"]
+        and p.attributes["Duplex"] == "Yes"
+    ]
+    on_page_two = [p for p in fits if p in headphones[PER_PAGE:] or p in printers[PER_PAGE:]]
+    assert [p.category for p in on_page_two] == ["headphones"], "one answer is on a page 2, a headphone"
+    second = fetch(shop.url + "/category/headphones?page=2")
+    assert second.product_ids() == [p.id for p in headphones[PER_PAGE:]] and 'rel="next"' not in second.text
+    expected, brands = [], set()
+    for p in fits:  # catalog order; each brand is named once in the answer
+        expected += [p.name] + ([p.brand] if p.brand not in brands else []) + [money(p)]
+        brands.add(p.brand)
+    return expected, second.text + _product_pages(shop, fits)
+
+
 SOLVERS: dict[str, Callable[[ShopServer, Catalog, DemoTask], tuple[list[str], str]]] = {
     "cheapest-espresso": _cheapest_espresso,
     "over-ear-under-100": _over_ear_under_100,
@@ -806,6 +828,7 @@ SOLVERS: dict[str, Callable[[ShopServer, Catalog, DemoTask], tuple[list[str], st
     "cheapest-deal": _cheapest_deal,
     "noise-cancelling-budget": _noise_cancelling_budget,
     "waterproof-backpacks-rgb-keyboards": _waterproof_backpacks_rgb_keyboards,
+    "wireless-headphones-and-printers": _wireless_headphones_and_printers,
 }
 
 

@@ -63,6 +63,19 @@ def test_the_offline_model_fails_exactly_the_tasks_that_carry_a_correction(resul
     assert wrong.missing == ["Northwind", "Northwind Metro 18L", "54.99"]
 
 
+def _browser_actions(store: SqlStore, session_id: str) -> int:
+    """Actions that ran in the browser (clicks, typing, going back), not the notes the model takes."""
+    return sum(
+        1 for e in store.load(session_id) if e.kind is Kind.ACTION_EXECUTED and not e.data["action"].startswith("note")
+    )
+
+
+def test_the_long_tasks_take_thirty_browser_actions_or_more(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
+    long = {task: n for task, row in results.items() if (n := _browser_actions(suite_store, row.session_id)) >= 30}
+    assert len(long) >= 2, f"only these tasks take 30 browser actions or more: {long}"
+    assert "wireless-headphones-and-printers" in long, "the paginated one, even when it fails (page 1 only)"
+
+
 def test_broken_price_filter_leads_to_the_or_fallback_with_rollback(results, suite_store: SqlStore) -> None:  # type: ignore[no-untyped-def]
     events = suite_store.load(results["over-ear-under-100"].session_id)
     failures = [e for e in events if e.kind is Kind.ACTION_EXECUTED and not e.data["ok"]]

@@ -1,0 +1,222 @@
+"""The simulated operator on the bundled shop in real Chromium: the default policy rescues every task
+the offline model fails with at most two edits; every intervention kind goes through the command queue
+and the runner applies it; and `python -m sessions eval` end to end (its --out JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from cli_helpers import cli, last_json
+
+from demo.shop import ShopServer, start_shop
+from demo.tasks import load_tasks
+from planner.events import Kind
+from planner.tree import NodeType
+from sessions.evaluation import RESCUE_EDITS, RunResult, run_condition
+from sessions.operator_sim import Policy, load_policy
+from sessions.reading import load_state
+from sessions.sql import SqlStore
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TASKS = {task.id: task for task in load_tasks()}
+CORRECTED = sorted(task.id for task in TASKS.values() if task.correction is not None)
+"""The baseline failures: tests/test_demo_suite.py checks that the offline model fails exactly these."""
+LONG = "wireless-headphones-and-printers"
+Rescues = tuple[SqlStore, dict[str, RunResult]]
+
+
+@pytest.fixture
+def shop() -> Iterator[ShopServer]:
+    with start_shop() as server:
+        yield server
+
+
+@pytest.fixture
+def store() -> Iterator[SqlStore]:
+    store = SqlStore("sqlite://")
+    yield store
+    store.close()
+
+
+def _operate(store: SqlStore, shop: ShopServer, task_id: str, policy: Policy) -> RunResult:
+    """The operator condition of one task, on a thread of its own (a pytest worker may hold a Playwright)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(
+            run_condition, store, TASKS[task_id], shop.url, "operator", model="demo", policy=policy, artifacts=None
+        ).result()
+
+
+@pytest.fixture(scope="module")
+def rescues() -> Iterator[Rescues]:
+    """The default policy's operator run of every baseline failure, each on a fresh shop, once for the
+    module (the tests below read them; the evaluation's other two conditions are the suite's runs)."""
+    store = SqlStore("sqlite://")
+    policy = load_policy()
+    runs: dict[str, RunResult] = {}
+    with ThreadPoolExecutor(1) as pool:
+        for task_id in CORRECTED:
+            with start_shop() as shop:
+                runs[task_id] = pool.submit(
+                    run_condition,
+                    store,
+                    TASKS[task_id],
+                    shop.url,
+                    "operator",
+                    model="demo",
+                    policy=policy,
+                    artifacts=None,
+                ).result()
+    yield store, runs
+    store.close()
+
+
+def _policy(*rules: dict[str, Any]) -> Policy:
+    return Policy.model_validate({"name": "test", "rules": list(rules)})
+
+
+def _applied(store: SqlStore, run: RunResult) -> list[dict[str, Any]]:
+    return [e.payload.command for e in store.load(run.session_id) if e.kind is Kind.COMMAND_APPLIED]
+
+
+def test_the_default_policy_rescues_every_baseline_failure_with_at_most_two_edits(rescues: Rescues) -> None:
+    """README's figure: every run the offline model fails, the simulated operator turns into a success."""
+    _, runs = rescues
+    assert len(runs) >= 9
+    not_rescued = {
+        task: (run.status, run.missing, run.edit_kinds)
+        for task, run in runs.items()
+        if not (run.success and run.edits <= RESCUE_EDITS)
+    }
+    assert not not_rescued, f"not rescued with at most {RESCUE_EDITS} edits: {not_rescued}"
+
+
+def test_an_expanded_trigger_checks_the_next_page_of_each_listing(rescues: Rescues) -> None:
+    """`expanded`: when a "check each result" step is expanded on a listing with a Next page link, the
+    operator adds the next page and the same check after it, once per listing."""
+    store, runs = rescues
+    run = runs[LONG]
+    rule = next(rule for rule in load_policy().rules if rule.name == "check-every-page")
+    assert rule.when.on == "expanded"
+    assert [(i["rule"], i["kind"], i["applied"]) for i in run.interventions] == [
+        ("check-every-page", "inject", True)
+    ] * 2
+    tree = load_state(store, run.session_id).tree
+    injects = [c for c in _applied(store, run) if c["kind"] == "inject"]
+    for intervention, inject in zip(run.interventions, injects, strict=True):
+        checked = tree[intervention["node"]]
+        assert checked.type is NodeType.AND and checked.description.startswith("check each result for ")
+        parent = tree.parent(checked)
+        assert parent is not None and inject["parent"] == parent.id
+        assert inject["position"] == parent.children.index(checked.id) + 1, "right after the check"
+        assert inject["goals"] == ["next page", checked.description]
+    urls = {
+        urlsplit(e.data["url"])
+        for e in store.load(run.session_id)
+        if e.kind is Kind.ACTION_EXECUTED and e.data["ok"] and e.data["url"]
+    }
+    assert sorted(f"{u.path}?{u.query}" for u in urls if u.query == "page=2") == [
+        "/category/headphones?page=2",
+        "/category/printers?page=2",
+    ], "each listing's second page was checked"
+    assert "Sonora BassMax Over-Ear" in (run.answer or ""), "the headphone on page 2 is in the answer"
+
+
+def test_inject_and_approve_rescue_the_login_wall(rescues: Rescues) -> None:
+    """The default policy signs in with the task's account when a step fails on the sign-in page."""
+    store, runs = rescues
+    run = runs["saved-items"]
+    assert run.success, f"{run.status}: {run.answer} {run.interventions}"
+    assert run.edit_kinds == ["inject"] and run.interventions[0]["rule"] == "sign-in-with-the-given-account"
+    commands = _applied(store, run)
+    inject = next(c for c in commands if c["kind"] == "inject")
+    assert inject["goals"][:3] == [
+        "type shopper@example.com into Email",
+        "type demo-pass-123 into Password",
+        "click Sign in",
+    ]
+    assert any(i["kind"] == "approve" and i["applied"] for i in run.interventions), "the password rule approved"
+    assert run.wrong_step is not None and run.latency_steps is not None and run.latency_steps > 0
+
+
+def test_reject_and_prune_go_through_the_queue(store: SqlStore, shop: ShopServer) -> None:
+    policy = _policy(
+        {
+            "name": "no-total",
+            "when": {"on": "planned", "node": "^note the cart total$"},
+            "then": {"do": "prune", "reason": "not needed"},
+        },
+        {
+            "name": "no-cart",
+            "when": {"on": "approval", "guard": "add to cart"},
+            "then": {"do": "reject", "reason": "the cart stays empty"},
+        },
+    )
+    run = _operate(store, shop, "add-backpack-to-cart", policy)
+    assert [i["kind"] for i in run.interventions] == ["prune", "reject"] and all(
+        i["applied"] for i in run.interventions
+    )
+    assert not run.success and run.edits == 2
+    events = store.load(run.session_id)
+    reasons = [(e.node_id, e.data.get("status"), e.data.get("reason")) for e in events if e.kind is Kind.STATUS_CHANGED]
+    assert ("0.4", "PRUNED", "operator: not needed") in reasons
+    assert ("0.3", "FAIL", "rejected by operator: the cart stays empty") in reasons
+    assert not any(e.kind is Kind.ACTION_EXECUTED and e.node_id == "0.3" for e in events), "a rejected action ran"
+
+
+def test_force_picks_the_alternative_before_the_broken_filter(store: SqlStore, shop: ShopServer) -> None:
+    policy = _policy(
+        {
+            "name": "sort-first",
+            "when": {"on": "planned", "node": "^sort by price low to high$"},
+            "then": {"do": "force"},
+        }
+    )
+    run = _operate(store, shop, "over-ear-under-100", policy)
+    assert run.success and run.edit_kinds == ["force"]
+    events = store.load(run.session_id)
+    assert any(e.kind is Kind.ALTERNATIVE_FORCED for e in events)
+    failed = [e for e in events if e.kind is Kind.ACTION_EXECUTED and not e.data["ok"]]
+    assert not failed, "the forced alternative never touched the broken price filter"
+
+
+def test_an_http_5xx_failure_triggers_a_reopen(store: SqlStore, shop: ShopServer) -> None:
+    policy = _policy({"name": "retry", "when": {"on": "failed", "reason": r"HTTP 5\d\d"}, "then": {"do": "reopen"}})
+    run = _operate(store, shop, "over-ear-under-100", policy)
+    [retry] = run.interventions
+    assert retry["kind"] == "reopen" and retry["applied"], run.interventions
+    events = store.load(run.session_id)
+    failures = [e.node_id for e in events if e.kind is Kind.ACTION_EXECUTED and not e.data["ok"]]
+    assert failures == [retry["node"], retry["node"]], "the reopened action ran again (and hit the 500 again)"
+    assert any(e.kind is Kind.NODE_RESET and e.node_id == retry["node"] for e in events)
+    assert run.success, "the OR fallback still finds the answer after the retry"
+
+
+def test_python_m_sessions_eval_writes_the_three_way_json(tmp_path: Path) -> None:
+    """Baseline fails, the default operator rescues with one edit, the oracle correction passes too."""
+    out = tmp_path / "eval.json"
+    done = cli(
+        "eval", "--tasks", "cheapest-lumen-printer", "--out", str(out), "--db", str(tmp_path / "s.db"), timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rescued: 1 of 1 baseline failures" in done.stdout
+    summary = last_json(done)
+    assert summary["rescued"] == 1.0 and summary["success"] == {"baseline": 0, "operator": 1, "oracle": 1}
+    document = json.loads(out.read_text())
+    [row] = document["tasks"]
+    assert {"task", "baseline_success", "operator_success", "edits"} <= row.keys()
+    assert (row["task"], row["baseline_success"], row["operator_success"], row["edits"]) == (
+        "cheapest-lumen-printer",
+        False,
+        True,
+        1,
+    )
+    assert row["edit_kinds"] == ["edit"] and row["oracle_success"] is True
+    assert row["operator"]["latency_steps"] == 0 and row["operator"]["wrong_step"] == 2
+    assert document["rescued"] == 1.0 and document["rescued_tasks"] == ["cheapest-lumen-printer"]
