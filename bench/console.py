@@ -5,12 +5,15 @@ Prints (1) the time from an engine event being committed to its appearance in th
 draws them by default (folded to the active neighbourhood) and with every node drawn (goals <= 2 s
 and <= 3 s), (3) the server time of one live refresh of a 1,000-node session (goal <= 200 ms), and
 what an operator waits for: (4) from a click on Step to the new step count on screen (goal p95
-<= 1 s) and (5) from opening a 1,000-node session's page to its tree drawn (goal <= 3 s).
+<= 1 s) and (5) from opening a 1,000-node session's page to its tree drawn (goal <= 3 s); and (6)
+what an open page of a paused session costs the console process while nothing happens (CPU per
+second, goal <= 0.1 s; its memory before and after the latency rounds, which must not keep growing).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -38,7 +41,29 @@ GOALS = {
     "refresh_ms": 200,
     "step_click_p95_s": 1.0,
     "load_to_tree_s": 3.0,
+    "idle_cpu_s_per_s": 0.1,
 }
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time the process has used so far (Linux `/proc`)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def idle_cost(pid: int, seconds: float = 10.0) -> float:
+    """CPU seconds per second the console spends while an open page of a paused session redraws on
+    its timer and nothing changes (Streamlit's forced full GC after every run once made this ~0.7)."""
+    before, started = _cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return (_cpu_seconds(pid) - before) / (time.monotonic() - started)
 
 
 def _grown_session(
@@ -199,7 +224,10 @@ def main() -> None:
                 fresh.on("crash", lambda _: errors.append("page crashed"))
                 try:
                     latencies = event_latency(fresh, console.url, store)
+                    idle = idle_cost(console.process.pid)
+                    rss_before = _rss_mib(console.process.pid)
                     clicks = step_click_latency(fresh, console.url, store)
+                    rss_after = _rss_mib(console.process.pid)
                 finally:
                     if errors:
                         print("page errors:", errors[:5])
@@ -219,6 +247,10 @@ def main() -> None:
         f"open a {nodes_1k:,}-node session's page -> tree drawn ({len(loads)} loads): "
         f"p50 {statistics.median(loads):.2f} s, max {max(loads):.2f} s (goal <= {GOALS['load_to_tree_s']:g} s, "
         f"ratio {max(loads) / GOALS['load_to_tree_s']:.2f})"
+    )
+    print(
+        f"console CPU while a paused session's page is open: {idle:.3f} s per s (goal <= {GOALS['idle_cpu_s_per_s']:g}); "
+        f"console memory {rss_before:.0f} MiB before 20 Step clicks, {rss_after:.0f} MiB after"
     )
     for (nodes, draw_all), seconds in draws.items():
         goal = GOALS["draw_1k_s"] if nodes < 2000 else GOALS["draw_5k_s"]

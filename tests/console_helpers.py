@@ -9,18 +9,49 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import cast
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import FloatRect, Locator, Page, expect
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Selectbox
 
 from demo.tasks import load_tasks
 from planner.state import RunStatus, SessionState
+from sessions.markdown import short
 from sessions.reading import load_state
 from sessions.sql import open_store
 from sessions.store import EventStore
+from ui.app import HEADING_CHARS
 from ui.server import ConsoleProcess
 
 TASKS = {task.id: task for task in load_tasks()}
+SESSION_PICKER = '.st-key-session [data-stale="false"] input'
+"""The sidebar's session picker. It is keyed by the session it shows (`ui.url.picker_key`), and
+Streamlit keeps the picker it replaces on the page, marked stale, until the run that replaced it ends."""
+NODE_PICKER = '.st-key-node [data-stale="false"] input'
+"""The node selector, keyed by the node it shows (see `SESSION_PICKER`)."""
+
+
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+"""Where the README's screenshots come from: the end-to-end tests take them on live runs."""
+
+
+def readme_shot(page: Page, name: str) -> None:
+    """A README screenshot: the top of the page, once the tree (if any) has settled."""
+    page.evaluate("() => document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
+    time.sleep(1.2)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name), full_page=False)
+
+
+def node_picker(at: AppTest) -> Selectbox[str]:
+    """The node selector of an AppTest run: keyed by the node it shows (`ui.url.picker_key`)."""
+    [picker] = [box for box in at.selectbox if (box.key or "").startswith("node_pick_")]
+    return picker
+
+
 _STORES: dict[object, EventStore] = {}
 
 
@@ -44,6 +75,20 @@ def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
     return load_state(store_of(console), session_id)
 
 
+def wait_for_the_end(
+    page: Page, console: ConsoleProcess, session_id: str, timeout: float, what: str, *, back: bool = False
+) -> None:
+    """Wait for the run to end with the page away from the console, and open the session's page again
+    afterwards if `back`. A live session's page redraws every 0.75 s, which costs the browser most of
+    a core for the whole wait; a test that has done what it came to do has nothing to watch there."""
+    url = page.url
+    page.goto("about:blank")
+    wait_until(lambda: state_of(console, session_id).finished, timeout, what)
+    if back:
+        page.goto(url)
+        expect(page.locator("svg text").first, "the session's tree, drawn again").to_be_visible(timeout=30_000)
+
+
 def open_console(page: Page, console: ConsoleProcess) -> None:
     page.set_viewport_size({"width": 1500, "height": 1150})
     page.goto(console.url)
@@ -51,22 +96,54 @@ def open_console(page: Page, console: ConsoleProcess) -> None:
 
 
 def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: bool = False) -> str:
-    """Start a demo task from the sidebar form, the way an operator does; returns the session id."""
+    """Start a demo task from the sidebar form, the way an operator does; returns the session id.
+    `paused`: started paused, it returns once the run stops for the review of its first plan (the
+    task's constraints extracted and the root expanded)."""
     task = TASKS[task_id]
     before = {info.id for info in store_of(console).sessions()}
     sidebar = page.locator('[data-testid="stSidebar"]')
     choice = f"{task.title} ({task.kind.value})"
-    sidebar.locator(".st-key-new_task_choice input").fill(task.title)
-    page.get_by_role("option", name=choice).click()
-    expect(sidebar.locator(".st-key-new_task_choice input")).to_have_value(choice)
-    if paused:
+    choose(page, sidebar.locator(".st-key-new_task_choice input"), task.title, choice)
+    toggle = sidebar.locator(".st-key-new_paused input")
+    if toggle.is_checked() != paused:  # the form keeps the toggle as the last start left it
         sidebar.get_by_text("Start paused").click()
+    expect(toggle).to_be_checked(checked=paused)
     sidebar.locator(".st-key-start_session button").click()
     wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
     session_id = store_of(console).sessions()[0].id
-    expect(sidebar.locator(".st-key-session input")).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
-    expect(page.get_by_role("heading", name=task.task)).to_be_visible(timeout=30_000)
+    expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
+    expect(page.get_by_role("heading", name=short(task.task, HEADING_CHARS))).to_be_visible(timeout=30_000)
+    if paused:
+        wait_until(
+            lambda: (
+                (state := state_of(console, session_id)).status is RunStatus.PAUSED
+                and (state.reason or "").startswith("plan review: 0 ")
+            ),
+            120,
+            "the pause for the review of the first plan (started paused: Chromium starts first)",
+        )
     return session_id
+
+
+def choose(page: Page, box: Locator, typed: str, option: str | re.Pattern[str]) -> None:
+    """Pick `option` in a searchable select box by typing `typed` (which leaves only that option) and
+    pressing Enter, as an operator does with the keyboard.
+
+    A whole-page redraw (the inbox changing, say) closes an open list and forgets which option had
+    the focus, so Enter then picks nothing, and typing the same text again does not reopen the list:
+    each try empties the box first. A redraw that closed the list is over in a moment, so the first
+    tries are short and only the later ones wait long (a loaded machine draws slowly)."""
+    for patience in (2_000, 3_000, 5_000, 10_000, 10_000, 10_000):
+        box.fill("")
+        box.fill(typed)
+        try:
+            expect(page.get_by_role("option", name=option)).to_be_visible(timeout=patience)
+            box.press("Enter")
+            expect(box).to_have_value(option, timeout=patience)
+            return
+        except AssertionError:
+            continue
+    expect(box, f"the option {option!r} picked").to_have_value(option)
 
 
 def step_once(page: Page, console: ConsoleProcess, session_id: str) -> None:
@@ -88,19 +165,23 @@ def click_node(page: Page, node_id: str) -> None:
     """
     pattern = re.compile(rf"^(?:\S+ )*(?:AND|OR|ACT|\?) {re.escape(node_id)}(?: ·.*)?$")
     labels = page.locator("svg text")
-    picked = page.locator(".st-key-node input")
+    picked = page.locator(NODE_PICKER)
     for _ in range(4):
         expect(labels.filter(has_text=re.compile(rf"\b{re.escape(node_id)}\b")).first).to_be_visible(timeout=20_000)
         box, previous = None, {}
         for _ in range(20):
             index = next(i for i, text in enumerate(labels.all_text_contents()) if pattern.match(text.strip()))
-            labels.nth(index).scroll_into_view_if_needed()  # filling a form below may have scrolled it away
-            box = labels.nth(index).bounding_box()
-            if box == previous:
+            try:
+                labels.nth(index).scroll_into_view_if_needed()  # filling a form below may have scrolled it away
+                box = labels.nth(index).bounding_box()
+            except PlaywrightError:  # the chart was redrawn between finding the label and measuring it
+                box = None
+            if box is not None and box == previous:
                 break
             previous = box
             time.sleep(0.3)
-        assert box is not None
+        if box is None:
+            continue
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] - 7)
         try:
             expect(picked).to_have_value(re.compile(rf"^{re.escape(node_id)} · "), timeout=5_000)

@@ -1,14 +1,15 @@
 """The attention inbox's rule (`sessions.attention`): which sessions need the operator, why, in what order.
 
-The reasons come from the code that writes them (the engine's breakpoints, the operator's commands, a
-fork, the store's listing), so a change of wording there fails here instead of silently moving a
-session in or out of the inbox.
+The causes come from the code that records them (the engine's breakpoints, the operator's commands, a
+fork, the runner, the store's listing), so a pause recorded with the wrong cause fails here instead
+of silently moving a session in or out of the inbox; the reason's wording decides nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from conftest import BROWNIE_TASK, Billed, new_state
 
 from planner.browser.dry import DryEnvironment
@@ -16,10 +17,12 @@ from planner.commands import Pause, Reject, Step, apply_command
 from planner.config import Breakpoint, EngineConfig
 from planner.engine import Engine
 from planner.errors import ModelUnavailable
+from planner.events import Cause
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
 from sessions.attention import WHY_CHARS, Attention, Need, needing_attention
-from sessions.runner import create_session, fork_session
+from sessions.backends import Backend
+from sessions.runner import Runner, create_session, fork_session
 from sessions.sql import SqlStore
 from sessions.store import SessionInfo
 
@@ -35,14 +38,20 @@ BUY = Script.model_validate(
 
 
 def row(
-    session_id: str, status: str, reason: str | None = None, *, at: float = 100.0, task: str = "a task"
+    session_id: str,
+    status: str,
+    reason: str | None = None,
+    cause: Cause | None = None,
+    *,
+    at: float = 100.0,
+    task: str = "a task",
 ) -> SessionInfo:
-    return SessionInfo(session_id, task, "script", status, reason, 3, 10, 1.0, at)
+    return SessionInfo(session_id, task, "script", status, reason, 3, 10, 1.0, at, cause=cause)
 
 
 def listed(state: SessionState, session_id: str = "s") -> SessionInfo:
-    """The listing row the runner writes for this state (`Runner._persist`: its status and reason)."""
-    return row(session_id, state.status.value, state.reason)
+    """The listing row the runner writes for this state (`Runner._persist`: its status, cause and reason)."""
+    return row(session_id, state.status.value, state.reason, state.cause)
 
 
 def run_until_held(state: SessionState, engine: Engine) -> None:
@@ -94,11 +103,51 @@ def test_a_problem_that_paused_the_run_needs_the_operator() -> None:
     need = needs(listed(capped))
     assert need is not None and need[0] is Need.ERROR and need[1].startswith("paused: cost budget spent"), need
 
-    crashed = row("s", "paused", "Page.click: Target page, context or browser has been closed")
-    assert needs(crashed) == (Need.ERROR, "paused: Page.click: Target page, context or browser has been closed")
-    assert needs(row("s", "paused", "runner stopped; resume to continue")) == (
+
+class _Crashing(DryEnvironment):
+    def observe(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("Page.click: Target page, context or browser has been closed\n  at line 3")
+
+
+def test_a_runner_that_failed_or_was_stopped_leaves_a_problem_in_the_stores_listing() -> None:
+    store = SqlStore("sqlite://")
+    crashed = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
+    with pytest.raises(RuntimeError):
+        Runner(store, crashed, Backend(ScriptedModel(BUY), _Crashing())).run()
+    stopped = create_session(store, BROWNIE_TASK, "demo")
+    Runner(store, stopped, Backend(ScriptedModel(BUY), DryEnvironment())).run(should_stop=lambda: True)
+    listing = {info.id: info for info in store.sessions()}
+    assert listing[crashed].cause == Cause.ERROR and listing[stopped].cause == Cause.INTERRUPTED, listing
+    assert needs(listing[crashed]) == (
         Need.ERROR,
-        "paused: runner stopped; resume to continue",
+        "paused: Page.click: Target page, context or browser has been closed",
+    )
+    assert needs(listing[stopped]) == (Need.ERROR, "paused: runner stopped; resume to continue")
+
+
+def test_a_breakpoint_reached_by_the_runner_is_one_in_the_stores_listing() -> None:
+    store = SqlStore("sqlite://")
+    config = EngineConfig(breakpoints=frozenset({Breakpoint.BEFORE_ACTION}))
+    session_id = create_session(store, BROWNIE_TASK, "demo", config=config)
+    runner = Runner(store, session_id, Backend(ScriptedModel(BUY), DryEnvironment()))
+    runner.run(should_stop=lambda: runner.state.status is not RunStatus.RUNNING)
+    info = store.session(session_id)
+    assert (info.status, info.cause) == ("paused", Cause.BREAKPOINT), info
+    assert needs(info) == (Need.BREAKPOINT, "breakpoint: before 0.1 (click [9])")
+
+
+def test_the_cause_decides_and_the_reasons_wording_does_not() -> None:
+    assert needs(row("s", "paused", "breakpoint: looks like one", Cause.OPERATOR)) is None
+    assert needs(row("s", "paused", "paused by operator", Cause.ERROR)) == (Need.ERROR, "paused: paused by operator")
+    assert needs(row("s", "paused", "paused by operator", Cause.PLAN_REVIEW)) == (Need.BREAKPOINT, "paused by operator")
+    assert needs(row("s", "paused", "cost budget spent", Cause.BUDGET))[0] is Need.ERROR  # type: ignore[index]
+    assert needs(row("s", "paused", None, Cause.ERROR)) == (Need.ERROR, "paused by a problem")
+
+
+def test_a_pause_whose_writer_gave_no_cause_is_shown_as_a_problem() -> None:
+    assert needs(row("s", "paused", "worker could not build a runner")) == (
+        Need.ERROR,
+        "paused: worker could not build a runner",
     )
 
 
@@ -135,27 +184,31 @@ def test_starting_paused_and_forking_need_nothing_in_the_stores_listing() -> Non
 
 
 def test_running_stopped_and_succeeded_sessions_need_nothing() -> None:
-    rows = [row("a", "running"), row("b", "stopped", "stopped by operator"), row("c", "succeeded")]
+    rows = [
+        row("a", "running", None, Cause.OPERATOR),
+        row("b", "stopped", "stopped by operator", Cause.OPERATOR),
+        row("c", "succeeded", None, Cause.FINISHED),
+    ]
     assert needing_attention(rows) == []
 
 
 def test_most_urgent_first_and_newest_first_within() -> None:
     rows = [
-        row("bp-old", "paused", "breakpoint: before 0.1 (click [1])", at=10),
-        row("failed-old", "failed", "no plan worked", at=20),
-        row("approval-old", "awaiting_approval", "approval required: buy button", at=30),
-        row("mine", "paused", "paused by operator", at=90),
-        row("error-new", "paused", "model unavailable: timeout", at=60),
-        row("bp-new", "paused", "plan review: 0 expanded as AND", at=70),
-        row("approval-new", "awaiting_approval", "approval required: pay", at=50),
-        row("failed-new", "failed", "no plan worked", at=80),
+        row("bp-old", "paused", "breakpoint: before 0.1 (click [1])", Cause.BREAKPOINT, at=10),
+        row("failed-old", "failed", "no plan worked", Cause.FINISHED, at=20),
+        row("approval-old", "awaiting_approval", "approval required: buy button", Cause.APPROVAL, at=30),
+        row("mine", "paused", "paused by operator", Cause.OPERATOR, at=90),
+        row("error-new", "paused", "model unavailable: timeout", Cause.ERROR, at=60),
+        row("bp-new", "paused", "plan review: 0 expanded as AND", Cause.PLAN_REVIEW, at=70),
+        row("approval-new", "awaiting_approval", "approval required: pay", Cause.APPROVAL, at=50),
+        row("failed-new", "failed", "no plan worked", Cause.FINISHED, at=80),
     ]
     order = [item.session_id for item in needing_attention(rows)]
     assert order == ["approval-new", "approval-old", "failed-new", "error-new", "failed-old", "bp-new", "bp-old"]
 
 
 def test_the_why_is_one_short_line() -> None:
-    [item] = needing_attention([row("s", "paused", "browser crashed\n  at line 3\n" + "x" * 500)])
+    [item] = needing_attention([row("s", "paused", "browser crashed\n  at line 3\n" + "x" * 500, Cause.ERROR)])
     assert "\n" not in item.why and len(item.why) == WHY_CHARS and item.why.startswith("paused: browser crashed at")
 
 

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from conftest import BROWNIE_TASK, SCRIPTS
+from console_helpers import node_picker
 from streamlit.testing.v1 import AppTest
 
 from planner.config import Breakpoint, EngineConfig
+from planner.events import Kind
 from planner.tree import Status
 from sessions.markdown import md
 from sessions.reading import load_state
-from sessions.runner import create_session, queue_command
+from sessions.runner import create_session, fork_session, queue_command
 from sessions.sql import open_store
+from sessions.store import EventStore
+from ui.commands import Outcome
 from ui.forms import scope
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -24,16 +27,8 @@ BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
 
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    path = str(tmp_path / "console.db")
-    monkeypatch.setenv("ANDOR_DB", path)
-    monkeypatch.setenv("ANDOR_SHOP", "0")
-    st.cache_resource.clear()
-    yield path
-    from ui.context import console
-
-    console().pool.shutdown()
-    st.cache_resource.clear()
+def db(app_db: str) -> str:
+    return app_db
 
 
 def app() -> AppTest:
@@ -50,6 +45,22 @@ def wait_for(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyp
             return
         time.sleep(0.05)
     raise AssertionError("condition not met in time")
+
+
+def answered(at: AppTest, answer: str, timeout: float = 30.0) -> None:
+    """Redraw until the form shows the runner's answer: a press only queues its command, and each
+    redraw shows what the runner has made of it so far (`ui.commands.settle`)."""
+    deadline = time.monotonic() + timeout
+    while not any(answer in s.value for s in at.success):
+        assert time.monotonic() < deadline, f"the page never showed {answer!r}; it shows {[i.value for i in at.info]}"
+        time.sleep(0.05)
+        at.run()
+
+
+def show_tab(at: AppTest, name: str) -> None:
+    """Open a tab of the lower set: only the open one of Timeline and All sessions is drawn."""
+    at.session_state["tab"] = name
+    at.run()
 
 
 def markdown_text(at: AppTest) -> str:
@@ -112,22 +123,16 @@ def test_controls_send_commands_and_show_the_result(db: str) -> None:
     wait_for(lambda: load_state(store, session_id).finished)
     at.run()
     assert "succeeded" in markdown_text(at)
+    show_tab(at, "All sessions")
     [sessions] = [d.value for d in at.dataframe if "age" in d.value.columns]
     assert sessions["status"].tolist() == ["succeeded"], "the sessions table follows the run"
 
 
 def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     store = open_store(db)
-    config = EngineConfig(breakpoints=frozenset({Breakpoint.AFTER_EXPANSION}))
-    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=config, paused=True)
-    at = app()
-    at.button(key="ctl_resume").click()
+    session_id, at = expanded_and_paused(store)
     at.run()
-    wait_for(
-        lambda: load_state(store, session_id).steps >= 1 and load_state(store, session_id).status.value == "paused"
-    )
-    at.run()
-    at.selectbox(key="node").select("0.1")
+    node_picker(at).select("0.1")
     at.run()
     at.form_submit_button(key="inject_submit").click()
     at.run()
@@ -140,13 +145,13 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     assert at.error[0].value == md("Give one score per alternative (1), or none.")
     assert keyed(at.text_area, "inject_goals").value == "one alternative", "a refused form keeps its input"
 
-    at.selectbox(key="node").select("0")
+    node_picker(at).select("0")
     at.run()
     assert not at.error, "0.1's refusal does not show under 0"
     keyed(at.text_area, "inject_goals").input("Check the reviews\nNote the rating")
     at.form_submit_button(key="inject_submit").click()
     at.run()
-    assert any("inject applied" in s.value for s in at.success)
+    answered(at, "inject applied")
     assert keyed(at.text_area, "inject_goals").value == "", "a successful inject clears its input"
     state = load_state(store, session_id)
     assert [state.tree[c].description for c in state.tree["0"].children][-2:] == [
@@ -154,24 +159,190 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
         "Note the rating",
     ]
 
-    at.selectbox(key="node").select("0.3")
+    node_picker(at).select("0.3")
     at.run()
-    assert not at.success, "the inject's answer shows only under 0"
+    assert not [s.value for s in at.success if "inject" in s.value], "the inject's answer shows only under 0"
     at.form_submit_button(key="prune_submit").click()
     at.run()
     assert [e.value for e in at.error] == ["Give a reason for the prune: it is recorded with the node."]
     keyed(at.text_input, "prune_reason").input("typed for 0.3")
-    at.selectbox(key="node").select("0.2")
+    node_picker(at).select("0.2")
     at.run()
     assert keyed(at.text_input, "prune_reason").value == "", "0.3's prune reason does not leak into 0.2's form"
-    at.selectbox(key="node").select("0.3")
+    node_picker(at).select("0.3")
     at.run()
     keyed(at.text_input, "prune_reason").input("not needed")
     at.form_submit_button(key="prune_submit").click()
     at.run()
+    answered(at, "prune applied")
     assert load_state(store, session_id).tree["0.3"].reason == "operator: not needed"
-    assert any("prune applied" in s.value for s in at.success)
     assert keyed(at.text_input, "prune_reason").value == ""
+
+
+def test_pruning_an_action_that_ran_shows_the_engines_warning_under_the_form(db: str) -> None:
+    """The engine warns that a pruned action already ran in the browser; the form says so, not only
+    "prune applied"."""
+    from conftest import MECHANICS, load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.runner import Runner
+
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=MECHANICS)
+    runner = Runner(store, session_id, backend=Backend(ScriptedModel(load("brownie.json")), DryEnvironment()))
+    runner.run(should_stop=lambda: "0.1" in runner.state.tree and runner.state.tree["0.1"].status is Status.SUCCESS)
+    action = load_state(store, session_id).tree["0.1"].action
+    at = app()
+    node_picker(at).select("0.1")
+    at.run()
+    keyed(at.text_input, "prune_reason").input("wrong search")
+    at.form_submit_button(key="prune_submit").click()
+    at.run()
+    warning = (
+        f"prune applied — already ran in the browser: 0.1 ({action}); pruning takes it out of the plan but "
+        "does not undo it"
+    )
+    deadline = time.monotonic() + 30
+    while md(warning) not in [w.value for w in at.warning]:
+        assert time.monotonic() < deadline, f"no warning under the prune form: {[s.value for s in at.success]}"
+        time.sleep(0.05)
+        at.run()
+    assert not [s.value for s in at.success if "prune applied" in s.value], "the warning is not a plain success"
+
+
+def test_a_finished_node_says_why_its_description_has_no_form(db: str) -> None:
+    """A node that succeeded, or was pruned, has no description form: one line says so, and a pruned one
+    points to the Reopen button beside it."""
+    from conftest import MECHANICS, load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.runner import Runner
+
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=MECHANICS)
+    runner = Runner(store, session_id, backend=Backend(ScriptedModel(load("brownie.json")), DryEnvironment()))
+    runner.run(should_stop=lambda: "0.1" in runner.state.tree and runner.state.tree["0.1"].status is Status.SUCCESS)
+    at = app()
+    node_picker(at).select("0.1")
+    at.run()
+    assert not [t for t in at.text_area if (t.key or "").startswith("edit_description_")], "no form for 0.1"
+    assert md(
+        "0.1 is finished (SUCCESS): its description stays as it ran; inject a sub-goal beside it to do more."
+    ) in [c.value for c in at.caption]
+    node_picker(at).select("0.2")
+    at.run()
+    keyed(at.text_input, "prune_reason").input("not needed")
+    at.form_submit_button(key="prune_submit").click()
+    at.run()
+    answered(at, "prune applied")
+    at.run()
+    assert md("0.2 is finished (PRUNED): reopen it first (Reopen, above) to edit its description.") in [
+        c.value for c in at.caption
+    ]
+    assert at.button(key="reopen_btn").label == "Reopen 0.2", "the Reopen it points to is in the same tab"
+
+
+def test_a_request_from_before_the_last_redraw_keeps_the_selection(db: str) -> None:
+    """Every request carries the values of the widgets the browser shows. One sent before the browser
+    drew the latest selection (the live panel's timer fires every 0.75 s) must not select the old node
+    again. `_run` with saved widget states is such a request; the public `run` always sends the newest."""
+    store = open_store(db)
+    _, at = expanded_and_paused(store)
+    at.run()
+    node_picker(at).select("0.1")
+    at.run()
+    stale = at._tree.get_widget_states()  # the browser shows 0.1
+    at.button(key="next_node").click()
+    at.run()
+    assert node_picker(at).value == "0.2"
+    at._run(stale)  # the timer's request, sent before the browser drew 0.2
+    assert not at.exception, at.exception
+    assert node_picker(at).value == "0.2", "a request from before the redraw took the selection back"
+    assert "Edit the plan at 0.2" in markdown_text(at), "the forms on screen are the selected node's"
+    at.run()
+    assert node_picker(at).value == "0.2"
+
+
+def test_a_request_from_before_the_last_redraw_keeps_the_session(db: str) -> None:
+    """The same for the session: a request from a browser still showing the old session must not
+    bring it back (the console must never show the wrong session)."""
+    store = open_store(db)
+    first = create_session(store, "first task", BROWNIE, start_url="dry://start", paused=True)
+    second = create_session(store, "second task", BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    [picker] = [box for box in at.sidebar.selectbox if (box.key or "").startswith("session_pick_")]
+    assert picker.value == second, "the newest session opens first"
+    stale = at._tree.get_widget_states()
+    picker.select(first)
+    at.run()
+    assert "first task" in markdown_text(at)
+    at._run(stale)  # the timer's request, sent before the browser drew the first session
+    assert not at.exception, at.exception
+    assert "first task" in markdown_text(at), "a request from before the redraw brought the old session back"
+    assert at.query_params["session"] in (first, [first]), "the URL names the session on screen"
+
+
+def _click_row(at: AppTest, table: object, row: int) -> None:
+    """What the browser sends when a row of a selectable table is clicked: the page's widget values with
+    the table's selection (AppTest has no way to click a row)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    states = at._tree.get_widget_states()
+    clicked = WidgetState(id=table.proto.id, string_value=json.dumps({"selection": {"rows": [row], "columns": []}}))  # type: ignore[attr-defined]
+    kept = [state for state in states.widgets if state.id != clicked.id]
+    del states.widgets[:]
+    states.widgets.extend([*kept, clicked])
+    at._run(states)
+    assert not at.exception, at.exception
+
+
+def test_a_row_of_the_sessions_table_opens_that_session(db: str) -> None:
+    """All sessions is a picker too: clicking a row opens its session (URL and heading), and the click
+    keeps no hold on the table once another session is open."""
+    store = open_store(db)
+    first = create_session(store, "first task", BROWNIE, start_url="dry://start", paused=True)
+    fork = fork_session(store, first, 1)
+    second = create_session(store, "second task", BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    assert "second task" in markdown_text(at), "the newest session opens first"
+    show_tab(at, "All sessions")
+    [table] = [d for d in at.dataframe if "worker" in d.value.columns]
+    assert table.value["id"].tolist() == [second, fork, first]
+    assert {"status", "why", "task", "steps", "age", "last change", "worker", "fork of"} <= set(table.value.columns)
+    assert table.value["fork of"].tolist() == ["", f"{first} at event 1", ""]
+    [picker] = [box for box in at.sidebar.selectbox if (box.key or "").startswith("session_pick_")]
+    assert picker.options == [
+        f"second task · {second}",
+        f"first task · {fork} · fork of {first} at event 1",
+        f"first task · {first}",
+    ], "a fork reads as a fork of its parent, never as the parent"
+    _click_row(at, table, 2)
+    at.run()  # the click's run asked for a whole one (`select_session`)
+    assert "first task" in markdown_text(at) and "second task" not in markdown_text(at)
+    assert at.query_params["session"] in (first, [first]), "the URL names the session on screen"
+    [picker] = [box for box in at.sidebar.selectbox if (box.key or "").startswith("session_pick_")]
+    assert picker.value == first, "the sidebar's picker follows the table"
+    picker.select(second)
+    at.run()
+    assert "second task" in markdown_text(at), "the row clicked before does not take the session back"
+    at.run()
+    assert "second task" in markdown_text(at)
+
+
+def expanded_and_paused(store: EventStore) -> tuple[str, AppTest]:
+    """A dry session resumed from the console and paused by the plan-review breakpoint after the root's
+    expansion, and the console showing it."""
+    config = EngineConfig(breakpoints=frozenset({Breakpoint.AFTER_EXPANSION}))
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=config, paused=True)
+    at = app()
+    at.button(key="ctl_resume").click()
+    at.run()
+    wait_for(lambda: (state := load_state(store, session_id)).status.value == "paused" and len(state.tree) > 1)
+    return session_id, at
 
 
 def keyed(widgets, name: str):  # type: ignore[no-untyped-def]
@@ -265,7 +436,7 @@ def test_the_inspector_says_when_an_action_was_planned_ahead(db: str) -> None:
         at.run()
         wait_for(lambda: f"before {node_id} " in (load_state(store, session_id).reason or ""))  # noqa: B023
         at.run()
-    at.selectbox(key="node").select("0.3")
+    node_picker(at).select("0.3")
     at.run()
     assert any(c.value == "Expansion: action planned ahead on this page; no model call" for c in at.caption)
 
@@ -314,10 +485,14 @@ def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
     at.query_params["session"] = LIVE
     at.run()
     assert not at.exception, at.exception
+    calls = [e.seq for e in open_store(db).load(LIVE) if e.kind is Kind.MODEL_CALL]
     for node_id in INSPECTED:
-        at.selectbox(key="node").select(node_id)
+        node_picker(at).select(node_id)
+        for seq in calls:  # a model call's prompt and answer are drawn once its expander is open
+            at.session_state[f"model_call_{seq}"] = True
         at.run()
         views.append((f"node {node_id}", markdown_strings(at)))
+    show_tab(at, "Timeline")
     at.slider(key=f"timeline_{LIVE}").set_value(20)
     at.run()
     views.append(("the timeline at event 20", markdown_strings(at)))
@@ -349,8 +524,10 @@ def test_refusals_and_errors_quote_text_as_text(db: str) -> None:
     hostile = " ".join(payloads(HOST))
     at = app()
     at.run()
-    at.session_state["_form_results"] = {(scope(session_id), "budget"): (False, f"there is no node '{hostile}'")}
-    at.session_state["_flash_controls"] = (session_id, False, hostile)
+    at.session_state["_form_results"] = {
+        (scope(session_id), "budget"): (Outcome("rejected", f"there is no node '{hostile}'"), ())
+    }
+    at.session_state["_flash_controls"] = (session_id, Outcome("rejected", hostile), None)
     at.run()
     errors = [e.value for e in at.error]
     assert len(errors) == 2 and all(live_markup(e) == [] for e in errors), errors
@@ -384,11 +561,11 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     console().pool.ensure_running(failing)
     wait_for(lambda: load_state(store, failing).finished)
     at = app()
-    at.selectbox(key="node").select("0.2.1")
+    node_picker(at).select("0.2.1")
     at.run()
     assert load_state(store, failing).tree["0.2.1"].status is Status.PRUNED
     assert "**✗ FAILED**, then **PRUNED**" in markdown_text(at)
-    at.selectbox(key="node").select("0.3")
+    node_picker(at).select("0.3")
     at.run()
     assert "FAILED" not in markdown_text(at), "a node that never failed says nothing of failure"
 
@@ -452,7 +629,7 @@ def test_a_failed_sessions_diagnosis_is_shown_with_buttons_to_its_nodes(db: str)
     assert [b.label for b in buttons] == [f"Show {node_id}" for node_id in cited]
     buttons[0].click()
     at.run()
-    assert at.selectbox(key="node").value == cited[0]
+    assert node_picker(at).value == cited[0]
 
 
 def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db: str) -> None:
@@ -475,6 +652,7 @@ def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db
     at = AppTest.from_file(APP, default_timeout=30)
     at.query_params["session"] = fork
     at.run()
+    show_tab(at, "Timeline")
     assert not at.exception, at.exception
     assert any(m.value.startswith(f"**Compared with {md(parent)}** (forked at event 3") for m in at.markdown)
     compared = next(df.value for df in at.dataframe if "in this fork" in df.value.columns)
@@ -492,10 +670,10 @@ def _press_twice_then_once_more(db: str, session_id: str) -> None:
     from ui.context import console
 
     ctx = console()
-    send(ctx, session_id, {"kind": "step"}, wait=0)
-    send(ctx, session_id, {"kind": "step"}, wait=0)
+    send(ctx, session_id, {"kind": "step"})
+    send(ctx, session_id, {"kind": "step"})
     drawn()
-    send(ctx, session_id, {"kind": "step"}, wait=0)
+    send(ctx, session_id, {"kind": "step"})
 
 
 def test_a_press_whose_callback_streamlit_replays_sends_one_command(db: str) -> None:
@@ -508,3 +686,94 @@ def test_a_press_whose_callback_streamlit_replays_sends_one_command(db: str) -> 
     queued = [command.payload["kind"] for command in store.pending(session_id)]
     applied = [e for e in store.load(session_id) if e.kind.value in ("command_applied", "command_rejected")]
     assert len(queued) + len(applied) == 2, f"two presses, two commands: {queued} and {len(applied)} answered"
+
+
+def test_a_pick_whose_callback_streamlit_skipped_still_opens_the_session(db: str) -> None:
+    """A timer request of the live panel can carry the picker's new value first: Streamlit then stores
+    the value but skips the sidebar picker's callback (it runs only the fragment's), and the full run
+    after it finds no change. The page must still show the session the picker shows."""
+    store = open_store(db)
+    first = create_session(store, "first task", BROWNIE, start_url="dry://start", paused=True)
+    create_session(store, "second task", BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    [picker] = [box for box in at.sidebar.selectbox if (box.key or "").startswith("session_pick_")]
+    at.session_state[picker.key] = first  # the value arrives without its callback
+    at.run()
+    assert not at.exception, at.exception
+    [picker] = [box for box in at.sidebar.selectbox if (box.key or "").startswith("session_pick_")]
+    assert picker.value == first
+    assert "first task" in markdown_text(at), "the picker shows the first session and so must the page"
+    assert at.query_params["session"] in (first, [first]), "the URL names the session on screen"
+
+
+def test_a_node_pick_whose_callback_streamlit_skipped_still_selects_the_node(db: str) -> None:
+    """The same for the node selector: its value arriving without its callback still selects the node."""
+    _, at = expanded_and_paused(open_store(db))
+    at.run()
+    at.session_state[node_picker(at).key] = "0.2"
+    at.run()
+    assert not at.exception, at.exception
+    assert node_picker(at).value == "0.2"
+    assert "Edit the plan at 0.2" in markdown_text(at), "the forms on screen are the picked node's"
+
+
+def test_only_the_open_lower_tab_is_drawn_and_the_timeline_keeps_its_place(db: str) -> None:
+    """The timeline and the sessions table cost every tick, so a closed tab of theirs is not drawn;
+    the timeline's slider still opens where the operator left it."""
+    from conftest import load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.runner import Runner
+
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
+    script = load("brownie.json")
+    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    slider = f"timeline_{session_id}"
+    assert not [s for s in at.slider if s.key == slider], "the closed Timeline tab is drawn"
+    assert not [d for d in at.dataframe if "age" in d.value.columns], "the closed All sessions tab is drawn"
+    show_tab(at, "Timeline")
+    at.slider(key=slider).set_value(3)
+    at.run()
+    show_tab(at, "All sessions")
+    assert [d for d in at.dataframe if "age" in d.value.columns], "the open All sessions tab is drawn"
+    show_tab(at, "Timeline")
+    assert at.slider(key=slider).value == 3, "the timeline lost its place while its tab was closed"
+
+
+def test_a_value_left_under_a_pickers_key_does_not_choose_for_the_operator(db: str) -> None:
+    """A node picker keyed by 0.2 may have held another value earlier (in this session or another):
+    selecting 0.2 afresh shows 0.2, not that leftover."""
+    _, at = expanded_and_paused(open_store(db))
+    at.run()
+    node_picker(at).select("0.1")
+    at.run()
+    at.session_state["node_pick_0.2"] = "0.3"  # left over from a picker of the same key
+    at.button(key="next_node").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert node_picker(at).value == "0.2", "a leftover value chose the node instead of the J key"
+
+
+def test_a_model_calls_prompt_and_answer_are_drawn_only_while_its_expander_is_open(db: str) -> None:
+    """A closed call builds nothing: highlighting every call's prompt again on each redraw of a live
+    run was a fifth of the browser's work."""
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    at.button(key="ctl_step").click()  # the root's expansion: one model call for node 0
+    at.run()
+    wait_for(lambda: any(e.kind is Kind.MODEL_CALL for e in store.load(session_id)))
+    at.run()
+    [call] = [e for e in store.load(session_id) if e.kind is Kind.MODEL_CALL]
+    assert [e.label for e in at.expander if e.label.startswith(f"#{call.seq} ")], "the call is listed"
+    assert not at.code, "a closed call draws no prompt or answer"
+    at.session_state[f"model_call_{call.seq}"] = True
+    at.run()
+    shown = [c.value for c in at.code]
+    assert shown[-1] == json.dumps(call.payload.output, indent=2, ensure_ascii=False), "the answer, once open"

@@ -14,17 +14,22 @@ from pathlib import Path
 
 import pytest
 from console_helpers import (
+    NODE_PICKER,
+    SESSION_PICKER,
     TASKS,
     box_of,
+    choose,
     click_node,
     control,
     edit_node,
     only,
     open_console,
     open_tab,
+    readme_shot,
     start_demo,
     state_of,
     step_once,
+    wait_for_the_end,
     wait_until,
 )
 from playwright.sync_api import Locator, Page, expect
@@ -38,8 +43,6 @@ from ui.server import ConsoleProcess, start_console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
-
 
 def newest(store: EventStore) -> tuple[str, SessionState]:
     info = store.sessions()[0]
@@ -49,10 +52,7 @@ def newest(store: EventStore) -> tuple[str, SessionState]:
 def shot(page: Page, name: str) -> None:
     """A README screenshot: the top of the page, once the tree is drawn."""
     expect(page.locator("svg text").first).to_be_visible(timeout=20_000)
-    page.evaluate("() => document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
-    time.sleep(1.2)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name), full_page=False)
+    readme_shot(page, name)
 
 
 def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None:
@@ -71,7 +71,7 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
     injected = [n for n in state.tree.walk() if n.origin is Origin.OPERATOR]
     assert [n.parent for n in injected] == ["0"] and injected[0].status is Status.UNVISITED
     control(page, "resume")
-    wait_until(lambda: state_of(console, session_id).finished, 90, "the run to finish")
+    wait_for_the_end(page, console, session_id, 90, "the run to finish")
     state = state_of(console, session_id)
     assert state.status is RunStatus.SUCCEEDED
     assert state.tree[injected[0].id].status is Status.SUCCESS
@@ -81,14 +81,12 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
 def test_prune_a_pending_step_and_it_is_skipped(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "cheapest-espresso", paused=True)
-    step_once(page, console, session_id)  # the task's constraints
-    step_once(page, console, session_id)  # the root's expansion
     edit_node(page, "0.2")
     page.get_by_label("Prune 0.2: reason").fill("sorting is not needed")  # its own field: 0's may linger a redraw
     page.locator(".st-key-prune_submit button").click()
     expect(page.get_by_text("prune applied")).to_be_visible(timeout=15_000)
     control(page, "resume")
-    wait_until(lambda: state_of(console, session_id).finished, 60, "the run to finish")
+    wait_for_the_end(page, console, session_id, 60, "the run to finish")
     tree = state_of(console, session_id).tree
     assert tree["0.2"].status is Status.PRUNED and tree["0.2"].reason == "operator: sorting is not needed"
     assert tree["0.2"].type.value == "UNKNOWN", "a pruned step must never run"
@@ -100,10 +98,9 @@ def test_reject_a_guarded_action(page: Page, console: ConsoleProcess) -> None:
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
     expect(page.locator("strong").filter(has_text="Approval required")).to_be_visible(timeout=15_000)
-    shot(page, "console-approval.png")
     only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
     page.locator(".st-key-reject_submit button").click()
-    wait_until(lambda: state_of(console, session_id).finished, 60, "the run to finish")
+    wait_for_the_end(page, console, session_id, 60, "the run to finish")
     state = state_of(console, session_id)
     assert state.status is RunStatus.FAILED
     assert state.tree["0.3"].reason == "rejected by operator: no purchases in a demo"
@@ -132,19 +129,17 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     assert correction is not None
     open_console(page, console)
     session_id = start_demo(page, console, task.id, paused=True)
-    step_once(page, console, session_id)
-    step_once(page, console, session_id)
     assert len(state_of(console, session_id).tree) == 4, "the naive plan"
     edit_node(page, "0")
     only(page, '[class*="st-key-inject_goals-"] textarea').fill("\n".join(correction.goals))
-    only(page, '[class*="st-key-inject_position-"] input').fill("before 0.1")
-    page.get_by_role("option", name=re.compile(r"^before 0\.1 ")).click()
+    position = only(page, '[class*="st-key-inject_position-"] input')
+    choose(page, position, "before 0.1", re.compile(r"^before 0\.1 "))
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
     time.sleep(1.5)
     shot(page, "console-figure13-injected.png")
     control(page, "resume")
-    wait_until(lambda: state_of(console, session_id).finished, 90, "the run to finish")
+    wait_for_the_end(page, console, session_id, 90, "the run to finish", back=True)
     state = state_of(console, session_id)
     assert state.status is RunStatus.SUCCEEDED
     assert check_answer(task, state.final_answer or "").passed, state.final_answer
@@ -195,7 +190,10 @@ def url_params(page: Page) -> dict[str, str]:
 def wait_for_url(page: Page, what: str, **wanted: str) -> None:
     deadline = time.monotonic() + 60
     while not all((seen := url_params(page)).get(k) == v for k, v in wanted.items()):
-        assert time.monotonic() < deadline, f"timed out waiting for the URL to hold {what} ({wanted}; it holds {seen})"
+        assert time.monotonic() < deadline, (
+            f"timed out waiting for the URL to hold {what} ({wanted}; it holds {seen}); the page shows the "
+            f"session {page.locator(SESSION_PICKER).input_value()!r}, heading {page.locator('h3').first.inner_text()!r}"
+        )
         page.wait_for_timeout(250)
 
 
@@ -208,10 +206,8 @@ def test_the_url_follows_session_node_and_tab(page: Page, console: ConsoleProces
     second = start_demo(page, console, "top-rated-webcam", paused=True)
     wait_for_url(page, "the new session", session=second)
     sidebar = page.locator('[data-testid="stSidebar"]')
-    picker = sidebar.locator(".st-key-session input")
-    picker.fill(first)
-    page.get_by_role("option", name=re.compile(rf"{first}$")).click()
-    expect(picker).to_have_value(re.compile(rf"{first}$"), timeout=30_000)
+    picker = sidebar.locator(SESSION_PICKER)
+    choose(page, picker, first, re.compile(rf"{first}$"))
     wait_for_url(page, "the picked session", session=first)
     expect(page.get_by_role("heading", name=TASKS["cheapest-espresso"].task)).to_be_visible(timeout=30_000)
     step_once(page, console, first)
@@ -222,8 +218,8 @@ def test_the_url_follows_session_node_and_tab(page: Page, console: ConsoleProces
     wait_for_url(page, "the open tab", session=first, node="0.2", tab="Timeline")
     page.reload()
     expect(page.get_by_role("heading", name=TASKS["cheapest-espresso"].task)).to_be_visible(timeout=30_000)
-    expect(sidebar.locator(".st-key-session input")).to_have_value(re.compile(rf"{first}$"), timeout=30_000)
-    expect(page.locator(".st-key-node input")).to_have_value(re.compile(r"^0\.2 · "), timeout=30_000)
+    expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{first}$"), timeout=30_000)
+    expect(page.locator(NODE_PICKER)).to_have_value(re.compile(r"^0\.2 · "), timeout=30_000)
     expect(page.get_by_role("tab", name="Timeline")).to_have_attribute("aria-selected", "true", timeout=30_000)
     assert url_params(page) | {"tab": "Timeline"} == url_params(page), "the reload kept the tab in the URL"
 
@@ -232,9 +228,7 @@ def test_forms_and_answers_stay_with_their_node(page: Page, console: ConsoleProc
     """Defect 2: a reason typed for one node never shows in another node's form, an answer shows only
     under the form (and node) that sent it, and a successful inject clears its input."""
     open_console(page, console)
-    session_id = start_demo(page, console, "cheapest-espresso", paused=True)
-    step_once(page, console, session_id)
-    step_once(page, console, session_id)
+    start_demo(page, console, "cheapest-espresso", paused=True)
     edit_node(page, "0.3")
     page.get_by_label("Prune 0.3: reason").fill("typed for 0.3")
     edit_node(page, "0.2")
@@ -244,7 +238,7 @@ def test_forms_and_answers_stay_with_their_node(page: Page, console: ConsoleProc
     goals.fill('note "from the operator"')
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=30_000)
-    expect(goals).to_have_value("", timeout=30_000)
+    expect(only(page, '[class*="st-key-inject_goals-"] textarea')).to_have_value("", timeout=30_000)
     edit_node(page, "0.2")
     expect(page.get_by_text("inject applied")).to_have_count(0, timeout=30_000)
 
@@ -371,7 +365,7 @@ def test_screenshots_never_answer_404_while_the_run_goes_on(page: Page, console:
         assert time.monotonic() < deadline, "timed out waiting for the run to finish"
         seen.update(src for src in shots.evaluate_all("images => images.map(i => i.src.slice(0, 40))") if src)
         page.wait_for_timeout(300)
-    assert seen and all(src.startswith("data:image/png;base64,") for src in seen), seen
+    assert seen and all(src.startswith("data:image/jpeg;base64,") for src in seen), seen
     assert missing == [], f"the page asked for files the server did not have: {missing}"
 
 
@@ -379,14 +373,13 @@ def test_the_selected_nodes_actions_sit_beside_the_tree(page: Page, console: Con
     """Defect 9: at 1600×1000 the tree and the forms for the selected node are on screen together,
     without scrolling, and no tree toggle has its label cut."""
     open_console(page, console)
+    session_id = start_demo(page, console, "cheapest-espresso", paused=True)  # the plan review
+    step_once(page, console, session_id)  # 0.1's expansion
+    step_once(page, console, session_id)  # 0.1's action: the live page now has a screenshot
     page.set_viewport_size({"width": 1600, "height": 1000})
-    session_id = start_demo(page, console, "cheapest-espresso", paused=True)
-    step_once(page, console, session_id)
-    step_once(page, console, session_id)
+    expect(page.locator(".st-key-live_page").get_by_role("img"), "the live page").to_be_visible(timeout=30_000)
     edit_node(page, "0.2")
-    page.evaluate("() => document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
-    page.wait_for_timeout(500)
-    page.screenshot(path=str(SHOTS / "console-edit-beside-tree.png"))
+    readme_shot(page, "console-edit-beside-tree.png")
     tree = page.get_by_role("img", name=re.compile(r"^Plan tree of")).first.bounding_box()
     prune = page.get_by_label("Prune 0.2: reason").bounding_box()
     inject = only(page, '[class*="st-key-inject_goals-"] textarea').bounding_box()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from console_helpers import NODE_PICKER
 from hypothesis import given
 from hypothesis import strategies as st
 from playwright.sync_api import Locator, Page, expect
@@ -227,7 +228,14 @@ def hostile_sessions(host: str) -> dict[str, tuple[SessionState, list[Event]]]:
     )
     rec.record(Kind.NODE_REWRITTEN, "0.3", description=p("desc-rewritten"), by="operator")
     rec.record(Kind.SESSION_STATUS, status="paused", reason=p("pause-reason"))
-    rec.record(Kind.APPROVAL_REQUESTED, "0.1.2", action=p("guarded-action"), rule=p("rule"))
+    rec.record(
+        Kind.APPROVAL_REQUESTED,
+        "0.1.2",
+        action=p("guarded-action"),
+        rule=p("rule"),
+        role=p("element-role"),
+        name=p("element-name"),
+    )
     live_events = rec.take()
 
     done = SessionState()
@@ -470,7 +478,7 @@ class Visit:
 
     def select_node(self, node_id: str) -> None:
         """Pick a node in the searchable selector, as an operator would."""
-        picker = self.page.locator(".st-key-node input")
+        picker = self.page.locator(NODE_PICKER)
         picker.click()
         picker.fill(node_id)
         self.page.get_by_role("option", name=re.compile(rf"^{re.escape(node_id)} · ")).first.click()
@@ -521,6 +529,9 @@ class Visit:
             texts = labels.all_text_contents()
             index = next((i for i, text in enumerate(texts) if pattern.match(text.strip())), None)
             assert index is not None, f"no label for node {node_id} in the chart: {texts[:12]}"
+            # The inspector's opened expanders make the page long: the chart may be scrolled out of
+            # the window, where a mouse move hovers nothing.
+            labels.nth(index).scroll_into_view_if_needed()
             box = labels.nth(index).bounding_box()
             if box is not None and box == previous:
                 break
@@ -528,6 +539,25 @@ class Visit:
             time.sleep(0.3)
         assert box is not None, f"the label of node {node_id} has no box"
         self.page.mouse.move(box["x"] + box["width"] / 2, box["y"] - 7)
+
+    def hover_until_tooltip(self, node_id: str, needle: str, timeout: float = 60.0) -> None:
+        """Rest the mouse on a node until its tooltip shows `needle`, checking the page all along.
+
+        The live session's chart redraws now and then, and a redraw drops a tooltip the mouse had
+        opened; so the mouse leaves and rests on the node again every few seconds."""
+        what = f"the tooltip of {node_id}"
+        deadline = time.monotonic() + timeout
+        while True:
+            self.page.mouse.move(2, 2)
+            self.hover_node(node_id)
+            try:
+                self.wait_for_text(needle, what, timeout=4.0)
+                return
+            except AssertionError as missing:
+                if "timed out" not in str(missing):
+                    raise
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"timed out after {timeout:g} s hovering for {what}: {needle!r}") from missing
 
 
 @pytest.fixture(scope="module")
@@ -576,7 +606,9 @@ def test_hostile_text_stays_text_in_every_view(
     visit = Visit(page, attacker)
     host = attacker.host
     open_session(visit, console, LIVE, "task")
-    visit.expect_shown(["guarded-action", "rule"], "the status line and the approval box")
+    visit.expect_shown(
+        ["guarded-action", "rule", "element-role", "element-name"], "the status line and the approval box"
+    )
     visit.wait_for_text("Queued for the next step boundary: queued-kind", "the queued command")
 
     for node_id, tags in INSPECTED.items():
@@ -585,12 +617,8 @@ def test_hostile_text_stays_text_in_every_view(
         visit.expect_shown(tags, f"the inspector of {node_id}")
 
     # The chart's HTML tooltips.
-    visit.hover_node("0.4")
-    visit.wait_for_text(f"reason: {first_line('prune-reason', host)}", "the tooltip of 0.4")
-    visit.check("the tooltip of 0.4")
-    visit.hover_node("0.1.1")
-    visit.wait_for_text(f"action: {first_line('action', host)}", "the tooltip of 0.1.1")
-    visit.check("the tooltip of 0.1.1")
+    visit.hover_until_tooltip("0.4", f"reason: {first_line('prune-reason', host)}")
+    visit.hover_until_tooltip("0.1.1", f"action: {first_line('action', host)}")
 
     visit.open_tab("Task & answer")
     visit.expect_shown(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from console_helpers import wait_until
+from console_helpers import SESSION_PICKER, readme_shot, wait_until
 from playwright.sync_api import Page, expect
 
 from planner.config import EngineConfig
@@ -134,7 +134,7 @@ def test_the_inbox_lists_what_needs_the_operator_and_opens_it(
     page.locator(".st-key-inbox_failed-a button:visible").click()
     expect(page.get_by_role("heading", name="Task failed A")).to_be_visible(timeout=60_000)
     wait_until(lambda: "session=failed-a" in page.url, 30, f"the URL to name failed-a, not {page.url}")
-    expect(page.locator(".st-key-session input")).to_have_value(re.compile(r"failed-a$"), timeout=30_000)
+    expect(page.locator(SESSION_PICKER)).to_have_value(re.compile(r"failed-a$"), timeout=30_000)
 
     page.locator(".st-key-inbox_wait-a button:visible").click()  # a session that can still change: the live panel runs
     expect(page.get_by_role("heading", name="Task waiting A")).to_be_visible(timeout=60_000)
@@ -144,6 +144,7 @@ def test_the_inbox_lists_what_needs_the_operator_and_opens_it(
     wait_until(lambda: page.title() == "(4) AND/OR console", 30, f"the title to count 4, not {page.title()!r}")
     wait_until(lambda: len(notified(page)) == 2, 30, "a notification for the new failure")
     assert notified(page)[1]["title"] == "Session failed" and "Task failed B" in notified(page)[1]["body"]
+    readme_shot(page, "console-inbox.png")
     time.sleep(4)  # more redraws of both kinds: nothing is notified twice
     assert len(notified(page)) == 2, f"notified again: {notified(page)}"
 

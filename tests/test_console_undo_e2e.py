@@ -4,7 +4,7 @@ under the forms, and "Undo last edit" takes it out of the plan again."""
 from __future__ import annotations
 
 import pytest
-from console_helpers import edit_node, start_demo, state_of, step_once, wait_until
+from console_helpers import edit_node, start_demo, state_of, wait_until
 from playwright.sync_api import Page, expect
 
 from planner.tree import Origin, Status
@@ -18,8 +18,6 @@ def test_inject_shows_its_diff_and_undo_takes_it_back(page: Page, console: Conso
     page.goto(console.url)
     expect(page.get_by_text("New session")).to_be_visible(timeout=30_000)
     session_id = start_demo(page, console, paused=True, task_id="keyboard-brand-backpack")
-    step_once(page, console, session_id)  # the task's constraints
-    step_once(page, console, session_id)  # the root's expansion
     edit_node(page, "0")
     goals = page.locator('[class*="st-key-inject_goals-"] textarea')
     expect(goals, "the root's own inject field").to_have_count(1, timeout=30_000)

@@ -348,3 +348,8 @@ def test_legend_names_every_shape_and_marker() -> None:
     for word in ("AND", "OR", "ACT", "?", "✎", "↻", "+N", "amber", "dashed", "active path"):
         assert word in legend
     assert "<" not in legend
+
+
+def test_the_chart_never_animates_so_a_live_plan_stands_still_under_the_pointer() -> None:
+    state, _, _ = run_script(load("brownie.json"), BROWNIE_TASK)
+    assert build_chart(state).option["animation"] is False

@@ -12,7 +12,7 @@ from conftest import BROWNIE_TASK, SCRIPTS, new_state, snapshot
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Edit, EditAction, Force, Inject, Prune, Reopen, Undo, apply_command, undo_refusal
-from planner.diff import edit_diffs
+from planner.diff import PlanChanges, edit_diffs
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.frames import next_position
@@ -214,6 +214,30 @@ def test_edit_diffs_read_the_operators_edits_and_find_the_engines(brownie: Scrip
     assert [(c.id, c.after.type) for c in again.changed] == [("0.2", NodeType.ACTION)]
 
 
+def test_plan_changes_fold_a_growing_log_into_the_same_diffs_and_state(brownie: Script) -> None:
+    """The console's follower reads a log in pieces as it grows, folding each event once: it must find
+    the edits a whole-log read finds, each as the event that completes it is folded, and the same state."""
+    s = Session(brownie, 4)
+    state, changes, found = SessionState(), PlanChanges(), []
+    s.applied(Inject(parent="0", goals=["extra"]))
+    s.applied(Prune(node="0.3", reason="not needed"))
+    for event in s.log:  # the first piece: what the log holds so far
+        found += [diff] if (diff := changes.apply(state, event)) is not None else []
+    seen = len(s.log)
+    s.applied(Edit(node="0.2", description="Open recipe B (4.5 stars)", reexpand=True))
+    s.step(1)  # the engine expands 0.2 again
+    for event in s.log[seen:]:
+        found += [diff] if (diff := changes.apply(state, event)) is not None else []
+    assert found == changes.diffs == edit_diffs(s.log)
+    assert [(d.by, d.node) for d in found] == [
+        ("inject", "0"),
+        ("prune", "0.3"),
+        ("edit", "0.2"),
+        ("re-expansion", "0.2"),
+    ]
+    assert snapshot(state) == snapshot(replay(s.log)), "apply folds each event as planner.state.apply does"
+
+
 def test_edit_diffs_show_a_repair() -> None:
     task = "buy it"
     script = Script.model_validate(
@@ -238,7 +262,7 @@ def test_an_edit_recorded_before_undo_existed_reads_with_no_changes() -> None:
     _state, log = new_state("t")
     old = {"command_id": "c1", "command": {"kind": "pause"}, "warning": None}
     event = Event.from_data(2, "command_applied", None, old, version=1)
-    assert event.version == 2 and event.payload.changes == [] and event.payload.undoes is None  # type: ignore[attr-defined]
+    assert event.version == 3 and event.payload.changes == [] and event.payload.undoes is None  # type: ignore[attr-defined]
     assert replay([*log, event]).edits == []
 
 

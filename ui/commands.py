@@ -1,32 +1,45 @@
 """Sending operator commands from the console and reporting what the runner made of them.
 
-One press sends one command. Streamlit can run a button's callback twice for one press: `send` waits
-for the runner's answer inside the callback, the live panel's timer asks for a redraw meanwhile, and
-Streamlit then restarts the run with the press still pending, so the callback runs again before
-anything is drawn (a Step pressed once ran two steps). A real second press comes from a page drawn
-after the first, so an identical command from the same tab before the page has been drawn since
-(`drawn`) is that replay: it gets the first one's answer and is not queued again.
+A press barely waits for the runner. Its callback queues the command, makes sure a runner will apply
+it, and gives the runner `QUICK_ANSWER` seconds: a step of a dry run, or a plan edit at a boundary,
+is answered within that, and the redraw after the press shows its effect. Otherwise the callback
+returns with a "queued" answer, and each redraw after that asks the log once whether the command has
+been handled (`settle`), showing "applied" or the engine's reason as soon as it has. A callback that
+waited for long would hold the page: Streamlit cannot draw anything while it runs, and the live
+panel's timer would ask for a redraw meanwhile, which restarts the run with the press still pending
+and runs the callback again (a Step pressed once ran two steps, when the wait was 2 s).
+
+That replay can still happen when the queue's write is slow on a loaded machine, so one press sends
+one command: a real second press comes from a page drawn after the first, and an identical command
+from the same tab before the page has been drawn since (`drawn`) is the replay. It gets the first
+one's answer and is not queued again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import streamlit as st
 
 from sessions.errors import InvalidCommand
-from sessions.runner import queue_command, wait_for_outcome
-from sessions.store import SessionFinished
+from sessions.runner import command_outcome, queue_command
+from sessions.store import EventStore, SessionFinished
 from ui.context import Console
 
-__all__ = ["FORM_NAMES", "Outcome", "drawn", "send"]
+__all__ = ["FORM_NAMES", "QUICK_ANSWER", "Outcome", "alert", "drawn", "send", "settle"]
 
 _LAST = "_last_command"
 """Session state: (session id, payload, outcome, drawn since) of the tab's last command."""
 
+QUICK_ANSWER = 0.4
+"""Seconds a press waits for the runner's answer before it shows "queued" instead."""
+
 FORM_NAMES = {
     "budget": "cost cap",
+    "breakpoint": "node breakpoint",
     "edit": "description edit",
     "edit_action": "edited action",
     "approve": "approval",
@@ -38,24 +51,45 @@ FORM_NAMES = {
 @dataclass(frozen=True)
 class Outcome:
     """`applied`, `rejected` (with the engine's reason), `queued` (not handled yet) or `invalid` (not queued:
-    malformed, or the session has ended)."""
+    malformed, or the session has ended). A queued outcome names its command, for `settle`."""
 
     result: str
     message: str
+    session_id: str = ""
+    command_id: str = ""
+    after: int = 0
+    """The session's last event number before the command was queued: its answer comes later."""
+    name: str = ""
+    warning: str = ""
+    """What an applied command could not change, in the engine's words ("already ran in the browser: …")."""
 
     @property
     def ok(self) -> bool:
         return self.result in ("applied", "queued")
 
+    @property
+    def text(self) -> str:
+        """The answer as the operator reads it: the message, then the engine's warning if it gave one."""
+        return f"{self.message} — {self.warning}" if self.warning else self.message
 
-def send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float = 2.0) -> Outcome:
-    """Queue a command, make sure a runner will apply it, and wait briefly for its outcome.
 
-    The answer names the command as the console's form does ("cost cap applied", not "budget")."""
+def alert(outcome: Outcome) -> Callable[..., object]:
+    """How an answer is drawn: queued as news, applied as success, applied with a warning as a warning
+    (the operator has to know what the command did not undo), refused as an error."""
+    if outcome.result == "queued":
+        return st.info
+    if not outcome.ok:
+        return st.error
+    return st.warning if outcome.warning else st.success
+
+
+def send(ctx: Console, session_id: str, payload: dict[str, Any]) -> Outcome:
+    """Queue a command and make sure a runner will apply it; the answer names the command as the
+    console's form does ("cost cap applied", not "budget")."""
     last = st.session_state.get(_LAST)
     if last and last[:2] == (session_id, payload) and not last[3]:
         return last[2]
-    outcome = _send(ctx, session_id, payload, wait)
+    outcome = _send(ctx, session_id, payload)
     st.session_state[_LAST] = (session_id, payload, outcome, False)
     return outcome
 
@@ -67,7 +101,20 @@ def drawn() -> None:
         st.session_state[_LAST] = (*last[:3], True)
 
 
-def _send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float) -> Outcome:
+def settle(store: EventStore, outcome: Outcome) -> Outcome:
+    """The outcome as the log tells it now: a queued command the runner has handled becomes applied (with
+    the engine's warning, if any) or rejected; anything else is returned as it is."""
+    if outcome.result != "queued":
+        return outcome
+    done = command_outcome(store, outcome.session_id, outcome.command_id, after=outcome.after)
+    if done is None:
+        return outcome
+    if done.applied:
+        return replace(outcome, result="applied", message=f"{outcome.name} applied", warning=done.warning or "")
+    return replace(outcome, result="rejected", message=done.reason or f"{outcome.name} rejected")
+
+
+def _send(ctx: Console, session_id: str, payload: dict[str, Any]) -> Outcome:
     name = FORM_NAMES.get(payload["kind"], payload["kind"])
     seen = ctx.store.session(session_id).last_seq
     try:
@@ -75,9 +122,10 @@ def _send(ctx: Console, session_id: str, payload: dict[str, Any], wait: float) -
     except (InvalidCommand, SessionFinished) as error:
         return Outcome("invalid", str(error))
     ctx.pool.ensure_running(session_id)
-    done = wait_for_outcome(ctx.store, session_id, command_id, wait, after=seen)
-    if done is None:
-        return Outcome("queued", f"{name} queued; it applies at the next step boundary")
-    if done.applied:
-        return Outcome("applied", f"{name} applied")
-    return Outcome("rejected", done.reason or "rejected")
+    queued = Outcome(
+        "queued", f"{name} queued; it applies at the next step boundary", session_id, command_id, seen, name
+    )
+    deadline = time.monotonic() + QUICK_ANSWER
+    while (answer := settle(ctx.store, queued)) is queued and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return answer

@@ -18,12 +18,18 @@ from typing import Any
 import streamlit as st
 
 from sessions.markdown import md
-from ui.commands import Outcome, send
-from ui.context import Console
+from ui.commands import Outcome, alert, send, settle
+from ui.context import Console, console
 
 __all__ = ["Scope", "scope", "show_result", "submit"]
 
 _RESULTS = "_form_results"
+"""Session state: {(scope, form): (outcome, the widgets to empty once it is applied)}."""
+_EMPTIED = "_form_emptied"
+"""Session state: {(scope, widget name): times emptied}. A widget is emptied by giving it a new key, not
+by setting its value: the live panel's tick may have left the browser before the redraw that emptied
+the field, carrying the old text, and Streamlit would put that text back (the end-to-end test of
+defect 2 saw this under load). A request for the old key cannot reach a new widget."""
 _MESSAGE_CHARS = 600
 """A refusal quotes node text: past this it is clamped (the node itself shows the whole text)."""
 
@@ -36,9 +42,12 @@ class Scope:
     parts: tuple[str, ...]
 
     def key(self, name: str) -> str:
-        """A widget key unique to this scope; a short digest keeps it usable as a CSS class (`st-key-...`)."""
+        """A widget key unique to this scope; a short digest keeps it usable as a CSS class (`st-key-...`).
+        A widget emptied after a successful command (`submit`) is a new widget from then on: its key
+        carries how many times it was emptied."""
         digest = hashlib.sha1("\x1f".join((self.session_id, *self.parts)).encode()).hexdigest()[:10]
-        return f"{name}-{digest}"
+        emptied = st.session_state.get(_EMPTIED, {}).get((self, name), 0)
+        return f"{name}-{digest}" + (f"-{emptied}" if emptied else "")
 
 
 def scope(session_id: str, *parts: str) -> Scope:
@@ -56,21 +65,36 @@ def submit(
     before the page is drawn again, so the widgets can still be reset).
 
     `payload` returns a sentence instead when the input cannot make a command: it shows as the form's
-    error and nothing the operator typed is lost. On success the widgets named in `clear` are emptied.
+    error and nothing the operator typed is lost. The widgets named in `clear` are emptied once the
+    command is applied: at once when the runner answers within the press, else at the redraw that
+    finds it applied (`show_result`). A refused command leaves them as the operator typed them.
     """
     built = payload()
     outcome = Outcome("invalid", built) if isinstance(built, str) else send(ctx, where.session_id, built)
-    st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome.ok, outcome.message)
-    if outcome.ok:
-        for name in clear:
-            st.session_state[where.key(name)] = ""
+    st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear)
+    if outcome.result == "applied":
+        _empty(where, clear)
+
+
+def _empty(where: Scope, names: tuple[str, ...]) -> None:
+    emptied = st.session_state.setdefault(_EMPTIED, {})
+    for name in names:
+        emptied[(where, name)] = emptied.get((where, name), 0) + 1
 
 
 def show_result(where: Scope, form: str) -> None:
-    """The engine's answer to this form in this scope, if any; escaped, since a refusal quotes text."""
-    result = st.session_state.get(_RESULTS, {}).get((where, form))
-    if result:
-        ok, message = result
-        if len(message) > _MESSAGE_CHARS:
-            message = message[: _MESSAGE_CHARS - 1] + "…"
-        (st.success if ok else st.error)(md(message))
+    """The engine's answer to this form in this scope, if any: "queued" until the runner has handled
+    the command, then its answer (`ui.commands.settle`), with the engine's warning when it gave one
+    ("prune applied — already ran in the browser: …"); escaped, since a refusal quotes text."""
+    results = st.session_state.get(_RESULTS, {})
+    if (where, form) not in results:
+        return
+    was, clear = results[(where, form)]
+    outcome = settle(console().store, was)
+    results[(where, form)] = (outcome, clear)
+    if was.result == "queued" and outcome.result == "applied":
+        _empty(where, clear)  # the fields go at the next redraw: this one has drawn them already
+    message = outcome.text
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 1] + "…"
+    alert(outcome)(md(message))

@@ -17,7 +17,7 @@ import streamlit as st
 
 __all__ = ["SHORTCUTS", "Shortcut", "ShortcutName", "render_help"]
 
-ShortcutName = Literal["resume", "pause", "step", "approve", "reject", "previous_node", "next_node"]
+ShortcutName = Literal["resume", "pause", "step", "approve", "reject", "previous_node", "next_node", "breakpoint"]
 
 
 class Shortcut(NamedTuple):
@@ -35,6 +35,7 @@ SHORTCUTS: Final[Mapping[ShortcutName, Shortcut]] = {
     "reject": Shortcut("X", "Reject that action (write the reason first)"),
     "previous_node": Shortcut("K", "Select the previous node (depth-first, as the node selector lists them)"),
     "next_node": Shortcut("J", "Select the next node"),
+    "breakpoint": Shortcut("B", "Set or remove a breakpoint on the selected node (Break here)"),
 }
 
 

@@ -60,6 +60,8 @@ _CHANGED_MARK = "Δ "
 _MARKER = {Origin.OPERATOR: "✎ ", Origin.REPAIR: "↻ ", Origin.PLANNER: ""}
 _PLANNED = "⇢"
 _FAILED_MARK = "✗ "
+_BREAK_MARK = "⏸ "
+"""An operator's breakpoint: the run pauses as it is about to enter this node."""
 _LABEL_CHARS = 28
 _LABEL_WIDTH = 84
 """Pixels a label may span before it wraps: two lines of about 14 characters."""
@@ -133,6 +135,7 @@ def build_chart(
     with the way down to it drawn red, so a failure is seen at a glance and told from a prune.
 
     `changed` names nodes that differ later on (the timeline draws a past state): each is marked Δ.
+    A node with an operator's breakpoint (`EngineConfig.node_breakpoints`) is marked ⏸.
     """
     if max_nodes < 1:
         raise ValueError("max_nodes must be at least 1")
@@ -167,6 +170,7 @@ def build_chart(
     to_failure = {node_id for chain in failure_chains for node_id in chain}
     failed_set = set(failures)
     changed_set = set(changed)
+    breakpoints = state.config.node_breakpoints
     items = [
         _item(
             node,
@@ -179,6 +183,7 @@ def build_chart(
             planned=state.proposals.get(node.id),
             failed=node.id in failed_set,
             changed=node.id in changed_set,
+            break_here=node.id in breakpoints,
         )
         for i, node in enumerate(drawn)
     ]
@@ -232,6 +237,7 @@ def legend_markdown() -> str:
         "the active path · amber outline = your selection · purple outline and ✎ = added or edited by "
         "an operator · ↻ = added by a repair · +N = N steps folded into this node (select it to unfold) · "
         f"{_PLANNED} = its action is already planned on the current page (it runs without an expansion call) · "
+        f"{_BREAK_MARK.strip()} = your breakpoint: the run pauses as it is about to enter this node · "
         "Δ (timeline only) = this node changes after the event shown"
     )
     return f"{shapes}\n\n{colours}\n\n{markers}"
@@ -429,6 +435,7 @@ def _item(
     planned: str | None = None,
     failed: bool = False,
     changed: bool = False,
+    break_here: bool = False,
 ) -> dict[str, Any]:
     removed = node.status in REMOVED
     operator = node.origin is Origin.OPERATOR or node.protected  # made or edited by the operator
@@ -449,7 +456,7 @@ def _item(
 
     score = _score(node) if or_child else None
     head = [
-        f"{_CHANGED_MARK if changed else ''}{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.protected else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
+        f"{_CHANGED_MARK if changed else ''}{_BREAK_MARK if break_here else ''}{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.protected else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
     ]
     if score is not None:
         head.append(score)
@@ -476,7 +483,14 @@ def _item(
         "label": label,
         "tooltip": {
             "formatter": _tooltip(
-                node, folded=folded, is_current=is_current, on_path=on_path, score=score, planned=planned, failed=failed
+                node,
+                folded=folded,
+                is_current=is_current,
+                on_path=on_path,
+                score=score,
+                planned=planned,
+                failed=failed,
+                break_here=break_here,
             )
         },
     }
@@ -495,6 +509,7 @@ def _tooltip(
     score: str | None,
     planned: str | None,
     failed: bool = False,
+    break_here: bool = False,
 ) -> str:
     facts = [TYPE_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
     if failed and node.status is not Status.FAIL:
@@ -507,6 +522,8 @@ def _tooltip(
         facts.append("on the active path")
     if node.origin is not Origin.PLANNER:
         facts.append(f"{node.origin.value}-made")
+    if break_here:
+        facts.append("<b>breakpoint set</b>")
     lines = [f"<b>{_tip_text(node.id, 80)}</b> · " + " · ".join(facts), _tip_text(node.description)]
     if node.action:
         lines.append(f"action: <code>{_tip_text(node.action)}</code>")
@@ -532,8 +549,10 @@ def _link(source: int, target: int, child: Node, on_path: set[str], to_failure: 
     return link
 
 
+_TOP_MARGIN = 36
+"""Pixels above the root's symbol: room for its emphasis ring."""
 _BIG_DRAWING = 1500
-"""Past this many drawn nodes, skip animation and labels so the first draw stays fast."""
+"""Past this many drawn nodes, skip labels so the first draw stays fast (they would overlap anyway)."""
 _SVG_LIMIT = 600
 """Past this many drawn nodes the chart is drawn on a canvas (see `TreeChart.renderer`)."""
 
@@ -544,6 +563,10 @@ def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict
         "id": SERIES_ID,
         "name": "plan",
         "layout": "none",
+        # The drawing keeps the plan's aspect and is centred by default: a wide, shallow plan (the
+        # usual one early in a run) then floats mid-chart under empty space. Anchored to the top, it
+        # starts under the toggles (a lone root, which has no extent to anchor, stays centred).
+        "top": _TOP_MARGIN if len(items) > 1 else "center",
         "roam": True,
         "draggable": False,
         "nodeScaleRatio": 0.001,  # constant symbol size at any zoom (ECharts reads 0 as "unset")
@@ -571,7 +594,10 @@ def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict
     if big:
         series["label"] = {**series["label"], "show": False}  # thousands of labels overlap anyway; tooltips stay
     return {
-        "animation": not big,
+        # No animation: the live panel redraws every 0.75 s and ECharts animates each update for a
+        # second, so a running plan never stood still under the operator's pointer, and the browser
+        # kept drawing frames the whole run.
+        "animation": False,
         "tooltip": {
             "trigger": "item",
             "confine": True,

@@ -16,16 +16,40 @@ after a reload often is), and the picker and the node selector then fall back to
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import streamlit as st
 
 from planner.tree import ROOT_ID, Tree
 
-__all__ = ["NODE_KEY", "SESSION_KEY", "forget_node", "linked", "read_url", "shown_node", "url_behind", "write_url"]
+__all__ = [
+    "NODE_KEY",
+    "SESSIONS_TABLE",
+    "SESSION_KEY",
+    "forget_node",
+    "linked",
+    "open_session",
+    "picker_key",
+    "read_url",
+    "select",
+    "selected_node",
+    "session_on_screen",
+    "shown_node",
+    "shown_session",
+    "url_behind",
+    "write_url",
+]
 
 SESSION_KEY = "session"
-"""The session picker's key and the URL's `?session=`."""
+"""The URL's `?session=`, and the key of the session picker's container."""
+_SESSION = "_shown_session"
+"""The id of the session on screen (see the module docstring for why no widget holds it)."""
+SESSIONS_TABLE = "sessions_table"
+"""The name of the All sessions table, a picker of sessions too: a row clicked opens that session."""
 NODE_KEY = "node"
-"""The node selector's key and the URL's `?node=`."""
+"""The URL's `?node=`, and the key of the node selector's container (its widget is keyed by the selection)."""
+_SELECTED = "_selected_node"
+"""The selected node's id (see the module docstring for why no widget holds it)."""
 _URL = "_url"
 """{SESSION_KEY: ..., NODE_KEY: ...} as the URL holds them: read on the tab's first run, then as written."""
 
@@ -41,20 +65,84 @@ def linked(key: str) -> str | None:
     return st.session_state.get(_URL, {}).get(key)
 
 
+def picker_key(name: str, shown: str | None) -> str:
+    """The key of a picker that shows `shown`: a new choice makes a new widget (see the module docstring)."""
+    return f"{name}_pick_{shown}"
+
+
+def _follow(name: str, shown: str, options: Collection[str]) -> str:
+    """`shown`, or the option the picker `name` keyed by `shown` now holds: that picker can only hold
+    another option if the operator picked it (a request sent before the browser drew the latest choice
+    carries an older key, and is ignored). Read here, where every reader of the choice asks, and not in
+    the picker's callback: Streamlit skips that callback when the live panel's timer request carries
+    the new value first (a fragment's run calls only the fragment's callbacks, and the whole run after
+    it sees no change), and the sidebar then showed one session and the page another."""
+    key = picker_key(name, shown)
+    value = st.session_state.get(key)
+    if value is None or value == shown or value not in options:
+        return shown
+    (open_session if name == SESSION_KEY else select)(value)
+    return value
+
+
+def open_session(session_id: str) -> None:
+    """Show another session (the sidebar's picker, a row of the sessions table, an inbox item, a new
+    session or a fork), on its root. Both pickers of sessions start afresh on it."""
+    st.session_state[_SESSION] = session_id
+    _fresh_picker(SESSION_KEY, session_id)
+    _fresh_picker(SESSIONS_TABLE, session_id)
+    forget_node()
+
+
+def shown_session(session_ids: list[str]) -> str | None:
+    """The session on screen: the one the picker holds or last opened; else the URL's (a reload or a shared link, which
+    keeps the URL's node too); else the newest (`session_ids` comes newest first). None if there is none."""
+    shown = st.session_state.get(_SESSION)
+    if shown not in session_ids:
+        shown = linked(SESSION_KEY)
+        shown = st.session_state[_SESSION] = shown if shown in session_ids else next(iter(session_ids), None)
+    return shown if shown is None else _follow(SESSION_KEY, shown, session_ids)
+
+
+def session_on_screen() -> str | None:
+    """The session the page's last whole run put on screen, as it decided it (`shown_session`). The live
+    panel's parts ask this: deciding again there could follow the sidebar's picker in a run that
+    draws only the panel, and the panel would go on showing the session it was drawn for."""
+    return st.session_state.get(_SESSION)
+
+
+def select(node_id: str) -> None:
+    """Select a node: the callbacks of a click in the tree, the selector, the J/K keys and the links."""
+    st.session_state[_SELECTED] = node_id
+    _fresh_picker(NODE_KEY, node_id)
+
+
+def _fresh_picker(name: str, shown: str) -> None:
+    """A new choice gets a picker with nothing in it but the choice: a value left under its key (by a
+    picker of the same key shown earlier, in this session or another) would otherwise be followed."""
+    st.session_state.pop(picker_key(name, shown), None)
+
+
+def selected_node() -> str | None:
+    """The node the operator selected last, if any (it may belong to no tree on screen: see `shown_node`)."""
+    return st.session_state.get(_SELECTED)
+
+
 def forget_node() -> None:
     """A node id means nothing in another session: the next one opens on its root."""
-    st.session_state.pop(NODE_KEY, None)
+    st.session_state.pop(_SELECTED, None)
     st.session_state.setdefault(_URL, {})[NODE_KEY] = None
 
 
 def shown_node(tree: Tree) -> str:
-    """The selected node; else the URL's node; else the root (nothing selected, or a node of another
+    """The node the selector holds or last selected; else the URL's node; else the root (nothing selected, or a node of another
     session)."""
-    selected = st.session_state.get(NODE_KEY)
+    selected = selected_node()
     if selected not in tree:
         selected = linked(NODE_KEY)
-        selected = st.session_state[NODE_KEY] = selected if selected in tree else ROOT_ID
-    return selected
+        selected = selected if selected in tree else ROOT_ID
+        select(selected)
+    return _follow(NODE_KEY, selected, tree.nodes)
 
 
 def _wanted(session_id: str, tree: Tree) -> dict[str, str | None]:

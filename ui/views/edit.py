@@ -11,23 +11,28 @@ in (session), the approval box in (session, approval request). Input the form ca
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any, cast
 
 import streamlit as st
 
 from planner.commands import undo_refusal
-from planner.diff import EditDiff, edit_diff
-from planner.events import CommandApplied, NodeChange, NodeFace
-from planner.state import RunStatus, SessionState
+from planner.diff import edit_diff
+from planner.events import CommandApplied
+from planner.state import Approval, RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
 from sessions.markdown import md, md_line, short
 from ui.context import Console
+from ui.diff_lines import diff_lines
 from ui.forms import Scope, scope, show_result, submit
 from ui.shortcuts import SHORTCUTS
+from ui.views.node_actions import NodeForm, opened_form
+from ui.views.outline import outlined_url
 from ui.views.sidebar import BREAKPOINT_LABELS
+from ui.views.templates import render_template_inject, render_template_library, render_template_save
 
-__all__ = ["render_approval", "render_node_edit", "render_settings"]
+__all__ = ["APPROVAL_PICTURE_ALT", "render_approval", "render_node_edit", "render_settings"]
 
 _ENDED = "This session has ended. Fork it from the timeline to change the plan and run again."
 _SHOWN_ACTION = 300
@@ -43,77 +48,115 @@ def _lines(text: str | None) -> list[str]:
 
 
 def render_approval(ctx: Console, session_id: str, state: SessionState, request: int) -> None:
-    """`request` tells approval requests apart (the event number that asked), so one request's answer
-    never shows under the next."""
+    """The held action beside the page it would act on, its element outlined, and the operator's four
+    answers: approve it, run an edited action instead, or reject it (with a reason) and either let the
+    planner recover at once or pause first to change the plan.
+
+    `request` tells approval requests apart (the event number that asked), so one request's answer
+    never shows under the next; an edited action the page cannot run is refused with the reason just
+    under the form, and the request stays."""
     approval = state.approval
     if state.status is not RunStatus.AWAITING_APPROVAL or approval is None:
         return
     where = scope(session_id, "approval", approval.node_id, str(request))
     with st.container(border=True):
         st.markdown(f"**:material/front_hand: Approval required** at {md(approval.node_id)}: {md(approval.rule)}")
-        st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
-        with st.form(where.key("approval")):
-            st.text_input("Action", value=approval.action, key=where.key("approval_action"))
-            st.text_input("Reason (for a rejection)", key=where.key("approval_reason"))
-            cols = st.columns(3)
+        picture, decision = st.columns(2, gap="medium")
+        with picture:
+            _approval_picture(approval)
+        with decision:
+            if approval.role or approval.name:
+                st.markdown(f"**Element**: {md_line(approval.role)} “{md_line(approval.name, _SHOWN_NAME)}”")
+            st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
+            _approval_form(ctx, where, approval)
+            show_result(where, "approval")
 
-            def edited() -> dict[str, Any] | str:
-                action = (_value(where, "approval_action") or "").strip()
-                if not action:
-                    return "Write the action to run instead (for example click [12]), or approve the one shown."
-                return {"kind": "edit_action", "action": action, "node": approval.node_id}
 
-            def rejected() -> dict[str, Any] | str:
-                reason = (_value(where, "approval_reason") or "").strip()
-                return {"kind": "reject", "reason": reason} if reason else "Give a reason for the rejection."
+APPROVAL_PICTURE_ALT = "the page the held action would act on, its element outlined"
+"""The approval picture's alternative text (what a screen reader, or a test, finds it by)."""
+_SHOWN_NAME = 200
+"""An element name longer than this is clamped in the approval box."""
 
-            approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
-            for column, label, key, shortcut, payload in (
-                (cols[0], "Approve", "approve_submit", SHORTCUTS["approve"].key, lambda: approve),
-                (cols[1], "Run edited action", "edit_action_submit", None, edited),
-                (cols[2], "Reject", "reject_submit", SHORTCUTS["reject"].key, rejected),
-            ):
-                column.form_submit_button(
-                    label,
-                    type="primary" if key == "approve_submit" else "secondary",
-                    key=key,
-                    on_click=submit,
-                    args=(ctx, where, "approval", payload),
-                    shortcut=shortcut,
-                )
-        show_result(where, "approval")
+
+def _approval_picture(approval: Approval) -> None:
+    """The screenshot taken when the action was held, with its element outlined; one line where there is
+    none to show (a dry run, a request recorded before screenshots were kept, a removed file)."""
+    url = outlined_url(approval.screenshot, approval.box) if approval.screenshot else None
+    if url is None:
+        st.caption("No screenshot of the page for this request (a dry run, an older log, or the file is gone).")
+        return
+    st.image(url, alt=APPROVAL_PICTURE_ALT)
+    if approval.box is None:
+        st.caption("The page as the action would find it; it touches no element on screen, so nothing is outlined.")
+
+
+def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
+    """Approve or edit on one row, the reason and the two rejections on the next: a rejection fails the
+    action with the operator's reason, then the planner recovers at once, or the session pauses."""
+
+    def edited() -> dict[str, Any] | str:
+        action = (_value(where, "approval_action") or "").strip()
+        if not action:
+            return "Write the action to run instead (for example click [12]), or approve the one shown."
+        return {"kind": "edit_action", "action": action, "node": approval.node_id}
+
+    def rejected(pause: bool) -> Callable[[], dict[str, Any] | str]:
+        def payload() -> dict[str, Any] | str:
+            reason = (_value(where, "approval_reason") or "").strip()
+            if not reason:
+                return "Give a reason for the rejection."
+            return {"kind": "reject", "reason": reason, "pause": pause}
+
+        return payload
+
+    def button(label: str, key: str, payload: Callable[[], dict[str, Any] | str], shortcut: str | None) -> None:
+        st.form_submit_button(
+            label,
+            type="primary" if key == "approve_submit" else "secondary",
+            key=key,
+            on_click=submit,
+            args=(ctx, where, "approval", payload),
+            shortcut=shortcut,
+        )
+
+    approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
+    with st.form(where.key("approval")):
+        st.text_input("Action", value=approval.action, key=where.key("approval_action"))
+        with st.container(horizontal=True, gap="small"):
+            button("Approve", "approve_submit", lambda: approve, SHORTCUTS["approve"].key)
+            button("Run edited action", "edit_action_submit", edited, None)
+        st.text_input("Reason (for a rejection)", key=where.key("approval_reason"))
+        with st.container(horizontal=True, gap="small"):
+            button("Reject and let the planner recover", "reject_submit", rejected(False), SHORTCUTS["reject"].key)
+            button("Reject and pause", "reject_pause_submit", rejected(True), None)
 
 
 def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
-    """The actions on the selected node (inject, prune, edit, reopen, force): drawn beside the tree, in
-    the inspector's column, so the node and what can be done to it are seen together."""
+    """The forms on the selected node (prune, force, inject, edit): drawn beside the tree, in the
+    inspector's column, under the node's action bar (`ui.views.node_actions`), which heads them and
+    holds the one-click actions. The form the bar opened comes first; the others keep their order, so
+    that at 1600×1000 the prune and inject fields are on screen beside the tree."""
     if state.finished:
         st.info(_ENDED)
+        render_template_save(ctx, session_id, state, node)
         return
     if node is None:
         _last_edit(ctx, session_id, state)
         return
     where = scope(session_id, node.id)
-    st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})")
-    # The one-line actions first, so that at 1600×1000 each form's field is on screen beside the tree.
-    _prune(ctx, where, node)
-    if node.status in REOPENABLE:
-        st.button(
-            f"Reopen {md_line(node.id)}",
-            key="reopen_btn",
-            on_click=submit,
-            args=(ctx, where, "reopen", lambda: {"kind": "reopen", "node": node.id}),
-        )
-        show_result(where, "reopen")
-    if node.type is NodeType.OR:
-        _force(ctx, where, state, node)
-    _inject(ctx, where, state, node)
-    _rewrite(ctx, where, node)
+    forms: list[tuple[NodeForm | None, Callable[[], None]]] = [
+        ("prune", lambda: _prune(ctx, where, node)),
+        ("force", lambda: _force(ctx, where, state, node)),
+        ("inject", lambda: _inject(ctx, where, state, node)),
+        (None, lambda: render_template_inject(ctx, session_id, state, node)),
+        ("edit", lambda: _rewrite(ctx, where, node)),
+        (None, lambda: render_template_save(ctx, session_id, state, node)),
+    ]
+    opened = opened_form(session_id, node.id)
+    forms.sort(key=lambda form: form[0] is None or form[0] != opened)  # stable: the others keep their order
+    for _, draw in forms:
+        draw()
     _last_edit(ctx, session_id, state)
-
-
-_SHOWN_TEXT = 120
-"""A description or action quoted in an edit's diff is clamped here (the node shows all of it)."""
 
 
 def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -128,7 +171,9 @@ def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
             diff = edit_diff(event.seq, kind, event.node_id, applied.changes)
             at = f" at {event.node_id}" if event.node_id else ""
             st.markdown(f"**Last edit**: {md_line(f'{kind}{at} (event {event.seq})')}")
-            st.markdown("  \n".join(md_line(line) for line in _diff_lines(diff)))
+            if applied.command.get("provenance"):
+                st.caption(f"From the {md_line(applied.command['provenance'], 200)}")
+            st.markdown("  \n".join(md_line(line) for line in diff_lines(diff)))
         else:
             st.caption("No plan edit to undo.")
         refusal = undo_refusal(state)
@@ -143,58 +188,17 @@ def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
     show_result(where, "undo")
 
 
-def _diff_lines(diff: EditDiff) -> list[str]:
-    """An edit's diff as plain lines, one per node: "added 0.4 · check the brand", "removed 0.3 · …
-    (UNVISITED → PRUNED)", "changed 0.2 · description "a" → "b"". Escaping is the caller's."""
-    lines = [f"added {c.id} · {short(c.after.description, _SHOWN_TEXT)}" for c in diff.added]
-    lines += [
-        f"removed {c.id} · {short(c.after.description, _SHOWN_TEXT)} ({_was(c).status.value} → {c.after.status.value})"
-        for c in diff.removed
-    ]
-    lines += [f"changed {c.id} · {'; '.join(_moves(c))}" for c in diff.changed]
-    return lines
-
-
-def _was(change: NodeChange) -> NodeFace:
-    return change.before if change.before is not None else change.after
-
-
-def _moves(change: NodeChange) -> list[str]:
-    """What moved on a changed node, before → after; an edit that only marks it as the operator's says so."""
-    before, after = _was(change), change.after
-    moves = [
-        f"{name} {old.value} → {new.value}"
-        for name, old, new in (
-            ("status", before.status, after.status),
-            ("type", before.type, after.type),
-        )
-        if old is not new
-    ]
-    moves += [
-        f"{name} {_quoted(old)} → {_quoted(new)}"
-        for name, old, new in (
-            ("description", before.description, after.description),
-            ("action", before.action, after.action),
-            ("forced alternative", before.forced, after.forced),
-        )
-        if old != new
-    ]
-    return moves or ["now kept from the model's own updates"]
-
-
-def _quoted(text: str | None) -> str:
-    return "none" if text is None else f"“{short(text, _SHOWN_TEXT)}”"
-
-
 def render_settings(ctx: Console, session_id: str, state: SessionState) -> None:
     """The run's own settings, which belong to no node: breakpoints, the task's constraints, the cost cap."""
     if state.finished:
         st.info(_ENDED)
+        render_template_library(ctx, session_id)
         return
     session = scope(session_id)
     _breakpoints(ctx, session, state)
     _constraints(ctx, session, state)
     _budget(ctx, session, state)
+    render_template_library(ctx, session_id)
 
 
 def _breakpoints(ctx: Console, where: Scope, state: SessionState) -> None:
@@ -279,18 +283,46 @@ def _scores(text: str, count: int) -> list[float] | str:
     return scores
 
 
+_UNDER, _BEFORE, _AFTER = "under", "before", "after"
+
+
 def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
+    """Inject under the node (at a chosen place among its children), or beside it: before or after it
+    among its parent's children, which is an ordinary inject under the parent."""
     children = state.tree.children(node)
-    alternatives = node.type in (NodeType.OR, NodeType.UNKNOWN)
+    parent = state.tree.parent(node)
+    beside: dict[str, tuple[str, int]] = {}  # where a sibling goes: its parent and index there
+    if parent is not None:
+        index = parent.children.index(node.id)
+        beside = {_BEFORE: (parent.id, index), _AFTER: (parent.id, index + 1)}
+    under = node.type is not NodeType.ACTION  # an action has no sub-goals of its own
+    places = [_UNDER, *beside] if under else list(beside)
+    if not places:
+        return
+    alternatives = (under and node.type in (NodeType.OR, NodeType.UNKNOWN)) or (
+        parent is not None and parent.type is NodeType.OR
+    )
+    title = "Inject alternatives (one per line)" if node.type is NodeType.OR else "Inject sub-goals (one per line)"
     with st.form(where.key("inject")):
-        st.markdown(
-            "Inject sub-goals (one per line)" if node.type is not NodeType.OR else "Inject alternatives (one per line)"
-        )
+        if len(places) > 1:  # the choice of place heads the form: it takes no line of its own
+            st.radio(
+                title,
+                places,
+                format_func=lambda place: f"{place} {node.id}",
+                horizontal=True,
+                key=where.key("inject_where"),
+            )
+        else:
+            st.markdown(title)
         st.text_area("Sub-goals", key=where.key("inject_goals"), height=90, label_visibility="collapsed")
-        positions = ["at the end", *(f"before {c.id} · {short(c.description, 40)}" for c in children)]
-        st.selectbox(
-            "Position", range(len(positions)), format_func=positions.__getitem__, key=where.key("inject_position")
-        )
+        if under:
+            positions = ["at the end", *(f"before {c.id} · {short(c.description, 40)}" for c in children)]
+            st.selectbox(
+                "Position" if len(places) == 1 else f"Position under {node.id}",
+                range(len(positions)),
+                format_func=positions.__getitem__,
+                key=where.key("inject_position"),
+            )
         if node.type is NodeType.UNKNOWN:
             st.radio(
                 "This node is not expanded yet; make it",
@@ -308,16 +340,16 @@ def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None
             goals = _lines(_value(where, "inject_goals"))
             if not goals:
                 return "Write at least one sub-goal, one per line, before pressing Inject."
-            position = _value(where, "inject_position") or 0
-            built: dict[str, Any] = {
-                "kind": "inject",
-                "parent": node.id,
-                "goals": goals,
-                "position": None if position == 0 else position - 1,
-            }
-            node_type = _value(where, "inject_type")
-            if node.type is NodeType.UNKNOWN and node_type:
-                built["node_type"] = node_type
+            place = _value(where, "inject_where") or places[0]
+            built: dict[str, Any] = {"kind": "inject", "goals": goals}
+            if place in beside:
+                built["parent"], built["position"] = beside[place]
+            else:
+                position = _value(where, "inject_position") or 0
+                built.update(parent=node.id, position=None if position == 0 else position - 1)
+                node_type = _value(where, "inject_type")
+                if node.type is NodeType.UNKNOWN and node_type:
+                    built["node_type"] = node_type
             scores_text = (_value(where, "inject_scores") or "").strip() if alternatives else ""
             if scores_text:
                 scores = _scores(scores_text, len(goals))
@@ -336,8 +368,8 @@ def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None
 
 
 def _prune(ctx: Console, where: Scope, node: Node) -> None:
-    with st.form(where.key("prune")):
-        st.text_input(f"Prune {md_line(node.id)}: reason", key=where.key("prune_reason"))
+    with st.form(where.key("prune")), st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        st.text_input(f"Prune {md_line(node.id)}: reason", key=where.key("prune_reason"))  # its button beside it
 
         def payload() -> dict[str, Any] | str:
             reason = (_value(where, "prune_reason") or "").strip()
@@ -352,7 +384,10 @@ def _prune(ctx: Console, where: Scope, node: Node) -> None:
 
 
 def _rewrite(ctx: Console, where: Scope, node: Node) -> None:
+    """The description form of a node the run may still enter; a finished node gets one line saying why
+    there is none, and what would make one (a form that silently went away read as a fault)."""
     if node.status in CLOSED:
+        st.caption(md_line(_finished(node)))
         return
     text_key = "edit_description_" + hashlib.sha1(node.description.encode()).hexdigest()[:8]
     with st.form(where.key("edit")):
@@ -372,9 +407,21 @@ def _rewrite(ctx: Console, where: Scope, node: Node) -> None:
     show_result(where, "edit")
 
 
+def _finished(node: Node) -> str:
+    """Why a finished node's description cannot be edited: a pruned or deleted node can be reopened (the
+    Reopen button is above), a node that succeeded cannot."""
+    if node.status in REOPENABLE:
+        return f"{node.id} is finished ({node.status.value}): reopen it first (Reopen, above) to edit its description."
+    return (
+        f"{node.id} is finished ({node.status.value}): its description stays as it ran; "
+        "inject a sub-goal beside it to do more."
+    )
+
+
 def _force(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
+    """Run an untried alternative of an OR node next; no form for another node, or once none is left."""
     untried = [c for c in state.tree.children(node) if c.status is Status.UNVISITED]
-    if not untried:
+    if node.type is not NodeType.OR or not untried:
         return
     with st.form(where.key("force")):
         st.selectbox(

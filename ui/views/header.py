@@ -9,7 +9,7 @@ import streamlit as st
 from planner.state import RunStatus, SessionState
 from sessions.markdown import md, md_line
 from sessions.runner import STALE_AFTER
-from ui.commands import send
+from ui.commands import Outcome, alert, send, settle
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
 from ui.status import STATUS_ICONS, status_line
@@ -17,26 +17,37 @@ from ui.status import STATUS_ICONS, status_line
 __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
 
 FLASH = "_flash_controls"
-"""Session state: (session id, ok, message) of the last control pressed."""
+"""Session state: (session id, outcome, when it was answered) of the last control pressed."""
+FLASH_SECONDS = 6.0
+"""How long "pause applied" stays; a refusal or a warning stays until the next press."""
 STATUS_CHARS = 300
 """The status line quotes actions and reasons; past this it is cut (the inspector has them whole)."""
 
 
-def _flash(session_id: str) -> None:
-    """The answer to the last control pressed, once, and only on the session it was pressed for."""
-    flash = st.session_state.pop(FLASH, None)
-    if flash and flash[0] == session_id:
-        (st.success if flash[1] else st.error)(md_line(flash[2], STATUS_CHARS))
+def _flash(ctx: Console, session_id: str) -> None:
+    """The answer to the last control pressed, and only on the session it was pressed for: "queued"
+    until the runner has handled it, then its answer (`ui.commands.settle`). An answer with a warning
+    stays, like a refusal, until the next press."""
+    flash = st.session_state.get(FLASH)
+    if not flash or flash[0] != session_id:
+        return
+    outcome = settle(ctx.store, flash[1])
+    answered = flash[2] if flash[2] is not None or outcome.result == "queued" else time.monotonic()
+    if outcome.result == "applied" and not outcome.warning and time.monotonic() - answered > FLASH_SECONDS:
+        del st.session_state[FLASH]
+        return
+    st.session_state[FLASH] = (session_id, outcome, answered)
+    alert(outcome)(md_line(outcome.text, STATUS_CHARS))
 
 
 def _press(ctx: Console, session_id: str, verb: str, orphaned: bool) -> None:
-    """A control's callback: runs before the page is drawn again, so the answer shows on that drawing."""
+    """A control's callback: queues the command and returns at once (see `ui.commands`)."""
     if verb == "resume" and orphaned:
         ctx.pool.ensure_running(session_id)
-        st.session_state[FLASH] = (session_id, True, "runner restarted; the session continues")
-        return
-    outcome = send(ctx, session_id, {"kind": verb})
-    st.session_state[FLASH] = (session_id, outcome.ok, outcome.message)
+        outcome = Outcome("applied", "runner restarted; the session continues")
+    else:
+        outcome = send(ctx, session_id, {"kind": verb})
+    st.session_state[FLASH] = (session_id, outcome, None)
 
 
 def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -74,7 +85,7 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
     with cols[4]:
         render_help()
     with cols[5]:
-        _flash(session_id)
+        _flash(ctx, session_id)
 
 
 def _runner_alive(ctx: Console, session_id: str) -> bool:

@@ -34,7 +34,7 @@ from sessions.attention import Attention, Need, needing_attention
 from sessions.markdown import md_line, short
 from sessions.store import SessionInfo
 from ui.context import Console
-from ui.url import SESSION_KEY, forget_node
+from ui.url import open_session
 
 __all__ = ["REFRESH_SECONDS", "SHOWN", "inbox_behind", "page_title", "render_inbox"]
 
@@ -88,7 +88,7 @@ def render_inbox(ctx: Console, title: str, *, timed: bool) -> None:
                 icon=_ICONS[item.need],
                 help=f"Open session {md_line(item.session_id)}",
                 width="stretch",
-                on_click=_open,
+                on_click=open_session,  # a callback: the sidebar, drawn after it, shows the session
                 args=(item.session_id,),
             )
         if len(items) > SHOWN:
@@ -110,10 +110,3 @@ def _watch(ctx: Console) -> None:
 def _notice(item: Attention) -> dict[str, str]:
     """What the browser shows for one item: plain strings, which the component never reads as markup."""
     return {"id": item.key, "title": _HEADLINES[item.need], "body": f"{short(item.task, 80)}\n{item.why}"}
-
-
-def _open(session_id: str) -> None:
-    """Show the item's session, as picking it in the sidebar does: a callback, so the picker, drawn in
-    the run the click starts, takes the new value."""
-    st.session_state[SESSION_KEY] = session_id
-    forget_node()

@@ -13,7 +13,8 @@ from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
 from sessions.markdown import md, md_line
-from ui.url import NODE_KEY
+from ui.url import select
+from ui.views.counterfactual import render_reask
 from ui.views.live import Live
 from ui.views.page_view import screenshot_url
 from ui.views.whole import show_text
@@ -41,11 +42,15 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
     status = f"**{node.status.value}**"
     if node.id in follower.failed:
         status = "**✗ FAILED**" + (f", then {status}" if node.status is not Status.FAIL else "")
+    made, edited = state.made_by.get(node.id), state.edited_by.get(node.id)
+    maker = f"operator {md(made)}" if node.origin is Origin.OPERATOR and made else node.origin.value
+    edit = node.protected and (node.origin is not Origin.OPERATOR or (edited is not None and edited != made))
     st.markdown(
-        f"**{md(node.id)}** · {node.type.value} · {status} · made by {node.origin.value}"
-        + (" · ✎ edited by the operator" if node.protected and node.origin is not Origin.OPERATOR else "")
+        f"**{md(node.id)}** · {node.type.value} · {status} · made by {maker}"
+        + (f" · ✎ edited by {md(edited) if edited else 'the operator'}" if edit else "")
         + f" · revisions {node.revisions}"
         + (f" · score {node.score:g}" if node.score is not None else "")
+        + (f" · from template {md(str(node.template))}" if node.template else "")
     )
     show_text(node.description, _SHOWN_CHARS, "description")
     if node.earlier:
@@ -90,6 +95,7 @@ def _node_events(follower: Live, node_id: str) -> None:
     st.markdown(f"**Model calls: {len(calls)}**" + (f" · {tokens:,} tokens · ${cost:.4f}" if tokens else ""))
     for event in calls:
         _model_call(event.seq, cast(ModelCalled, event.payload))
+    render_reask(follower, node_id)
 
 
 def _model_call(seq: int, call: ModelCalled) -> None:
@@ -97,7 +103,13 @@ def _model_call(seq: int, call: ModelCalled) -> None:
         f"#{seq} {md_line(call.operator)} (attempt {md_line(str(call.attempt))}) — "
         f"{'ok' if call.ok else 'error'} · {call.latency_ms:.0f} ms"
     )
-    with st.expander(title):  # an expander's title is Markdown
+    # An expander's title is Markdown. Its body is built only while it is open: Streamlit draws a closed
+    # expander's contents all the same, and highlighting every call's prompt and response again on each
+    # 0.75 s redraw of a live run was a fifth of the browser's work. Open or closed is kept on the
+    # server (the key), so a redraw never folds it away.
+    with st.expander(title, key=f"model_call_{seq}", on_change="rerun") as shown:
+        if not shown.open:
+            return
         if call.error:
             st.markdown(f"Error: {md(call.error)}")
         if call.usage:
@@ -140,10 +152,6 @@ def render_run_panel(state: SessionState) -> None:
     _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
 
 
-def _select(node_id: str) -> None:
-    st.session_state[NODE_KEY] = node_id
-
-
 def _diagnosis(state: SessionState) -> None:
     """Why the run failed (`python -m sessions diagnose`), each critical step a button to its node."""
     stored = state.diagnosis
@@ -168,7 +176,7 @@ def _diagnosis(state: SessionState) -> None:
             f"- step {step.step_number}{md_line(where)}: {md_line(step.what_happened, 300)} — {md_line(step.what_went_wrong, 300)}"
         )
         if step.node_id and step.node_id in state.tree.nodes:
-            st.button(f"Show {step.node_id}", key=f"diagnosis_node_{index}", on_click=_select, args=(step.node_id,))
+            st.button(f"Show {step.node_id}", key=f"diagnosis_node_{index}", on_click=select, args=(step.node_id,))
     st.markdown(f"What should have been done: {md(found.what_should_have_been_done)}")
 
 

@@ -6,8 +6,9 @@ from collections import defaultdict
 
 import streamlit as st
 
+from planner.diff import EditDiff, PlanChanges
 from planner.events import ActionExecuted, Event, Kind, StatusChanged
-from planner.state import SessionState, apply
+from planner.state import SessionState
 from planner.tree import Status
 from ui.context import Console
 
@@ -24,6 +25,8 @@ class Live:
     `failed` holds the nodes whose last outcome was a failure, including those the engine then pruned
     (a failed action ends PRUNED): the tree shows them as failures, never as an operator's prune.
     `approval_request` is the event number of the newest approval request, which names the request.
+    `plan_changes` is every change to the plan so far, the operator's edits and the engine's
+    re-expansions and repairs, found as the events are folded (no second pass over the log).
     """
 
     def __init__(self, ctx: Console, session_id: str) -> None:
@@ -34,16 +37,21 @@ class Live:
         self.recent: list[Event] = []
         self.failed: set[str] = set()
         self.approval_request = 0
+        self._changes = PlanChanges()
 
     def refresh(self) -> SessionState:
         for event in self.ctx.store.load(self.session_id, after=self.state.seq):
-            apply(self.state, event)
+            self._changes.apply(self.state, event)
             if event.node_id is not None:
                 self.by_node[event.node_id].append(event)
             self.recent.append(event)
             self._note(event)
         del self.recent[:-200]
         return self.state
+
+    @property
+    def plan_changes(self) -> list[EditDiff]:
+        return self._changes.diffs
 
     def _note(self, event: Event) -> None:
         payload = event.payload

@@ -1,4 +1,5 @@
-"""The session page: controls, status, approval box, tree, live page, inspector, plan editing, timeline.
+"""The session page: controls, status, approval box, tree, live page, the node's action bar, inspector, plan
+editing, timeline, plan changes.
 
 While the run can still change it is one fragment that Streamlit redraws on a timer, so every part
 follows the run, and widgets keep their keys across redraws, so forms keep what the operator is
@@ -17,14 +18,17 @@ from sessions.store import SessionInfo
 from ui.commands import drawn
 from ui.context import Console
 from ui.url import url_behind
+from ui.views.coplan import render_plan_review
 from ui.views.edit import render_approval, render_node_edit, render_settings
 from ui.views.header import render_controls, render_status
 from ui.views.inbox import inbox_behind
 from ui.views.inspector import render_inspector, render_run_panel
 from ui.views.live import live
-from ui.views.page_view import render_live_page
+from ui.views.node_actions import EDIT_TAB, PANEL_KEY, render_node_actions
+from ui.views.page_view import render_live_page, shows_live_page
+from ui.views.plan_changes import render_plan_changes
 from ui.views.sidebar import render_sessions
-from ui.views.timeline import render_timeline
+from ui.views.timeline import keep_timeline, render_timeline
 from ui.views.tree import render_node_picker, render_tree
 
 __all__ = ["REFRESH_SECONDS", "render_live_panel"]
@@ -64,26 +68,39 @@ def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo]) -> None:
     render_approval(ctx, session_id, state, follower.approval_request)
     left, right = st.columns([3, 2], gap="medium")
     with right:
+        render_plan_review(ctx, session_id, state)
         node_id = render_node_picker(state)
+        node = state.tree.get(node_id) if node_id else None
+        render_node_actions(ctx, session_id, state, node)
     with left:
-        render_tree(ctx, session_id, state, follower.failed)
-    node = state.tree.get(node_id) if node_id else None
+        aside = (lambda: render_live_page(follower)) if shows_live_page(state) else None
+        render_tree(ctx, session_id, state, follower.failed, aside)
     with right:
-        render_live_page(follower)
-        node_tab, edit_tab, run_tab = st.tabs(["Node", "Edit plan", "Task & answer"], key="panel", bind="query-params")
+        node_tab, edit_tab, run_tab = st.tabs(["Node", EDIT_TAB, "Task & answer"], key=PANEL_KEY, bind="query-params")
         with node_tab:
             render_inspector(follower, node_id)
         with edit_tab:
             render_node_edit(ctx, session_id, state, node)
         with run_tab:
             render_run_panel(state)
-    settings_tab, timeline_tab, sessions_tab = st.tabs(
-        ["Run settings", "Timeline", "All sessions"], key="tab", bind="query-params"
+    settings_tab, timeline_tab, changes_tab, sessions_tab = st.tabs(
+        ["Run settings", "Timeline", "Plan changes", "All sessions"], key="tab", bind="query-params"
     )
     with settings_tab:
         render_settings(ctx, session_id, state)
+    # Only the open one of these tabs is drawn (the tabs are bound to the URL, so Streamlit knows
+    # which): the timeline's, the plan changes' and the sessions' tables cost every tick otherwise. The
+    # settings are forms, whose typing lives only in the browser, so they are always drawn, like the
+    # Edit plan tab.
     with timeline_tab:
-        render_timeline(ctx, session_id, state)
+        if timeline_tab.open:
+            render_timeline(ctx, session_id, state)
+        else:
+            keep_timeline(session_id)
+    with changes_tab:
+        if changes_tab.open:
+            render_plan_changes(follower, state, node_id)
     with sessions_tab:
-        render_sessions(sessions)
+        if sessions_tab.open:
+            render_sessions(sessions)
     drawn()

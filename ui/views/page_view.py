@@ -21,19 +21,22 @@ import streamlit as st
 
 from planner.browser.dry import is_dry
 from planner.events import ActionExecuted, Event
+from planner.state import SessionState
 from sessions.markdown import md_line
 from ui.views.live import Live
 
-__all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url"]
+__all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url", "shows_live_page"]
 
 LIVE_PAGE_ALT = "live page: the browser after the latest action"
 """The live screenshot's alternative text (what a screen reader, or a test, finds it by)."""
 _THUMB_COLUMNS = (1, 1)
-"""Screenshot and text side by side: in a 1600 px window the screenshot is about 190 px wide and 120 px
-tall, small enough that the tabs below keep most of their forms on screen; its full-screen button
-enlarges it."""
-_SHOWN_CHARS = 160
-"""An action or URL longer than this is cut (the inspector has it whole)."""
+"""Screenshot and text side by side: in a 1600 px window, beside the tree's toggles, the screenshot is
+about 110 px wide; its full-screen button enlarges it."""
+_HEIGHT = 104
+"""Pixels: the height of the tree's toggles beside it, in two rows; longer text scrolls inside."""
+_SHOWN_CHARS = 70
+"""An action longer than this is cut beside the screenshot; the URL is the caption's help, and the
+inspector has both whole."""
 
 
 @functools.lru_cache(maxsize=32)
@@ -79,18 +82,24 @@ def _shot_event(follower: Live) -> Event | None:
     return event
 
 
+def shows_live_page(state: SessionState) -> bool:
+    """Whether the session has a live page: it can still change, and it runs a browser."""
+    return not state.finished and not is_dry(state.start_url)
+
+
 def render_live_page(follower: Live) -> None:
-    """The newest screenshot while the run can still change; nothing for a session without a browser."""
+    """The newest screenshot, the action that took it, its page and its age (`shows_live_page` says
+    when there is one)."""
     state = follower.state
-    if state.finished or is_dry(state.start_url):
-        return
     event = _shot_event(follower)
     path = state.last_screenshot
-    with st.container(key="live_page"):
+    # A fixed height: the age and the action change with every redraw, and the tree under the strip
+    # must not move while the operator aims at a node.
+    with st.container(key="live_page", height=_HEIGHT, border=False):
         if event is None or path is None or not Path(path).is_file():
             st.caption(
-                "**Live page** · no screenshot yet: one is taken after each browser action. "
-                f"Page: {md_line(state.url or 'none yet', _SHOWN_CHARS)}"
+                "**Live page** · no screenshot yet: one is taken after each browser action.",
+                help=md_line(f"Page: {state.url or 'none yet'}", _SHOWN_CHARS),
             )
             return
         run = cast(ActionExecuted, event.payload)
@@ -98,7 +107,9 @@ def render_live_page(follower: Live) -> None:
         with shot:
             st.image(screenshot_url(path), alt=LIVE_PAGE_ALT)
         with words:
-            st.markdown(f"**Live page** · {_ago(time.time() - event.at)}")
             outcome = "" if run.ok else f", which failed: {run.error or 'no reason given'}"
-            st.caption(md_line(f"after {run.action} at {event.node_id}{outcome}", _SHOWN_CHARS))
-            st.caption(md_line(run.url or "", _SHOWN_CHARS))
+            st.caption(
+                f"**Live page** · {_ago(time.time() - event.at)}  \n"
+                + md_line(f"after {run.action} at {event.node_id}{outcome}", _SHOWN_CHARS),
+                help=md_line(run.url or "", _SHOWN_CHARS),
+            )

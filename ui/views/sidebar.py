@@ -1,4 +1,5 @@
-"""Sessions: pick one, start a new one (demo task or your own), and the table of all of them.
+"""Sessions: pick one, start a new one (demo task or your own), and the table of all of them (click a
+row to open it).
 
 The sidebar is redrawn only when the operator interacts, so it shows nothing that goes stale while a
 run goes on: no statuses in the picker, and the sessions table (`render_sessions`) lives in the
@@ -24,7 +25,7 @@ from sessions.markdown import md, short
 from sessions.runner import create_session
 from sessions.store import SessionInfo
 from ui.context import Console
-from ui.url import SESSION_KEY, forget_node, linked
+from ui.url import SESSION_KEY, SESSIONS_TABLE, open_session, picker_key, session_on_screen, shown_session
 
 __all__ = ["BREAKPOINT_LABELS", "Sidebar", "render_sessions", "render_sidebar", "select_session"]
 
@@ -45,15 +46,15 @@ class Sidebar(NamedTuple):
 
 
 def select_session(session_id: str) -> None:
-    """Show another session from the next run on: widgets already drawn in this run cannot change, so
-    the choice waits in session state until the sidebar applies it (and moves the URL with it)."""
-    st.session_state["_select_session"] = session_id
+    """Show another session from a new run on (the sidebar is already drawn in this one); that run
+    moves the URL with it."""
+    open_session(session_id)
     st.rerun()
 
 
 def _label(info: SessionInfo) -> str:
     """Task and id, and for a fork where it comes from, so a fork never reads as its parent."""
-    fork = f" · fork of {info.parent_id} @ {info.forked_at}" if info.parent_id else ""
+    fork = f" · fork of {info.parent_id} at event {info.forked_at}" if info.parent_id else ""
     return f"{short(info.task, 48)} · {info.id}{fork}"
 
 
@@ -99,7 +100,13 @@ def _new_session_form(ctx: Console) -> None:
         points = st.multiselect(
             "Breakpoints", list(BREAKPOINT_LABELS), format_func=lambda b: BREAKPOINT_LABELS[b], key="new_breakpoints"
         )
-        paused = st.toggle("Start paused (review before the first step)", value=False, key="new_paused")
+        paused = st.toggle(
+            "Start paused (review the first plan)",
+            value=False,
+            key="new_paused",
+            help="The agent plans the task, then pauses before any browser action so you can edit the plan "
+            "as a whole (reorder, delete, add sub-goals) and start it.",
+        )
         if not st.form_submit_button("Start session", type="primary", key="start_session"):
             return
     task = tasks.get(choice)
@@ -118,8 +125,9 @@ def _new_session_form(ctx: Console) -> None:
             constraints=constraints,
             max_cost_usd=cap or None,
             breakpoints=frozenset(points),
+            review_first_plan=paused,
         )
-        session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config, paused=paused)
+        session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config)
     except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return
@@ -138,44 +146,73 @@ def render_sidebar(ctx: Console) -> Sidebar:
         inbox = st.container()
         sessions = ctx.store.sessions()
         by_id = {info.id: info for info in sessions}
-        chosen = st.session_state.pop("_select_session", None)
-        if chosen in by_id:
-            st.session_state[SESSION_KEY] = chosen
-            forget_node()
-        elif st.session_state.get(SESSION_KEY) not in by_id:
-            url_session = linked(SESSION_KEY)
-            st.session_state[SESSION_KEY] = (
-                url_session if url_session in by_id else sessions[0].id if sessions else None
-            )
-        if sessions:
-            st.selectbox(
-                "Session",
-                list(by_id),
-                format_func=lambda session_id: _label(by_id[session_id]),
-                key=SESSION_KEY,
-                on_change=forget_node,
-            )
+        ids = list(by_id)
+        shown = shown_session(ids)
+        if shown is not None:
+            key = picker_key(SESSION_KEY, shown)
+            with st.container(key=SESSION_KEY):
+                st.selectbox(
+                    "Session",
+                    ids,
+                    index=ids.index(shown),
+                    format_func=lambda session_id: _label(by_id[session_id]),
+                    key=key,
+                )
         else:
             st.info("No sessions yet: start one below.")
         _new_session_form(ctx)
-    return Sidebar(st.session_state.get(SESSION_KEY), inbox)
+    return Sidebar(shown, inbox)
+
+
+_TABLE_ROWS = "_sessions_table_rows"
+"""Session state: {table key: the session ids of its rows, in order, as last drawn}. A click names a
+row by its place in the table the browser shows, which is the one drawn last; the listing read for
+this run may have a new session at the top since."""
 
 
 def render_sessions(sessions: list[SessionInfo]) -> None:
-    """Every session (the store's listing, newest first) with its live status; pick one in the sidebar
-    to open it."""
+    """Every session (the store's listing, newest first) with its live status, what it is doing, which
+    worker runs it; click a row to open that session.
+
+    The table is a picker of sessions like the sidebar's, keyed by the session on screen (`ui.url`),
+    so a row chosen for one session never chooses again once another is open. A row is read here,
+    in the run the click makes (the live panel's own), and opens its session the way every picker
+    does (`select_session`): the whole page then moves to it, the URL with it."""
+    shown = session_on_screen()
+    key = picker_key(SESSIONS_TABLE, shown)
+    drawn = st.session_state.setdefault(_TABLE_ROWS, {})
+    clicked_in = drawn.get(key) or [info.id for info in sessions]
+    drawn.clear()  # only the table on screen: one list, not one per session ever shown
+    drawn[key] = [info.id for info in sessions]
     now = time.time()
     table = pd.DataFrame(
         [
             {
                 "status": info.status,
+                "why": short(info.reason or "", 80),
                 "task": short(info.task, 60),
                 "steps": info.steps,
-                "model": info.model,
                 "age": _age(now - info.created_at),
+                "last change": _age(now - info.updated_at) + " ago",
+                "worker": _worker(info),
+                "model": info.model,
+                "fork of": f"{info.parent_id} at event {info.forked_at}" if info.parent_id else "",
                 "id": info.id,
             }
             for info in sessions
         ]
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    picked = st.dataframe(
+        table, hide_index=True, width="stretch", key=key, on_select="rerun", selection_mode="single-row"
+    )
+    rows = picked.selection.rows
+    if rows and rows[0] < len(clicked_in) and clicked_in[rows[0]] != shown:
+        select_session(clicked_in[rows[0]])
+
+
+def _worker(info: SessionInfo) -> str:
+    """Which runner holds the session: its lease owner's host and process ("host:pid:tag"), if any."""
+    if not info.lease_owner:
+        return ""
+    host, _, rest = info.lease_owner.partition(":")
+    return f"{host}:{rest.partition(':')[0]}" if rest else host

@@ -17,7 +17,10 @@ from ui.status import status_line
 from ui.tree_chart import build_chart
 from ui.views.sidebar import select_session
 
-__all__ = ["render_timeline"]
+__all__ = ["keep_timeline", "render_timeline"]
+
+_SCRUBBED = "_timeline_scrubbed"
+"""Session state: {slider key: whether the slider stood before the live end when last drawn}."""
 
 
 def _time_travel(ctx: Console) -> TimeTravel:
@@ -41,7 +44,9 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     if last_seq < 2:
         st.caption("The timeline fills in as the session runs.")
         return
-    seq = st.slider("Event", 1, last_seq, last_seq, key=f"timeline_{session_id}")
+    key = _slider_key(session_id)
+    seq = st.slider("Event", 1, last_seq, last_seq, key=key)
+    st.session_state.setdefault(_SCRUBBED, {})[key] = seq < last_seq
     state = latest if seq == last_seq else _time_travel(ctx).at(session_id, seq)
     st.markdown(f"At event {seq}: step {state.steps}, {md(state.status.value)} — {md(status_line(state))}")
     if seq == last_seq:
@@ -64,24 +69,36 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     if st.button(f"Fork from event {seq}", key="fork_btn"):
         select_session(fork_session(ctx.store, session_id, seq))
     if latest.forked_from is not None:
-        _compare_with_parent(ctx, latest, *latest.forked_from)
+        _compare_with_parent(ctx, session_id, latest, *latest.forked_from)
+
+
+def keep_timeline(session_id: str) -> None:
+    """Keep the slider where the operator left it while the Timeline tab is closed and not drawn
+    (Streamlit forgets a widget that a run does not draw). A slider at the live end is let go, so the
+    tab opens on the run as it is then."""
+    key = _slider_key(session_id)
+    if st.session_state.get(_SCRUBBED, {}).get(key) and key in st.session_state:
+        st.session_state[key] = st.session_state[key]
+
+
+def _slider_key(session_id: str) -> str:
+    return f"timeline_{session_id}"
 
 
 def _past_chart(session_id: str, state: SessionState, latest: SessionState, seq: int) -> None:
     """The plan as it was at `seq`, drawn like the live one, each node that changes afterwards marked Δ."""
     diff = plan_diff(state.tree, latest.tree)
-    chart = build_chart(state, changed=diff.changed, collapse_closed=False)
-    st.echarts_chart(
-        chart.option,
-        key=f"timeline_chart_{session_id}",
-        height=420,
-        renderer=chart.renderer,
-        alt=f"Plan tree at event {seq}",
-    )
+    _marked_chart(state, diff.changed, f"timeline_chart_{session_id}", 420, f"Plan tree at event {seq}")
     st.caption(f"Since event {seq}: {len(diff.changed)} nodes changed (marked Δ), {len(diff.added)} nodes added.")
 
 
-def _compare_with_parent(ctx: Console, fork: SessionState, parent_id: str, at_seq: int) -> None:
+def _marked_chart(state: SessionState, changed: tuple[str, ...], key: str, height: int, alt: str) -> None:
+    """A plan drawn whole, like the live one, each node in `changed` marked Δ (read-only: no selection)."""
+    chart = build_chart(state, changed=changed, collapse_closed=False)
+    st.echarts_chart(chart.option, key=key, height=height, renderer=chart.renderer, alt=alt)
+
+
+def _compare_with_parent(ctx: Console, session_id: str, fork: SessionState, parent_id: str, at_seq: int) -> None:
     """Where this fork and the session it was forked from went separate ways, node by node."""
     try:  # cached by (session, last event): the live panel redraws this every 0.75 s
         parent = _time_travel(ctx).at(parent_id, ctx.store.session(parent_id).last_seq)
@@ -93,6 +110,16 @@ def _compare_with_parent(ctx: Console, fork: SessionState, parent_id: str, at_se
     if not diff:
         st.caption("The two plans are the same so far.")
         return
+    # Both plans drawn alike, side by side, each marking (Δ) the nodes where it differs from the other:
+    # a node only one of them has is marked in that one.
+    ours, theirs = st.columns(2, gap="small")
+    for column, state, marked, name in (
+        (theirs, parent, (*diff.changed, *diff.missing), f"the parent, {parent_id}"),
+        (ours, fork, (*diff.changed, *diff.added), "this fork"),
+    ):
+        with column:
+            st.caption(f"Plan of {md(name)}: {len(marked)} of its nodes differ (Δ)")
+            _marked_chart(state, marked, f"fork_chart_{session_id}_{state is fork}", 360, f"Plan tree of {name}")
     rows = [
         {
             "node": node_id,

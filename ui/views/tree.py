@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
-from planner.tree import Tree
 from sessions.markdown import md, short
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
-from ui.url import NODE_KEY, shown_node
+from ui.url import NODE_KEY, picker_key, select, selected_node, shown_node
 
 __all__ = ["render_node_picker", "render_tree"]
 
 
-def render_tree(ctx: Console, session_id: str, state: SessionState, failed: Collection[str] = ()) -> None:
-    with st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
+def render_tree(
+    ctx: Console,
+    session_id: str,
+    state: SessionState,
+    failed: Collection[str] = (),
+    aside: Callable[[], None] | None = None,
+) -> None:
+    """The toggles, then the chart. `aside` draws next to the toggles (the live page): there it takes
+    room from nothing else, where above the node's forms it pushed them below the fold."""
+    toggles, beside = st.columns([3, 2], gap="small") if aside is not None else (st.container(), None)
+    with toggles, st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
         st.toggle("Hide pruned/deleted", key="hide_removed")
         st.toggle("Focus on selection", key="focus_selected")
         st.toggle("Fold finished branches", value=True, key="collapse_closed")
@@ -29,7 +37,10 @@ def render_tree(ctx: Console, session_id: str, state: SessionState, failed: Coll
             key="draw_all",
             help="slower on big trees",
         )
-    selected = st.session_state.get(NODE_KEY)
+    if beside is not None and aside is not None:
+        with beside:
+            aside()
+    selected = selected_node()
     chart = build_chart(
         state,
         selected=selected,
@@ -62,7 +73,7 @@ def _pick(key: str) -> None:
     the current selection."""
     node_id = clicked_node(st.session_state.get(key), st.session_state.get(f"{key}_ids", []))
     if node_id is not None:
-        st.session_state[NODE_KEY] = node_id
+        select(node_id)
 
 
 _PICKER_LIMIT = 800
@@ -72,47 +83,60 @@ _PICKER_LIMIT = 800
 def _jump(tree_ids: set[str]) -> None:
     wanted = st.session_state.get("jump_to", "").strip()
     if wanted in tree_ids:
-        st.session_state[NODE_KEY] = wanted
+        select(wanted)
         st.session_state["jump_error"] = None
     elif wanted:
         st.session_state["jump_error"] = f"there is no node {wanted!r}"
 
 
-def _neighbourhood(state: SessionState, selected: str) -> list[str]:
+def _neighbourhood(state: SessionState, selected: str, order: list[str]) -> list[str]:
+    """The ids a big tree's selector lists, in depth-first `order`: the selection, its children,
+    siblings and ancestors, and the agent's path."""
     tree = state.tree
     node = tree[selected]
     keep = {selected, *node.children, *(a.id for a in tree.ancestors(node))}
     if node.parent is not None:
         keep.update(tree[node.parent].children)
     keep.update(n.id for n, _ in active_path(tree))
-    return [n.id for n in tree.walk() if n.id in keep]
+    return [node_id for node_id in order if node_id in keep]
 
 
 def render_node_picker(state: SessionState) -> str | None:
-    """A searchable selector as well as clicking: type an id or a word of the description."""
+    """A searchable selector as well as clicking: type an id or a word of the description; and the
+    previous/next buttons (K/J), which step through the nodes in depth-first order.
+
+    The selector is keyed by the node it shows (`ui.url.picker_key`), so a request the browser sent
+    before it drew a new selection cannot pick the old node again. The buttons carry the node they
+    lead to, worked out as they are drawn, not a step to take from whatever is selected when their
+    callback runs: Streamlit can run a callback twice for one press (see `ui.commands`), and a step
+    taken twice would skip a node, where the same node selected twice is still the one shown."""
     if not len(state.tree):
         return None
     selected = shown_node(state.tree)
-    if len(state.tree) > _PICKER_LIMIT:
+    order = [node.id for node in state.tree.walk()]
+    if len(order) > _PICKER_LIMIT:
         st.text_input(
             "Go to node id", key="jump_to", on_change=_jump, args=(set(state.tree.nodes),), placeholder="e.g. 0.3.12"
         )
         if st.session_state.get("jump_error"):
             st.error(md(st.session_state["jump_error"]))
-        ids = _neighbourhood(state, selected)
+        ids = _neighbourhood(state, selected, order)
     else:
-        ids = [node.id for node in state.tree.walk()]
-    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        ids = order
+    key = picker_key(NODE_KEY, selected)
+    at = order.index(selected)
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small", key=NODE_KEY):
         st.selectbox(
             "Node",
             ids,
-            key=NODE_KEY,
+            index=ids.index(selected),
+            key=key,
             format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
             help="Click a node in the tree, or search here by id or description",
         )
-        for name, icon, by in (
-            ("previous_node", ":material/keyboard_arrow_up:", -1),
-            ("next_node", ":material/keyboard_arrow_down:", 1),
+        for name, icon, to in (
+            ("previous_node", ":material/keyboard_arrow_up:", order[max(at - 1, 0)]),
+            ("next_node", ":material/keyboard_arrow_down:", order[min(at + 1, len(order) - 1)]),
         ):
             shortcut = SHORTCUTS[name]
             st.button(
@@ -121,18 +145,7 @@ def render_node_picker(state: SessionState) -> str | None:
                 key=name,
                 help=shortcut.does,
                 shortcut=shortcut.key,
-                on_click=_move,
-                args=(state.tree, by),
+                on_click=select,
+                args=(to,),
             )
-    return st.session_state[NODE_KEY]
-
-
-def _move(tree: Tree, by: int) -> None:
-    """Select the node `by` places from the selection in depth-first order, the order the selector lists
-    (its neighbourhood of a big tree keeps that order, and always holds the selection); the ends stay put.
-
-    `tree` is the one on screen when the button was drawn: the follower folds new events into it in
-    place, so it is never older than the selection."""
-    order = [node.id for node in tree.walk()]
-    index = order.index(shown_node(tree)) + by
-    st.session_state[NODE_KEY] = order[min(max(index, 0), len(order) - 1)]
+    return selected

@@ -1,0 +1,67 @@
+"""The approval box in the real console and headless Chromium (issue 12): a guarded click shows the
+page it would act on with the element outlined and named, an edited action the page cannot run is
+refused under the box while the request stays, and "Reject and pause" fails the action with the
+operator's reason and pauses the session instead of letting the planner recover. The README's
+approval screenshot comes from this run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from console_helpers import only, open_console, readme_shot, start_demo, state_of, wait_until
+from playwright.sync_api import Page, expect
+
+from planner.events import Cause
+from planner.state import RunStatus
+from planner.tree import Status
+from ui.server import ConsoleProcess
+from ui.views.edit import APPROVAL_PICTURE_ALT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_a_pause(
+    page: Page, console: ConsoleProcess
+) -> None:
+    open_console(page, console)
+    session_id = start_demo(page, console, "add-backpack-to-cart")
+    wait_until(
+        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 120, "the guarded Add to cart"
+    )
+    held = state_of(console, session_id)
+    approval = held.approval
+    assert approval is not None and (approval.role, approval.name) == ("button", "Add to cart"), approval
+    assert approval.screenshot is not None and Path(approval.screenshot).is_file(), approval.screenshot
+    assert approval.box is not None and approval.box.width > 0 and approval.box.height > 0, approval.box
+
+    picture = page.get_by_role("img", name=APPROVAL_PICTURE_ALT)
+    expect(picture, "the outlined page in the approval box").to_be_visible(timeout=30_000)
+    wait_until(
+        lambda: picture.evaluate("i => i.complete && i.naturalWidth > 0 && i.naturalHeight > 0"),
+        30,
+        "the approval picture to load",
+    )
+    assert picture.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [1280, 800], "the viewport, in CSS pixels"
+    expect(page.get_by_text("button “Add to cart”"), "the element's role and name").to_be_visible(timeout=30_000)
+    readme_shot(page, "console-approval.png")
+
+    only(page, '[class*="st-key-approval_action-"] input').fill("click [9999]")
+    page.locator(".st-key-edit_action_submit button").click()
+    refusal = "click [9999] cannot run on this page: element 9999 is not on the page"
+    expect(page.get_by_text(refusal), "the runner's refusal under the approval box").to_be_visible(timeout=30_000)
+    still = state_of(console, session_id)
+    assert still.status is RunStatus.AWAITING_APPROVAL and still.approval == approval, "the request stays"
+    assert still.tree[approval.node_id].action == approval.action, "the refused edit changed nothing"
+
+    only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
+    page.locator(".st-key-reject_pause_submit button").click()
+    wait_until(lambda: state_of(console, session_id).status is not RunStatus.AWAITING_APPROVAL, 60, "the rejection")
+    state = state_of(console, session_id)
+    reason = "rejected by operator: no purchases in a demo"
+    assert (state.status, state.cause, state.reason) == (RunStatus.PAUSED, Cause.OPERATOR, reason)
+    node = state.tree[approval.node_id]
+    assert (node.status, node.reason) == (Status.FAIL, reason)
+    assert (state.steps, state.metrics.actions) == (held.steps, held.metrics.actions), "the planner did not go on"
+    expect(page.get_by_text(reason).first, "the pause's reason on the page").to_be_visible(timeout=30_000)
+    expect(picture, "the approval box is gone").to_have_count(0, timeout=30_000)

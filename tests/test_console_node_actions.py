@@ -1,0 +1,103 @@
+"""The selected node's action bar and the Plan changes tab, headless (streamlit.testing AppTest) on a
+dry scripted session: which buttons apply to the node and why the others do not, the Edit plan tab
+opened on the form a button needs, and every change to the plan listed with its diff, escaped.
+
+tests/test_console_node_actions_e2e.py presses the same buttons in a real browser.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import BROWNIE_TASK, SCRIPTS
+from streamlit.testing.v1 import AppTest
+
+from sessions.reading import load_state
+from sessions.runner import create_session
+from sessions.sql import open_store
+from sessions.store import EventStore
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
+
+
+@pytest.fixture
+def store(app_db: str) -> EventStore:
+    return open_store(app_db)
+
+
+def settled(at: AppTest, check: Callable[[], bool], what: str) -> None:
+    """Redraw until `check` holds: the runner applies a command at its own pace."""
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+        at.run()
+    assert not at.exception, at.exception
+
+
+def expanded(store: EventStore) -> tuple[str, AppTest]:
+    """A paused dry session whose root has its sub-goals, on screen with the root selected."""
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    for steps in (1, 2):  # the constraints, then the root's expansion
+        at.button(key="ctl_step").click().run()
+        settled(at, lambda steps=steps: load_state(store, session_id).steps == steps, f"step {steps}")
+    return session_id, at
+
+
+def test_a_button_that_does_not_apply_is_disabled_and_says_why(store: EventStore) -> None:
+    _, at = expanded(store)
+    bar = {button.key: button for button in at.get("button") if button.key}
+    assert "**Edit the plan at 0** (AND, VISITED)" in [m.value for m in at.markdown]
+    assert not bar["breakpoint_btn"].disabled and bar["breakpoint_btn"].label == "Break here (0)"
+    for key, why in (
+        ("reopen_btn", "only a failed, pruned or deleted node can be reopened; 0 is VISITED"),
+        ("undo_bar_btn", "nothing to undo: no plan edit of yours is left to take back"),
+        ("open_prune", "the root cannot be pruned; stop the session instead"),
+    ):
+        assert bar[key].disabled and bar[key].help == why, (key, bar[key].help)
+    assert not bar["open_inject"].disabled and not bar["open_edit"].disabled
+    assert "open_force" not in bar, "Force… is only for an OR node"
+
+
+def forms(at: AppTest) -> list[str]:
+    """The Edit plan tab's forms and boxes, top to bottom, by the name their key starts with."""
+    [tab] = [tab for tab in at.tabs if tab.label == "Edit plan"]
+    return [str(child.key).split("-")[0] for child in tab.children.values() if getattr(child, "key", None)]
+
+
+def test_a_button_that_needs_input_opens_the_edit_plan_tab_on_its_form(store: EventStore) -> None:
+    _, at = expanded(store)
+    assert at.session_state["panel"] == "Node", "the inspector is open before any press"
+    usual = ["prune", "inject", "template_inject", "edit", "template_save", "last_edit"]
+    assert forms(at) == usual
+    at.button(key="open_edit").click().run()
+    assert at.session_state["panel"] == "Edit plan", "Edit… opened the Edit plan tab"
+    assert forms(at) == ["edit", *(form for form in usual if form != "edit")], "the description form first"
+    at.button(key="open_inject").click().run()
+    assert forms(at)[:2] == ["inject", "prune"]
+    at.button(key="next_node").click().run()
+    assert forms(at) == usual, "another node's forms keep their usual order"
+
+
+def test_plan_changes_lists_each_edit_with_its_diff_escaped(store: EventStore) -> None:
+    session_id, at = expanded(store)
+    at.button(key="open_inject").click().run()
+    [goals] = [area for area in at.text_area if (area.key or "").startswith("inject_goals-")]
+    goals.input("<img src=x onerror=alert(1)> check the rating")
+    at.form_submit_button(key="inject_submit").click().run()
+    settled(at, lambda: len(load_state(store, session_id).edits) == 1, "the inject applied")
+    assert not [b for b in at.button if (b.key or "").startswith("plan_change_")], "the closed tab is drawn"
+    at.session_state["tab"] = "Plan changes"
+    at.run()
+    changes = [m.value for m in at.markdown]
+    [heading] = [m for m in changes if "operator: inject at 0" in m]
+    seq = load_state(store, session_id).edits[0].seq
+    assert heading.startswith(f"**Event {seq}** · ")
+    assert r"added 0.4 · \<img src=x onerror=alert(1)\> check the rating" in changes, changes
+    assert [b.label for b in at.button if b.key == f"plan_change_select_{seq}"] == ["Select 0"]
