@@ -5,9 +5,13 @@ Scaling: for each worker count, a fresh database, that many `python -m sessions 
 (40 steps each) submitted at once; the figure is total steps per second from the first submission to
 the last session's end, and the scaling efficiency is (rate with w workers) / (w x rate with 1).
 
-Failover: two workers with a 5 s lease run sessions; one is killed with SIGKILL while it runs one,
-and the figure is how long after the lease ran out (its last heartbeat + the lease) another worker
-took that session, and how long after the kill. Repeated `--kills` times.
+Failover: two workers with a 5 s lease; sessions (of 624 steps) are submitted one at a time until
+the one to be killed takes one, and it is killed with SIGKILL while it runs it, at a random moment
+of its first second (so the other worker's one-second looks fall anywhere in its lease). The other
+worker is then idle, so the figure is the claim latency alone: how long after the lease ran out (its last
+heartbeat + the lease) the other worker took that session, and how long after the kill. (With every
+worker busy, a dead runner's session waits in the queue like any other: behind the sessions that
+have waited longer.) Repeated `--kills` times.
 
 The database is `--db`, else $ANDOR_TEST_POSTGRES, else a throwaway server started with initdb/pg_ctl
 (tests/postgres.py). Figures only, no assertions: the machine it runs on decides them.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import signal
 import socket
 import statistics
@@ -31,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 
 from planner.browser.dry import DRY_START
+from planner.config import EngineConfig
 from sessions.runner import create_session
 from sessions.sql import SqlStore
 
@@ -46,6 +52,20 @@ SCRIPT = {
     "final_answer": "all six checked",
 }
 LEASE_S = 5.0
+LONG_TASK = "check a hundred products"
+LONG_SCRIPT = {
+    "nodes": {
+        LONG_TASK: {"type": "AND", "children": [f"shelf {g}" for g in range(10)]},
+        **{f"shelf {g}": {"type": "AND", "children": [f"product {g}{n}" for n in range(10)]} for g in range(10)},
+        **{f"product {p:02d}": {"type": "AND", "children": [f"open {p:02d}", f"note {p:02d}"]} for p in range(100)},
+        **{f"open {p:02d}": {"type": "ACTION", "action": f"click [{p}]"} for p in range(100)},
+        **{f"note {p:02d}": {"type": "ACTION", "action": f"note [product {p} checked]"} for p in range(100)},
+    },
+    "final_answer": "all hundred checked",
+}
+"""The failover's sessions: long enough (624 steps) to be killed part-way through."""
+LONG_CONFIG = EngineConfig(max_steps=1000)
+"""Their step budget: above the 624 steps they take (the default, 300, would end them first)."""
 
 
 @contextmanager
@@ -138,20 +158,26 @@ def failover(url: str, model: str) -> tuple[float, float]:
     victim = processes[0]
     mine = f"{socket.gethostname()}:{victim.pid}:"
     try:
-        for n in range(20):
-            create_session(store, TASK, model, start_url=DRY_START, session_id=f"fail-{n:02d}")
-        while True:
-            held = [s for s in store.sessions() if (s.lease_owner or "").startswith(mine) and s.status == "running"]
-            if held:
+        for n in range(1000):
+            session_id = create_session(
+                store, LONG_TASK, model, start_url=DRY_START, config=LONG_CONFIG, session_id=f"fail-{n:03d}"
+            )
+            while not (info := store.session(session_id)).lease_owner and info.status == "running":
+                time.sleep(0.005)
+            if (info.lease_owner or "").startswith(mine):
                 break
+            wait_all_ended(store, n + 1)  # the other worker took it: let it finish, then submit the next
+        else:
+            raise SystemExit("the worker to be killed took none of 1000 sessions")
+        while (info := store.session(session_id)).steps == 0 and info.status == "running":
             time.sleep(0.005)
+        time.sleep(random.random())  # the other worker looks once a second, from when it was last woken
         victim.send_signal(signal.SIGKILL)
         killed = time.time()
         victim.wait(60)
-        orphans = [s for s in store.sessions() if (s.lease_owner or "").startswith(mine) and s.status == "running"]
-        if not orphans:  # its session ended between the look and the kill: try again
+        orphan = store.session(session_id)
+        if orphan.status != "running":  # it ended between the look and the kill: try again
             return failover(url, model)
-        orphan = orphans[0]
         while (store.session(orphan.id).lease_owner or mine).startswith(mine):
             time.sleep(0.01)
         taken = time.time()
@@ -172,6 +198,8 @@ def main(argv: list[str] | None = None) -> None:
         script = Path(scratch) / "script.json"
         script.write_text(json.dumps(SCRIPT))
         model = f"script:{script}"
+        long_script = Path(scratch) / "long.json"
+        long_script.write_text(json.dumps(LONG_SCRIPT))
         rates = {}
         for count in (int(n) for n in args.workers.split(",")):
             rates[count] = steps_per_second(url, count, args.sessions, model)
@@ -181,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         for count, rate in rates.items():
             speedup = rate / base if base else float("nan")
             print(f"{count:>8} {rate:>9.0f} {speedup:>9.2f} {speedup / count:>11.2f}")
-        waits = [failover(url, model) for _ in range(args.kills)]
+        waits = [failover(url, f"script:{long_script}") for _ in range(args.kills)]
         after_lease = [w[0] for w in waits]
         after_kill = [w[1] for w in waits]
         print(f"failover, lease {LEASE_S:g} s, {args.kills} kills:")

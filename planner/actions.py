@@ -21,6 +21,7 @@ __all__ = [
     "Click",
     "GoBack",
     "Goto",
+    "Hover",
     "Note",
     "Scroll",
     "Select",
@@ -39,6 +40,11 @@ class ActionSyntaxError(PlannerError):
 
 class Click(BaseModel):
     kind: Literal["click"] = "click"
+    element: int
+
+
+class Hover(BaseModel):
+    kind: Literal["hover"] = "hover"
     element: int
 
 
@@ -74,10 +80,11 @@ class Note(BaseModel):
     text: str = Field(min_length=1)
 
 
-Action = Annotated[Click | Type | Select | Scroll | GoBack | Goto | Note, Field(discriminator="kind")]
+Action = Annotated[Click | Hover | Type | Select | Scroll | GoBack | Goto | Note, Field(discriminator="kind")]
 
 VOCABULARY: dict[str, tuple[str, str]] = {
     "click": ("click [id]", "click the element with this id"),
+    "hover": ("hover [id]", "move the pointer over an element, to open a menu that shows on hover"),
     "type": ("type [id] [text] [1|0]", "type text into a field; 1 presses Enter afterwards (default), 0 does not"),
     "select": ("select [id] [option]", "choose an option of a drop-down by its visible text"),
     "scroll": ("scroll [up|down]", "scroll the page by one screen"),
@@ -119,7 +126,7 @@ def _element(value: str, verb: str) -> int:
     return int(value)
 
 
-def parse_action(text: str) -> Click | Type | Select | Scroll | GoBack | Goto | Note:
+def parse_action(text: str) -> Click | Hover | Type | Select | Scroll | GoBack | Goto | Note:
     """Parse one action string, e.g. ``type [12] [wireless mouse] [1]``."""
     text = text.strip()
     verb, _, rest = text.partition(" ")
@@ -142,6 +149,8 @@ def parse_action(text: str) -> Click | Type | Select | Scroll | GoBack | Goto | 
         return GoBack()
     if verb == "click" and len(groups) == 1:
         return Click(element=_element(groups[0], verb))
+    if verb == "hover" and len(groups) == 1:
+        return Hover(element=_element(groups[0], verb))
     if verb == "type" and len(groups) in (2, 3):
         enter = True
         if len(groups) == 3:

@@ -19,24 +19,36 @@ state stays a fold of the log and the traversal's position stays derived from th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal, cast
 from uuid import uuid4
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from planner.config import Breakpoint
 from planner.diff import EditRecorder
 from planner.errors import CommandRejected
-from planner.events import CommandApplied, Event, Kind, NodeChange, NodeFace
-from planner.inputs import describe_validation_error, shown
+from planner.events import Cause, CommandApplied, Event, Kind, NodeChange, NodeFace
+from planner.inputs import InputError, describe_validation_error, shown
 from planner.state import TERMINAL, Recorder, RunStatus, SessionState
 from planner.status import CLOSED, IN_PROGRESS, REMOVED, REOPENABLE
+from planner.templates import ParamName, Template, TemplateGoal
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 
 __all__ = [
     "COMMAND_MODELS",
+    "FIELD_NAMES",
     "OPERATOR_SCORE",
     "ActionCheck",
     "Approve",
@@ -45,6 +57,7 @@ __all__ = [
     "EditAction",
     "Force",
     "Inject",
+    "NodeBreakpoint",
     "Pause",
     "Prune",
     "Reject",
@@ -53,6 +66,7 @@ __all__ = [
     "SetBreakpoints",
     "SetBudget",
     "SetConstraints",
+    "SetPlan",
     "Spelling",
     "Step",
     "Stop",
@@ -60,6 +74,7 @@ __all__ = [
     "apply_command",
     "describe_command_error",
     "parse_command",
+    "sender",
     "undo_refusal",
 ]
 
@@ -72,6 +87,17 @@ def _not_blank(text: str) -> str:
     text = text.strip()
     if not text:
         raise ValueError("cannot be blank; write some text")
+    return text
+
+
+def _operator_name(text: str) -> str:
+    """Who sent a command is a name or an address on one line: it is shown beside the nodes they made
+    and in reports, where a line break or a control character would forge a line of its own."""
+    text = text.strip()
+    if not text:
+        raise ValueError("cannot be blank; leave it out or give the operator's name")
+    if not text.isprintable():
+        raise ValueError("must be one line of printable text")
     return text
 
 
@@ -100,12 +126,27 @@ class Spelling:
 
 _Text = Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_not_blank)]
 _NodeId = Annotated[str, Field(min_length=1, max_length=200), Spelling(noun="node id")]
+_OperatorName = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_operator_name)]
 
 
 class _Command(BaseModel):
+    """`provenance` says where an edit came from when the operator did not type it ("counterfactual of
+    call #12": `sessions.counterfactual`); `command_applied` keeps it with the rest of the command.
+
+    `by` is who sent the command ("alice", "alice@example.org"; None: not known), as the front end
+    that sent it knows them: the console's signed-in user, the command line's `--operator`. The
+    runner records it with the command's outcome, and the nodes the command made or edited show it.
+    """
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     command_id: str = Field(default_factory=lambda: uuid4().hex, min_length=1, max_length=64)
+    provenance: str | None = Field(
+        default=None, min_length=1, max_length=200, description="where the edit came from, if not typed"
+    )
+    by: Annotated[_OperatorName | None, Spelling(option="--operator", noun="operator name")] = Field(
+        default=None, description="who sends it (default $ANDOR_OPERATOR, else the user name)"
+    )
 
 
 class Pause(_Command):
@@ -127,12 +168,18 @@ class Stop(_Command):
 
 
 class Inject(_Command):
-    """Add sub-goals (under an AND) or alternatives (under an OR) at a position among the children."""
+    """Add sub-goals (under an AND) or alternatives (under an OR) at a position among the children.
+
+    With a `template` (`planner.templates`) instead of `goals`, its goals are added, nested ones
+    included, with `params` filling its placeholders, and each node records the template it came
+    from. Front ends look the template up in the session store and send it whole, so the command
+    holds everything it applies.
+    """
 
     kind: Literal["inject"] = Field("inject", description="add sub-goals or alternatives under a node")
     parent: _NodeId = Field(description="node id to add under, e.g. 0 or 0.2")
     goals: Annotated[list[_Text], Spelling(option="--goal")] = Field(
-        min_length=1, max_length=50, description="a sub-goal (repeat)"
+        default_factory=list, max_length=50, description="a sub-goal (repeat)"
     )
     position: int | None = Field(
         default=None, ge=0, le=100_000, description="index among the children (default: append)"
@@ -143,6 +190,28 @@ class Inject(_Command):
     scores: Annotated[
         list[Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]] | None, Spelling(option="--score")
     ] = Field(default=None, description="score per OR alternative")
+    template: Annotated[Template | None, Spelling(noun="template")] = Field(
+        default=None, description="a saved template to inject instead of --goal: NAME or NAME@VERSION (default newest)"
+    )
+    params: Annotated[
+        dict[ParamName, Annotated[str, Field(max_length=500)]], Spelling(option="--param", noun="parameter")
+    ] = Field(
+        default_factory=dict, max_length=20, description="a value for the template's parameter: name=value (repeat)"
+    )
+
+    @model_validator(mode="after")
+    def _goals_or_template(self) -> Inject:
+        """Sub-goals come from the operator's text or from a template, never both."""
+        if self.template is None:
+            if not self.goals:
+                raise ValueError("sub-goals: cannot be empty")  # the sentence an empty list always had
+            if self.params:
+                raise ValueError("template parameters fill a template's placeholders; give the template too")
+        elif self.goals:
+            raise ValueError("give sub-goals or a template, not both")
+        elif self.scores is not None:
+            raise ValueError("a template's sub-goals carry their own scores; leave the scores out")
+        return self
 
 
 class Prune(_Command):
@@ -210,6 +279,19 @@ class SetBreakpoints(_Command):
     breakpoints: Annotated[list[Breakpoint], Spelling(argument="KIND", noun="breakpoint")] = Field(default_factory=list)
 
 
+class NodeBreakpoint(_Command):
+    """Pause whenever the traversal is about to enter this node (`off` removes the breakpoint).
+
+    The breakpoint stays until removed: a node entered again after a reopen or a re-expansion pauses again.
+    """
+
+    kind: Literal["breakpoint"] = Field(
+        "breakpoint", description="pause when the run is about to enter a node (--off removes it)"
+    )
+    node: _NodeId
+    off: bool = Field(default=False, description="remove the node's breakpoint instead of setting it")
+
+
 class SetConstraints(_Command):
     """Replace the task's constraints, one requirement per entry; every later prompt is held to them.
 
@@ -231,6 +313,78 @@ class SetBudget(_Command):
     )
 
 
+_CHILD_LINE = re.compile(r"\s*(?P<id>\d+(?:\.\d+)*)\s*(?:=(?P<text>.*))?", re.DOTALL)
+"""One child of a plan, as a line: "0.2" keeps 0.2, "0.2=text" rewords it, any other text is a new sub-goal."""
+
+
+def _plan_entry(line: str) -> tuple[str | None, str | None]:
+    """A plan line as (child id or None for a new sub-goal, description or None to keep it as it is).
+
+    A new sub-goal whose text itself starts with a number and "=" is written with a leading "=".
+    """
+    if line.startswith("="):
+        return None, line[1:].strip()
+    match = _CHILD_LINE.fullmatch(line)
+    if match is None:
+        return None, line.strip()
+    text = match["text"]
+    return match["id"], None if text is None else text.strip()
+
+
+def _plan_line_from_dict(value: object) -> object:
+    """A child given as {"id": ..., "description": ...} (JSON, the console's table) becomes its line,
+    so a plan reads the same however it was sent."""
+    if not isinstance(value, dict):
+        return value
+    child_id, text = value.get("id"), value.get("description")
+    if not isinstance(child_id, str | None) or not isinstance(text, str | None):
+        return value  # the str check below refuses it, naming the child
+    if child_id:
+        return child_id if text is None else f"{child_id}={text}"
+    text = text or ""
+    return f"={text}" if _CHILD_LINE.fullmatch(text) or text.startswith("=") else text
+
+
+def _plan_line(line: str) -> str:
+    """Every child says something: a new one its text, a kept one its id (and, if reworded, its text)."""
+    child_id, text = _plan_entry(line)
+    if (child_id is None and not text) or (text is not None and not text.strip()):
+        raise ValueError("cannot be blank; write some text")
+    return line.strip()
+
+
+_PlanLine = Annotated[
+    str,
+    Field(min_length=1, max_length=2300),
+    BeforeValidator(_plan_line_from_dict),
+    AfterValidator(_plan_line),
+]
+
+
+class SetPlan(_Command):
+    """Set a node's plan as a whole: which of its children stay, in what order, with what wording,
+    and which sub-goals are new. Children not yet started may be reworded, moved or left out (left
+    out: PRUNED, kept as history); a child that started or finished must be listed as it is, in its
+    place among the other started ones. `start` resumes the run once the plan is applied, so a
+    refused plan never starts a run the operator meant to change first.
+    """
+
+    kind: Literal["plan"] = Field(
+        "plan", description="set a node's children as a whole: keep, reword, reorder, remove, add"
+    )
+    node: _NodeId = Field(description="node whose children are planned, e.g. 0")
+    children: Annotated[list[_PlanLine], Spelling(option="--child", noun="child")] = Field(
+        min_length=1,
+        max_length=50,
+        description='a child, in order (repeat): "0.2" keeps it, "0.2=text" rewords it, other text is new',
+    )
+    start: bool = Field(default=False, description="resume the run once the plan is applied")
+
+    def entries(self) -> list[tuple[str | None, str | None]]:
+        """Each child as (id or None for a new sub-goal, description or None to keep it)."""
+        return [_plan_entry(line) for line in self.children]
+
+
 Command = Annotated[
     Pause
     | Resume
@@ -246,8 +400,10 @@ Command = Annotated[
     | Reject
     | EditAction
     | SetBreakpoints
+    | NodeBreakpoint
     | SetConstraints
-    | SetBudget,
+    | SetBudget
+    | SetPlan,
     Field(discriminator="kind"),
 ]
 
@@ -261,21 +417,80 @@ def parse_command(data: dict[str, object] | str) -> Command:
     return _ADAPTER.validate_python(data)
 
 
+_SENDER: TypeAdapter[str | None] = TypeAdapter(_OperatorName | None)
+
+
+def sender(payload: object) -> str | None:
+    """Who sent a stored command that cannot be read as a whole, when its `by` at least is a usable
+    name (else None): its rejection still says whose command it was."""
+    try:
+        return _SENDER.validate_python(payload.get("by") if isinstance(payload, dict) else None)
+    except ValidationError:
+        return None
+
+
+FIELD_NAMES: dict[str, str] = {
+    "kind": "command kind",
+    "command_id": "command id",
+    "provenance": "origin",
+    "by": "operator",
+    "parent": "parent node",
+    "goals": "sub-goals",
+    "position": "position",
+    "node_type": "node type",
+    "scores": "scores",
+    "template": "template",
+    "params": "template parameters",
+    "node": "node",
+    "reason": "reason",
+    "description": "description",
+    "reexpand": "expand again",
+    "child": "alternative",
+    "pause": "pause first",
+    "action": "action",
+    "breakpoints": "breakpoints",
+    "off": "remove the breakpoint",
+    "constraints": "constraints",
+    "max_cost_usd": "cost cap",
+    "children": "sub-goals",
+    "start": "start",
+    # a template's own fields, reached through an inject's template
+    "name": "name",
+    "version": "version",
+    "type": "type",
+    "score": "score",
+}
+"""Every field of a command (and of the template an inject carries) in the words of the operator who
+filled it: a refusal says "cost cap", never `max_cost_usd`. tests/test_commands.py checks that every
+field has one."""
+
+
 def describe_command_error(error: ValidationError) -> str:
     """Why `parse_command` refused a command, as one sentence for the operator who sent it.
 
     pydantic locates a problem inside a tagged union under the tag ("inject", "goals", 0); the
-    sentence names the command instead ("invalid inject command: goals #1: cannot be blank").
+    sentence names the command instead, and its fields in the operator's words (`FIELD_NAMES`):
+    "invalid inject command: sub-goals #1: cannot be blank".
     """
     first = error.errors(include_url=False)[0]
-    if first["type"] in ("union_tag_invalid", "union_tag_not_found", "model_attributes_type", "dict_type"):
+    if not first["loc"] and first["type"] in _NOT_A_COMMAND:
         kinds = ", ".join(COMMAND_MODELS)
         tag = (first.get("ctx") or {}).get("tag")
-        given = f"'{shown(tag, 30)}' is not a command kind" if tag is not None else "its kind is missing"
+        if tag is not None:
+            given = f"'{shown(tag, 30)}' is not a command kind"
+        elif first["type"] == "union_tag_not_found":
+            given = "its kind is missing"
+        else:
+            given = "a command is an object with named fields, its kind among them"
         return f"invalid command: {given}; use one of {kinds}"
     kind = first["loc"][0] if first["loc"] else None
-    subject = f"invalid {shown(kind, 30)} command" if isinstance(kind, str) else "invalid command"
-    return f"{subject}: {describe_validation_error(error, skip=1 if kind is not None else 0)}"
+    subject = f"invalid {shown(kind.replace('_', ' '), 30)} command" if isinstance(kind, str) else "invalid command"
+    detail = describe_validation_error(error, skip=1 if kind is not None else 0, names=FIELD_NAMES, keyed={"params"})
+    return f"{subject}: {detail}"
+
+
+_NOT_A_COMMAND = frozenset({"union_tag_invalid", "union_tag_not_found", "model_attributes_type", "dict_type"})
+"""pydantic's errors for something that is no command at all (no kind, an unknown kind, not an object)."""
 
 
 ActionCheck = Callable[[str], "str | None"]
@@ -301,6 +516,7 @@ def apply_command(state: SessionState, command: Command, check_action: ActionChe
             Kind.COMMAND_REJECTED,
             target,
             command_id=command.command_id,
+            by=command.by,
             command=summary,
             reason=str(rejection),
         )
@@ -314,6 +530,7 @@ def apply_command(state: SessionState, command: Command, check_action: ActionChe
             Kind.COMMAND_APPLIED,
             target,
             command_id=command.command_id,
+            by=command.by,
             command=summary,
             warning=warning,
             changes=recorder.changes() if edits_plan else [],
@@ -327,7 +544,7 @@ def _edits_plan(state: SessionState, command: Command) -> bool:
     approves a guarded one runs at once, so it is no edit an undo could take back."""
     if isinstance(command, EditAction):
         return state.status is not RunStatus.AWAITING_APPROVAL
-    return isinstance(command, (Inject, Prune, Edit, Reopen, Force, Undo))
+    return isinstance(command, (Inject, Prune, Edit, Reopen, Force, Undo, SetPlan))
 
 
 # -- validation ------------------------------------------------------------------------------------
@@ -366,7 +583,10 @@ def _validate(state: SessionState, command: Command, check_action: ActionCheck |
 
 
 def _status(status: RunStatus, reason: str, **extra: object) -> _Effect:
-    return lambda rec: rec.record(Kind.SESSION_STATUS, status=status.value, reason=reason, **extra)
+    """A status change a command makes: the operator's doing, whatever it is."""
+    return lambda rec: rec.record(
+        Kind.SESSION_STATUS, status=status.value, cause=Cause.OPERATOR, reason=reason, **extra
+    )
 
 
 def _set(node_id: str, status: Status, reason: str, subtree: bool = False) -> _Effect:
@@ -460,6 +680,8 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
         raise CommandRejected(
             f"position {command.position} is past the end; {parent.id} has {len(parent.children)} children"
         )
+    if command.template is not None:
+        return _inject_template(state, command, command.template, parent, kind)
     scores: list[float | None] = [None] * len(command.goals)
     if kind == "OR":
         if command.scores is not None and len(command.scores) != len(command.goals):
@@ -474,17 +696,59 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
         {"id": child_id, "description": goal, "score": score}
         for child_id, goal, score in zip(ids, command.goals, scores)
     ]
+    effects.append(_nodes_added(parent, nodes, command.position, kind if unexpanded else None))
+    return effects
+
+
+def _nodes_added(
+    parent: Node, nodes: list[dict[str, object]], position: int | None, parent_type: str | None, **more: object
+) -> _Effect:
+    """The operator's `nodes_added` under `parent` (an inject's goals, or a template's whole subtree)."""
+    return lambda rec: rec.record(
+        Kind.NODES_ADDED,
+        parent.id,
+        nodes=nodes,
+        origin=Origin.OPERATOR.value,
+        position=position,
+        parent_type=parent_type,
+        **more,
+    )
+
+
+def _inject_template(
+    state: SessionState, command: Inject, template: Template, parent: Node, kind: str
+) -> list[_Effect]:
+    """A template's goals, filled with the command's params, as one `nodes_added` event holding every
+    level, so its `command_applied` lists every node it added and one undo takes the whole subtree back."""
+    try:
+        goals = template.fill(command.params)
+    except InputError as error:
+        raise CommandRejected(str(error)) from None
+    _or_already_done(state, parent)
+    unexpanded = parent.type is NodeType.UNKNOWN
+    effects = _open_path(state, parent, include_self=not unexpanded)
+    specs: list[dict[str, object]] = []
+    types: dict[str, str] = {}
+    for node_id, goal in zip(state.tree.new_child_ids(parent, len(goals)), goals):
+        _template_specs(node_id, goal, kind == "OR", specs, types)
     effects.append(
-        lambda rec: rec.record(
-            Kind.NODES_ADDED,
-            parent.id,
-            nodes=nodes,
-            origin=Origin.OPERATOR.value,
-            position=command.position,
-            parent_type=kind if unexpanded else None,
-        )
+        _nodes_added(parent, specs, command.position, kind if unexpanded else None, types=types, template=template.ref)
     )
     return effects
+
+
+def _template_specs(
+    node_id: str, goal: TemplateGoal, scored: bool, specs: list[dict[str, object]], types: dict[str, str]
+) -> None:
+    """`goal` and its sub-goals as node specs, parents first; a new node's children are numbered from
+    1, as `Tree.new_child_ids` numbers them. An OR alternative without a score gets the operator's."""
+    specs.append(
+        {"id": node_id, "description": goal.description, "score": (goal.score or OPERATOR_SCORE) if scored else None}
+    )
+    if goal.children:
+        types[node_id] = goal.type
+        for number, child in enumerate(goal.children, start=1):
+            _template_specs(f"{node_id}.{number}", child, goal.type == "OR", specs, types)
 
 
 def _prune(state: SessionState, command: Prune) -> list[_Effect]:
@@ -582,6 +846,8 @@ def _since(node: Node, change: NodeChange, name: str) -> str | None:
         )
     if (node.description, node.action, node.forced) != (after.description, after.action, after.forced):
         return f"{node.id} was changed again after {name}: undo would overwrite that change"
+    if after.order is not None and tuple(node.children) != after.order:
+        return f"{node.id}'s children changed again after {name}: undo would overwrite that change"
     return None
 
 
@@ -636,10 +902,21 @@ def undo_refusal(state: SessionState) -> str | None:
 def _undo(state: SessionState, command: Undo) -> list[_Effect]:
     _not_awaiting(state)
     applied = _undone(state)
-    return [
-        lambda rec, node_id=node_id, face=face: rec.record(Kind.NODE_RESTORED, node_id, to=face)
-        for node_id, face in _restorations(state, applied)
+    restorations = _restorations(state, applied)
+    effects: list[_Effect] = [
+        lambda rec, node_id=node_id, face=face: rec.record(Kind.NODE_RESTORED, node_id, to=replace(face, order=None))
+        for node_id, face in restorations
     ]
+    return effects + [
+        _reorder_back(state, node_id, face.order) for node_id, face in restorations if face.order is not None
+    ]
+
+
+def _reorder_back(state: SessionState, node_id: str, order: tuple[str, ...]) -> _Effect:
+    """Put a node's children back in the order an edit found them; the children the edit added (now
+    DELETED by the same undo) follow, as history, since a child never leaves the list."""
+    later = [child_id for child_id in state.tree[node_id].children if child_id not in order]
+    return lambda rec: rec.record(Kind.CHILDREN_REORDERED, node_id, order=[*order, *later])
 
 
 def _pending(state: SessionState, node_id: str | None) -> Node:
@@ -691,6 +968,26 @@ def _set_breakpoints(state: SessionState, command: SetBreakpoints) -> list[_Effe
     return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"breakpoints": chosen})]
 
 
+def _node_breakpoint(state: SessionState, command: NodeBreakpoint) -> list[_Effect]:
+    """A node breakpoint is engine config (`EngineConfig.node_breakpoints`), so the engine reads it
+    live and a fold of the log gives it back; only a node the run can still enter may get one."""
+    node = _node(state, command.node)
+    marked = state.config.node_breakpoints
+    if command.off:
+        if node.id not in marked:
+            raise CommandRejected(f"{node.id} has no breakpoint to remove")
+        chosen = marked - {node.id}
+    elif node.id in marked:
+        raise CommandRejected(f"{node.id} already has a breakpoint")
+    elif node.status is Status.SUCCESS:
+        raise CommandRejected(f"{node.id} has already succeeded; set the breakpoint on a node still to come")
+    elif node.status in REOPENABLE:
+        raise CommandRejected(f"{node.id} has already finished ({node.status.value}); reopen it first")
+    else:
+        chosen = marked | {node.id}
+    return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"node_breakpoints": sorted(chosen)})]
+
+
 def _set_budget(state: SessionState, command: SetBudget) -> list[_Effect]:
     if command.max_cost_usd == state.config.max_cost_usd:
         raise CommandRejected("that is the budget already")
@@ -702,6 +999,143 @@ def _set_constraints(state: SessionState, command: SetConstraints) -> list[_Effe
     if chosen == state.constraints:
         raise CommandRejected("those are the constraints already")
     return [lambda rec: rec.record(Kind.CONSTRAINTS_SET, ROOT_ID, constraints=chosen, by=Origin.OPERATOR.value)]
+
+
+_PLAN_REMOVED = "operator: removed in plan review"
+"""The reason a child left out of an operator's plan is pruned with."""
+
+
+def _set_plan(state: SessionState, command: SetPlan) -> list[_Effect]:
+    """Validate the whole plan first, then prune the children left out, reword, add the new ones at
+    the end and put every child in the order given (`children_reordered`), all in one edit.
+
+    Children removed from the plan before (PRUNED or DELETED) stay where they are in the list, as
+    history; the children in the plan fill the other places in the order given.
+    """
+    node = _node(state, command.node)
+    if command.start:
+        _not_awaiting(state)
+        _within_budget(state)
+    _plannable(node)
+    entries = command.entries()
+    listed = _planned_children(state, node, [child_id for child_id, _ in entries if child_id is not None])
+    live = [child for child in state.tree.children(node) if child.status not in REMOVED]
+    _keeps_started(state, live, entries)
+    new = [text or "" for child_id, text in entries if child_id is None]
+    effects: list[_Effect] = []
+    if new:
+        _or_already_done(state, node)
+        effects = _open_path(state, node, include_self=True)
+    left_out = [child for child in live if child.id not in listed]
+    reworded = [
+        (child_id, text)
+        for child_id, text in entries
+        if child_id is not None and text is not None and text != state.tree[child_id].description
+    ]
+    new_ids = state.tree.new_child_ids(node, len(new))
+    fresh = iter(new_ids)
+    plan = [child_id if child_id is not None else next(fresh) for child_id, _ in entries]
+    order = _plan_order([*node.children, *new_ids], set(plan), plan)
+    if not (left_out or reworded or new or order != [*node.children, *new_ids]):
+        if not command.start:
+            raise CommandRejected(f"that is the plan of {node.id} already")
+        if state.status is RunStatus.RUNNING:
+            raise CommandRejected("the session is already running")
+    effects += [_set(child.id, Status.PRUNED, _PLAN_REMOVED, subtree=True) for child in left_out]
+    effects += [
+        lambda rec, child_id=child_id, text=text: rec.record(
+            Kind.NODE_REWRITTEN, child_id, description=text, by=Origin.OPERATOR.value
+        )
+        for child_id, text in reworded
+    ]
+    if new:
+        score = OPERATOR_SCORE if node.type is NodeType.OR else None
+        nodes = [{"id": child_id, "description": text, "score": score} for child_id, text in zip(new_ids, new)]
+        effects.append(
+            lambda rec: rec.record(Kind.NODES_ADDED, node.id, nodes=nodes, origin=Origin.OPERATOR.value, position=None)
+        )
+    if order != [*node.children, *new_ids]:
+        effects.append(lambda rec: rec.record(Kind.CHILDREN_REORDERED, node.id, order=order))
+    if command.start and state.status is not RunStatus.RUNNING:
+        effects.append(_status(RunStatus.RUNNING, "resumed by operator after plan review"))
+    return effects
+
+
+def _plannable(node: Node) -> None:
+    """Only an expanded AND or OR node that is still open has a plan of children to set."""
+    if node.type is NodeType.ACTION:
+        raise CommandRejected(f"{node.id} is an action and has no sub-goals; plan its parent instead")
+    if node.type is NodeType.UNKNOWN:
+        raise CommandRejected(f"{node.id} is not expanded yet; inject its sub-goals instead")
+    if node.status is Status.SUCCESS:
+        raise CommandRejected(f"{node.id} already succeeded; its plan is done")
+    if node.status in REMOVED:
+        raise CommandRejected(f"{node.id} is {node.status.value}; reopen it first")
+
+
+def _planned_children(state: SessionState, node: Node, listed: list[str]) -> list[str]:
+    """The ids a plan keeps, once each is known to be a child of `node` still in its plan."""
+    twice = sorted({child_id for child_id in listed if listed.count(child_id) > 1}, key=listed.index)
+    if twice:
+        raise CommandRejected(f"{_ids(twice)} listed more than once; list each child once")
+    unknown = [child_id for child_id in listed if child_id not in state.tree]
+    if unknown:
+        raise CommandRejected(
+            f"there is no node {_ids(unknown)} in this session; a new sub-goal is written without an id "
+            "(put '=' before text that starts with a number and '=')"
+        )
+    strangers = [child_id for child_id in listed if state.tree[child_id].parent != node.id]
+    if strangers:
+        raise CommandRejected(f"{_ids(strangers)} {_is(strangers)} not a child of {node.id}")
+    gone = [state.tree[child_id] for child_id in listed if state.tree[child_id].status in REMOVED]
+    if gone:
+        raise CommandRejected(f"{gone[0].id} is {gone[0].status.value}; reopen it to plan it again")
+    return listed
+
+
+def _keeps_started(state: SessionState, live: list[Node], entries: list[tuple[str | None, str | None]]) -> None:
+    """A child that started or finished is history the plan cannot rewrite: it stays, as it is, in
+    its place among the other started children."""
+    listed = [child_id for child_id, _ in entries if child_id is not None]
+    started = [child for child in live if child.status is not Status.UNVISITED]
+    dropped = [child.id for child in started if child.id not in listed]
+    if dropped:
+        raise CommandRejected(
+            f"{_ids(dropped)} already started or finished and cannot be removed; keep {_it(dropped)} in the plan"
+        )
+    ids = [child.id for child in started]
+    if [child_id for child_id in listed if child_id in ids] != ids:
+        raise CommandRejected(
+            f"{_ids(ids)} already started or finished and cannot be moved; keep {_it(ids)} in the order "
+            f"{', '.join(ids)}"
+        )
+    changed = [
+        child_id
+        for child_id, text in entries
+        if child_id in ids and text is not None and text != state.tree[child_id].description
+    ]
+    if changed:
+        raise CommandRejected(
+            f"{_ids(changed)} already started or finished and cannot be changed; keep {_it(changed)} as worded"
+        )
+
+
+def _plan_order(children: list[str], planned: set[str], plan: list[str]) -> list[str]:
+    """`children` with the places of the planned ones filled by `plan`, in order; the others stay put."""
+    fill = iter(plan)
+    return [next(fill) if child_id in planned else child_id for child_id in children]
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _is(ids: list[str]) -> str:
+    return "is" if len(ids) == 1 else "are"
+
+
+def _it(ids: list[str]) -> str:
+    return "it" if len(ids) == 1 else "them"
 
 
 _VALIDATORS: dict[type, Callable[..., list[_Effect]]] = {
@@ -719,8 +1153,10 @@ _VALIDATORS: dict[type, Callable[..., list[_Effect]]] = {
     Reject: _reject,
     EditAction: _edit_action,
     SetBreakpoints: _set_breakpoints,
+    NodeBreakpoint: _node_breakpoint,
     SetConstraints: _set_constraints,
     SetBudget: _set_budget,
+    SetPlan: _set_plan,
 }
 
 _NEEDS_PAGE = frozenset({EditAction})

@@ -31,7 +31,10 @@ class EngineConfig(BaseModel):
     with thousands would make each call huge; such an answer is retried, then fails the node.
     `allowed_domains` widens where the browser may go without an operator's approval beyond the start
     URL's host (subdomains included): a real site's CDN, say. The guard asks before anything else and
-    the browser's fence refuses it.
+    the browser's fence refuses it. `node_breakpoints` are nodes an operator marked "break here": the
+    run pauses whenever the traversal is about to enter one (`planner.engine`), until they are removed.
+    `review_first_plan` is the console's "Start paused": the run pauses once the root is expanded,
+    before any browser action, so the operator reviews the first plan as a whole (`planner.engine`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -47,7 +50,11 @@ class EngineConfig(BaseModel):
     constraints: bool = True
     max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
     breakpoints: frozenset[Breakpoint] = frozenset()
+    node_breakpoints: frozenset[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default=frozenset(), max_length=10_000
+    )
     guard: bool = True
     allowed_domains: tuple[
         Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)], ...
     ] = Field(default=(), max_length=50)
+    review_first_plan: bool = False

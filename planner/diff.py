@@ -9,14 +9,15 @@ where a fork and its parent went separate ways.
 A plan edit (an operator's command, or the engine expanding a node again or repairing it) is
 described node by node, before and after (`NodeChange`): the operator's commands record theirs in
 their `command_applied` event when they are applied (`EditRecorder`), so reading
-them costs no replay and the fold does no extra work; `edit_diffs` reads them back from a log and
-adds the engine's re-expansions and repairs, which it finds by folding.
+them costs no replay and the fold does no extra work; `PlanChanges` reads them back while a log is
+folded and adds the engine's re-expansions and repairs, which it finds by comparing the state before
+and after their events (`edit_diffs` does the same for a whole log).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from planner.events import CommandApplied, Event, Kind, NodeChange, NodeFace, NodesAdded
@@ -27,6 +28,7 @@ from planner.tree import Node, Origin, Tree
 __all__ = [
     "EditDiff",
     "EditRecorder",
+    "PlanChanges",
     "PlanDiff",
     "edit_diff",
     "edit_diffs",
@@ -117,19 +119,33 @@ def _hold(held: dict[str, _Face], tree: Tree, kind: Kind, node_id: str | None, s
             held.setdefault(child.id, _face(child))
 
 
+_ORDERED = frozenset({Kind.NODES_ADDED, Kind.CHILDREN_REORDERED})
+"""The events that change a node's list of children: its order before the first is what a reorder is undone to."""
+
+
 class EditRecorder(Recorder):
     """A recorder that also keeps each touched node's face from before its first event, so an edit's
-    changes cost what the edit touched, not a pass over the whole tree."""
+    changes cost what the edit touched, not a pass over the whole tree.
 
-    __slots__ = ("_added", "_before")
+    A node whose children the edit reordered also carries its children's order, before and after
+    (`NodeFace.order`), so the diff shows the move and an undo can put the old order back.
+    """
+
+    __slots__ = ("_added", "_before", "_orders", "_reordered")
 
     def __init__(self, state: SessionState) -> None:
         super().__init__(state)
         self._before: dict[str, _Face] = {}
         self._added: list[str] = []
+        self._orders: dict[str, tuple[str, ...]] = {}
+        self._reordered: list[str] = []
 
     def record(self, kind: Kind, node_id: str | None = None, **fields: Any) -> Event:
         _hold(self._before, self.state.tree, kind, node_id, bool(fields.get("subtree")))
+        if kind in _ORDERED and node_id is not None and node_id in self.state.tree:
+            self._orders.setdefault(node_id, tuple(self.state.tree[node_id].children))
+            if kind is Kind.CHILDREN_REORDERED and node_id not in self._reordered:
+                self._reordered.append(node_id)
         event = super().record(kind, node_id, **fields)
         if kind is Kind.NODES_ADDED:
             self._added.extend(spec.id for spec in cast(NodesAdded, event.payload).nodes)
@@ -137,7 +153,26 @@ class EditRecorder(Recorder):
 
     def changes(self) -> list[NodeChange]:
         """The nodes the events recorded so far added or changed, before and after, in id order."""
-        return _changes_since(self._before, self.state.tree, [*self._before, *self._added])
+        changes = _changes_since(self._before, self.state.tree, [*self._before, *self._added])
+        return self._with_orders(changes) if self._reordered else changes
+
+    def _with_orders(self, changes: list[NodeChange]) -> list[NodeChange]:
+        """`changes` with each reordered node's order before and after (the node is listed even when
+        nothing else about it moved)."""
+        by_id = {change.id: change for change in changes}
+        tree = self.state.tree
+        for node_id in self._reordered:
+            before, after = self._orders[node_id], tuple(tree[node_id].children)
+            if before == after:
+                continue
+            face = _as_face(self._before[node_id])
+            change = by_id.get(node_id) or NodeChange(id=node_id, after=NodeFace(*_face(tree[node_id])), before=face)  # type: ignore[arg-type]
+            by_id[node_id] = NodeChange(
+                id=node_id,
+                after=replace(change.after, order=after),
+                before=replace(change.before, order=before) if change.before is not None else None,
+            )
+        return sorted(by_id.values(), key=lambda change: _id_order(change.id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,44 +208,66 @@ def edit_diff(seq: int, by: str, node: str | None, changes: Iterable[NodeChange]
     return EditDiff(seq, by, node, tuple(added), tuple(removed), tuple(changed))
 
 
-def edit_diffs(events: Iterable[Event]) -> list[EditDiff]:
-    """Every plan edit in a log, in order: the operator's commands (and undos) as they recorded
-    themselves, and the engine's re-expansions and repairs, found by folding the log.
+class PlanChanges:
+    """Every plan edit of a log, found while the log is folded: `apply` folds one event into a state,
+    as `planner.state.apply` does, and notes the edit that event completes. A reader that folds the
+    log anyway (the console's follower) so gets every diff without a second fold, and one that reads
+    a growing log pays for the new events only.
 
-    A re-expansion is the expansion of a node that already has children (a reopened or edited node
-    sent back to expansion); a repair is the pruning of a failed node's children (recorded just
-    before) together with the children it added.
+    The operator's commands (and undos) bring the diff they recorded; the engine's re-expansions and
+    repairs are found by comparing the state before and after their events. A re-expansion is the
+    expansion of a node that already has children (a reopened or edited node sent back to
+    expansion); a repair is the pruning of a failed node's children (recorded just before) together
+    with the children it added.
     """
-    state = SessionState()
-    diffs: list[EditDiff] = []
-    held: dict[str, _Face] = {}
-    """Faces before the status changes recorded since the last other event: a repair's prunes."""
-    for event in events:
+
+    __slots__ = ("_held", "diffs")
+
+    def __init__(self) -> None:
+        self.diffs: list[EditDiff] = []
+        """The edits so far, in log order."""
+        self._held: dict[str, _Face] = {}
+        """Faces before the status changes recorded since the last other event: a repair's prunes."""
+
+    def apply(self, state: SessionState, event: Event) -> EditDiff | None:
+        """Fold `event` into `state` (the state of the log up to the event before); the edit it completes, if any."""
         tree = state.tree
+        diff: EditDiff | None = None
         if event.kind is Kind.COMMAND_APPLIED:
             applied = cast(CommandApplied, event.payload)
             if applied.changes:
                 by = str(applied.command.get("kind", "command"))
-                diffs.append(edit_diff(event.seq, by, event.node_id, applied.changes))
+                diff = edit_diff(event.seq, by, event.node_id, applied.changes)
         elif event.kind is Kind.NODE_EXPANDED and event.node_id in tree and tree[event.node_id].children:
             before = _snapshot(tree, [event.node_id])
             apply(state, event)
             touched = [event.node_id, *tree[event.node_id].children]
-            diffs.append(edit_diff(event.seq, "re-expansion", event.node_id, _changes_since(before, tree, touched)))
-            held = {}
-            continue
+            return self._note(
+                edit_diff(event.seq, "re-expansion", event.node_id, _changes_since(before, tree, touched))
+            )
         elif event.kind is Kind.NODES_ADDED and cast(NodesAdded, event.payload).origin is Origin.REPAIR:
             parent = event.node_id or ""
-            before = {k: v for k, v in held.items() if k.startswith(f"{parent}.")}
+            before = {k: v for k, v in self._held.items() if k.startswith(f"{parent}.")}
             before.update(_snapshot(tree, [parent]))
             apply(state, event)
             touched = [*before, *(n.id for n in cast(NodesAdded, event.payload).nodes)]
-            diffs.append(edit_diff(event.seq, "repair", event.node_id, _changes_since(before, tree, touched)))
-            held = {}
-            continue
+            return self._note(edit_diff(event.seq, "repair", event.node_id, _changes_since(before, tree, touched)))
         if event.kind is Kind.STATUS_CHANGED:
-            _hold(held, tree, event.kind, event.node_id, getattr(event.payload, "subtree", False))
+            _hold(self._held, tree, event.kind, event.node_id, getattr(event.payload, "subtree", False))
         else:
-            held = {}
+            self._held = {}
         apply(state, event)
-    return diffs
+        return diff if diff is None else self._note(diff)
+
+    def _note(self, diff: EditDiff) -> EditDiff:
+        self.diffs.append(diff)
+        self._held = {}
+        return diff
+
+
+def edit_diffs(events: Iterable[Event]) -> list[EditDiff]:
+    """Every plan edit in a log, in order (see `PlanChanges`)."""
+    state, changes = SessionState(), PlanChanges()
+    for event in events:
+        changes.apply(state, event)
+    return changes.diffs

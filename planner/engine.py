@@ -26,16 +26,16 @@ from pydantic import BaseModel
 from planner.actions import is_note, note_text
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
-from planner.events import Event, Kind
+from planner.events import Cause, Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
 from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Operator, Repair, Reply, StepWork, View
-from planner.protocols import Environment, Model, Page
+from planner.protocols import ActionResult, ElementInfo, Environment, Model, Page
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 
-__all__ = ["Engine", "Guard"]
+__all__ = ["Engine", "Guard", "view_of"]
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
 
@@ -76,7 +76,7 @@ class Engine:
             return []
         position = next_position(state.tree)
         if (spent := state.over_budget) is not None:
-            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=spent)
+            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, cause=Cause.BUDGET, reason=spent)
             return self._rec.take()
         try:
             if position is None:
@@ -85,14 +85,16 @@ class Engine:
                 self._finish(f"step budget of {self.config.max_steps} exhausted")
             elif state.awaits_constraints:
                 self._extract_constraints()
-            elif self._held_before(position):
+            elif self._held_at_node(position) or self._held_before(position):
                 pass
             else:
                 if not state.page_text:
                     self._record_page(Kind.PAGE_OBSERVED, None, self.env.observe())
                 self._work(position)
         except ModelUnavailable as error:
-            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=f"model unavailable: {error}")
+            self._rec.record(
+                Kind.SESSION_STATUS, status=RunStatus.PAUSED, cause=Cause.ERROR, reason=f"model unavailable: {error}"
+            )
         return self._rec.take()
 
     # -- dispatch -------------------------------------------------------------------------------
@@ -119,6 +121,28 @@ class Engine:
             self._recover(node)
         self._pause_after(node, work)
 
+    def _held_at_node(self, position: Position) -> bool:
+        """Stop as the traversal is about to enter a node the operator marked "break here".
+
+        Entering spans every ENTERING step of the node (an expansion that makes it an action, then
+        the action), so the pause is recorded with `breakpoint_node` and the resumed run passes it;
+        the fold forgets that pass when the node is reset, so a node entered again pauses again.
+        """
+        node = position.node
+        if (
+            position.frame is not Frame.ENTERING
+            or node.id not in self.config.node_breakpoints
+            or self.state.breakpoint_passed == node.id
+        ):
+            return False
+        self._rec.record(
+            Kind.SESSION_STATUS,
+            status=RunStatus.PAUSED,
+            reason=f"breakpoint: at {node.id} (set by operator)",
+            breakpoint_node=node.id,
+        )
+        return True
+
     def _held_before(self, position: Position) -> bool:
         """Stop before a browser action that needs approval or sits on a breakpoint."""
         node = position.node
@@ -126,55 +150,74 @@ class Engine:
             return False
         state = self.state
         if self.config.guard and self.guard is not None and state.approved_node != node.id:
-            rule = self.guard(node.action, self.env.target(node.action))
+            target = self.env.target(node.action)
+            rule = self.guard(node.action, target)
             if rule is not None:
-                self._rec.record(Kind.APPROVAL_REQUESTED, node.id, action=node.action, rule=rule)
+                self._ask_approval(node.id, node.action, rule, target)
                 return True
         if Breakpoint.BEFORE_ACTION in self.config.breakpoints and state.breakpoint_passed != node.id:
             self._rec.record(
                 Kind.SESSION_STATUS,
                 status=RunStatus.PAUSED,
+                cause=Cause.BREAKPOINT,
                 reason=f"breakpoint: before {node.id} ({node.action})",
                 breakpoint_node=node.id,
             )
             return True
         return False
 
+    def _ask_approval(self, node_id: str, action: str, rule: str, target: ElementInfo | None) -> None:
+        """Hold `action` for an operator, with the element it would touch and a picture of it, taken
+        now: once the run goes on, the page it was asked on is gone."""
+        preview = self.env.preview(action)
+        self._rec.record(
+            Kind.APPROVAL_REQUESTED,
+            node_id,
+            action=action,
+            rule=rule,
+            role=target.role if target is not None else "",
+            name=target.name if target is not None else "",
+            screenshot=preview.screenshot if preview is not None else None,
+            box=preview.box if preview is not None else None,
+        )
+
     def _pause_after(self, node: Node, work: StepWork) -> None:
         state = self.state
         if state.status is not RunStatus.RUNNING:
             return
         points = self.config.breakpoints
-        reason = None
-        if work is StepWork.EXPAND and Breakpoint.AFTER_EXPANSION in points and node.status is Status.VISITED:
-            reason = f"plan review: {node.id} expanded as {node.type.value}"
+        reason, cause = None, Cause.BREAKPOINT
+        reviews = Breakpoint.AFTER_EXPANSION in points or self._reviews_first_plan(node)
+        if work is StepWork.EXPAND and reviews and node.status is Status.VISITED:
+            reason, cause = f"plan review: {node.id} expanded as {node.type.value}", Cause.PLAN_REVIEW
         elif Breakpoint.ON_FAILURE in points and node.status is Status.FAIL:
             reason = f"breakpoint: {node.id} failed ({node.reason})"
         elif work == "recover" and Breakpoint.ON_REPAIR in points and node.status is Status.VISITED:
             reason = f"breakpoint: {node.id} repaired"
         elif state.single_step:
-            reason = "paused after one step"
+            reason, cause = "paused after one step", Cause.STEP
         if reason is not None:
-            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, reason=reason)
+            self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, cause=cause, reason=reason)
+
+    def _reviews_first_plan(self, node: Node) -> bool:
+        """Whether this expansion is the first plan a "Start paused" operator reviews: the root's, before
+        any browser action.
+
+        The console's "Start paused" sets `review_first_plan` instead of creating the session paused:
+        paused before its first step, the operator had nothing to review yet (the root is expanded only
+        by that step). With the flag, the run extracts the constraints and expands the root, then stops
+        exactly as the after-expansion breakpoint does ("plan review: 0 expanded as AND"); not that
+        breakpoint itself, which stops at every later expansion too, and clearing it after the first
+        would erase the choice of an operator who had set it. It is derived,
+        not switched off once used: the root's expansion while no action has run happens once, unless the
+        operator sends the root back to expansion before the run acts, and then the new plan is reviewed too.
+        """
+        return self.config.review_first_plan and node.id == ROOT_ID and self.state.metrics.actions == 0
 
     # -- model calls ------------------------------------------------------------------------------
 
     def _view(self, node: Node) -> View:
-        state = self.state
-        return View(
-            task=state.task,
-            tree=state.tree,
-            node=node,
-            notes=tuple(state.notes),
-            progress=state.progress,
-            feedback=state.feedback,
-            observation=state.page_text,
-            url=state.url,
-            allow_or=self.config.or_alternatives,
-            constraints=tuple(state.constraints or ()),
-            candidates=tuple(state.candidates.values()),
-            lookahead=self.config.lookahead,
-        )
+        return view_of(self.state, node, self.config)
 
     def _ask(
         self,
@@ -344,7 +387,11 @@ class Engine:
 
     def _execute(self, node: Node) -> None:
         action = node.action or ""
-        result = self.env.execute(action, approved=self.state.approved_node == node.id)
+        approved = self.state.approved_node == node.id
+        result = self.env.execute(action, approved=approved)
+        if result.held_dialog is not None and not approved and self.config.guard and self.guard is not None:
+            self._hold_for_dialog(node, action, result)
+            return
         self._record_page(
             Kind.ACTION_EXECUTED,
             node.id,
@@ -361,6 +408,14 @@ class Engine:
             self._rec.record(Kind.NOTE_ADDED, node.id, text=note_text(action))
             return
         self._observe(node, action)
+
+    def _hold_for_dialog(self, node: Node, action: str, result: ActionResult) -> None:
+        """The page asked to confirm something risky and the environment said no: the action has not done
+        what it was for, so it is not recorded as run; the page it left is, and the action is held for an
+        operator with the dialog's question as its rule. Approved, it runs again and the dialog is accepted."""
+        if result.page is not None:
+            self._record_page(Kind.PAGE_OBSERVED, node.id, result.page)
+        self._ask_approval(node.id, action, result.held_dialog or "", self.env.target(action))
 
     def _observe(self, node: Node, action: str) -> None:
         """Observation summary, global tree update and lookahead, answered together (one model call)."""
@@ -595,3 +650,22 @@ class Engine:
 
     def _fail(self, node: Node, reason: str) -> None:
         self._set(node, Status.FAIL, reason)
+
+
+def view_of(state: SessionState, node: Node, config: EngineConfig) -> View:
+    """What a model call about `node` sees at `state`: the engine's calls, and a counterfactual re-ask
+    of one of them (`sessions.counterfactual`), which must see what the original call saw."""
+    return View(
+        task=state.task,
+        tree=state.tree,
+        node=node,
+        notes=tuple(state.notes),
+        progress=state.progress,
+        feedback=state.feedback,
+        observation=state.page_text,
+        url=state.url,
+        allow_or=config.or_alternatives,
+        constraints=tuple(state.constraints or ()),
+        candidates=tuple(state.candidates.values()),
+        lookahead=config.lookahead,
+    )

@@ -21,7 +21,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from planner.config import EngineConfig
 from planner.inputs import InputError, shown
 from planner.operators import Diagnosis, Operator, StepWork
-from planner.tree import NodeType, Origin, Status
+from planner.tree import NodeType, Origin, Status, TemplateRef
 
 __all__ = [
     "PAYLOADS",
@@ -31,7 +31,10 @@ __all__ = [
     "AlternativeForced",
     "ApprovalGranted",
     "ApprovalRequested",
+    "Box",
     "CandidateReport",
+    "Cause",
+    "ChildrenReordered",
     "CommandApplied",
     "CommandRejected",
     "ConfigChanged",
@@ -81,6 +84,7 @@ class Kind(StrEnum):
     NODE_REWRITTEN = "node_rewritten"
     NODE_RESET = "node_reset"
     NODE_RESTORED = "node_restored"
+    CHILDREN_REORDERED = "children_reordered"
     REVISION_USED = "revision_used"
     ALTERNATIVE_FORCED = "alternative_forced"
     ACTION_EXECUTED = "action_executed"
@@ -105,6 +109,31 @@ class RunStatus(StrEnum):
     STOPPED = "stopped"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+
+
+class Cause(StrEnum):
+    """Why a session has the status it has: what tells the kinds of pause apart (the attention inbox
+    sorts sessions by it), where the reason recorded beside it says the same in words for people."""
+
+    OPERATOR = "operator"
+    """The operator's doing: a command (pause, resume, one step, stop, a rejection, an approval), a
+    session started paused, a fork."""
+    STEP = "step"
+    """Paused after the one step the operator asked for."""
+    BREAKPOINT = "breakpoint"
+    """Stopped at a breakpoint: before an action, on a failure, after a repair."""
+    PLAN_REVIEW = "plan_review"
+    """Stopped after an expansion for the operator to review the plan (the after-expansion breakpoint)."""
+    APPROVAL = "approval"
+    """An action waits for the operator's approval."""
+    BUDGET = "budget"
+    """The cost budget is spent."""
+    ERROR = "error"
+    """A problem: the model was unavailable, the runner failed, no runner could be built."""
+    INTERRUPTED = "interrupted"
+    """The runner was stopped (shut down) before the run ended; resuming continues it."""
+    FINISHED = "finished"
+    """The run ended, succeeded or failed."""
 
 
 class Payload(BaseModel):
@@ -136,7 +165,13 @@ class NodeSpec:
 
 @pydantic_dataclass(frozen=True, slots=True, config=_PART)
 class NodeFace:
-    """What a plan edit can change about one node, at one moment: the edit's diff shows it, an undo restores it."""
+    """What a plan edit can change about one node, at one moment: the edit's diff shows it, an undo restores it.
+
+    `order` is the node's children in order, kept only by an edit that reordered them (an operator's
+    plan review) and None otherwise: every other edit leaves the order alone, and an added child
+    lengthens it, which is no change an undo should take back (ids are numbered on from its length).
+    A face written before `order` existed reads as None, so no upgrade is needed.
+    """
 
     status: Status
     type: NodeType
@@ -146,6 +181,7 @@ class NodeFace:
     forced: str | None = None
     protected: bool = False
     earlier: tuple[str, ...] = ()
+    order: tuple[str, ...] | None = None
 
 
 @pydantic_dataclass(frozen=True, slots=True, config=_PART)
@@ -163,6 +199,16 @@ class PlannedAction:
 
     node: str
     action: str
+
+
+@pydantic_dataclass(frozen=True, slots=True, config=_PART)
+class Box:
+    """A rectangle in a screenshot, in its pixels from the top left corner: where an element was drawn."""
+
+    x: float
+    y: float
+    width: float
+    height: float
 
 
 @pydantic_dataclass(frozen=True, slots=True, config=_PART)
@@ -195,8 +241,15 @@ class SessionForked(Payload):
 
 
 class SessionStatus(Payload):
+    """`cause` says why the session has `status`, for code to act on; `reason` says it to people, and
+    no code reads its wording. None: the writer did not say (the inbox treats such a pause as a
+    problem). Version 2 added `cause`: an older event's is derived once from its reason, on load
+    (`_session_status_cause`)."""
+
     KIND = Kind.SESSION_STATUS
+    VERSION = 2
     status: RunStatus
+    cause: Cause | None = None
     reason: str | None = None
     single_step: bool = False
     breakpoint_node: str | None = None
@@ -241,13 +294,23 @@ class NodeExpanded(Payload):
 
 
 class NodesAdded(Payload):
-    """New children of the event's node at `position` (None: at the end); `parent_type` types an unexpanded parent."""
+    """New children of the event's node at `position` (None: at the end); `parent_type` types an unexpanded parent.
+
+    A template brings whole subtrees in one event, so that its edit (and its undo) adds and removes
+    them at once: `nodes` lists every new node, a parent before its children, and a node whose id
+    extends another new node's id (`0.3.1` under `0.3`) is that node's child, appended in order;
+    `types` gives the type of each new node that comes with its children. `template` is the
+    template they came from. Version 2 added `types` and `template` (a version 1 event has neither).
+    """
 
     KIND = Kind.NODES_ADDED
+    VERSION = 2
     nodes: list[NodeSpec]
     origin: Origin
     position: int | None = None
     parent_type: NodeType | None = None
+    types: dict[str, NodeType] = Field(default_factory=dict)
+    template: TemplateRef | None = None
 
 
 class StatusChanged(Payload):
@@ -276,6 +339,13 @@ class NodeRestored(Payload):
 
     KIND = Kind.NODE_RESTORED
     to: NodeFace
+
+
+class ChildrenReordered(Payload):
+    """The node's children in a new order: the same ids, each once (nothing is ever dropped from the list)."""
+
+    KIND = Kind.CHILDREN_REORDERED
+    order: list[str]
 
 
 class RevisionUsed(Payload):
@@ -328,9 +398,21 @@ class ActionEdited(Payload):
 
 
 class ApprovalRequested(Payload):
+    """A guarded action held for an operator, with what they need to judge it: the `rule` it matched,
+    the element it would touch (`role`, `name`: page text, empty when the action touches none or it is
+    unknown), and a `screenshot` of the page with that element in view, `box` being where the element
+    is in it (None: no element, or none drawn on screen). `screenshot` is None where no picture could
+    be taken (a dry run, a browser without a screenshot folder). Version 2 added all four; a version 1
+    request has none of them."""
+
     KIND = Kind.APPROVAL_REQUESTED
+    VERSION = 2
     action: str
     rule: str
+    role: str = ""
+    name: str = ""
+    screenshot: str | None = None
+    box: Box | None = None
 
 
 class ApprovalGranted(Payload):
@@ -389,11 +471,16 @@ class CommandApplied(Payload):
     what each edit did without a replay and an undo knows what to restore; `undoes`: the command id
     of the edit an undo took back. Version 2 added both (a version 1 edit recorded no changes, so it
     cannot be undone).
+
+    `by`: the operator who sent the command (`planner.commands`), None when not known; the nodes in
+    `changes` are theirs (`SessionState.made_by`, `edited_by`). Version 3 added it: an older command's
+    sender is not known. It comes right after the id so a one-line summary of the event shows it.
     """
 
     KIND = Kind.COMMAND_APPLIED
-    VERSION = 2
+    VERSION = 3
     command_id: str
+    by: str | None = None
     command: dict[str, Any] = Field(default_factory=dict)
     warning: str | None = None
     changes: list[NodeChange] = Field(default_factory=list)
@@ -401,8 +488,13 @@ class CommandApplied(Payload):
 
 
 class CommandRejected(Payload):
+    """`by`: the operator who sent the command, None when not known. Version 2 added it (an older
+    rejection's sender is not known)."""
+
     KIND = Kind.COMMAND_REJECTED
+    VERSION = 2
     command_id: str
+    by: str | None = None
     command: dict[str, Any] = Field(default_factory=dict)
     reason: str = ""
 
@@ -438,6 +530,7 @@ PAYLOADS: dict[Kind, type[Payload]] = {
         NodeRewritten,
         NodeReset,
         NodeRestored,
+        ChildrenReordered,
         RevisionUsed,
         AlternativeForced,
         ActionExecuted,
@@ -566,9 +659,57 @@ def _command_applied_without_changes(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "changes": [], "undoes": None}
 
 
+def _command_without_operator(data: dict[str, Any]) -> dict[str, Any]:
+    """Before `by` was recorded (command_applied version 3, command_rejected version 2) no command said
+    who sent it: its sender is not known."""
+    return {**data, "by": None}
+
+
+def _nodes_added_without_template(data: dict[str, Any]) -> dict[str, Any]:
+    """Before version 2 nodes were added one level at a time and never from a template."""
+    return {**data, "types": {}, "template": None}
+
+
+_V1_CAUSES: tuple[tuple[str, Cause], ...] = (
+    ("breakpoint: ", Cause.BREAKPOINT),  # Engine._held_before and _pause_after
+    ("plan review: ", Cause.PLAN_REVIEW),  # Engine._pause_after, the after-expansion breakpoint
+    ("paused after one step", Cause.STEP),  # Engine._pause_after
+    ("cost budget spent", Cause.BUDGET),  # SessionState.over_budget, as Engine.step records it
+    ("runner stopped; resume to continue", Cause.INTERRUPTED),  # sessions.runner, a clean stop
+    ("paused by operator", Cause.OPERATOR),  # the commands: Pause,
+    ("rejected by operator", Cause.OPERATOR),  # Reject,
+    ("resumed by operator", Cause.OPERATOR),  # Resume,
+    ("one step", Cause.OPERATOR),  # Step,
+    ("stopped by operator", Cause.OPERATOR),  # Stop
+)
+"""How version 1 reasons began, by cause, as the code of that version wrote them."""
+
+
+def _approval_requested_without_preview(data: dict[str, Any]) -> dict[str, Any]:
+    """Before version 2 a request kept only its action and rule: no element, no screenshot."""
+    return {**data, "role": "", "name": "", "screenshot": None, "box": None}
+
+
+def _session_status_cause(data: dict[str, Any]) -> dict[str, Any]:
+    """Before version 2 a status change said why only in its reason: the one place its wording is
+    read. Any other pause was a problem (a model unavailable, a runner's exception); any other
+    change, the operator's."""
+    reason = data.get("reason")
+    reason = reason if isinstance(reason, str) else ""  # anything else fails validation next, with its own message
+    cause = next((cause for opening, cause in _V1_CAUSES if reason.startswith(opening)), None)
+    if cause is None:
+        cause = Cause.ERROR if data.get("status") == RunStatus.PAUSED.value and reason else Cause.OPERATOR
+    return {**data, "cause": cause.value}
+
+
 _UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     (Kind.OBSERVED.value, 1): _observed_ahead_to_proposals,
     (Kind.COMMAND_APPLIED.value, 1): _command_applied_without_changes,
+    (Kind.COMMAND_APPLIED.value, 2): _command_without_operator,
+    (Kind.COMMAND_REJECTED.value, 1): _command_without_operator,
+    (Kind.SESSION_STATUS.value, 1): _session_status_cause,
+    (Kind.NODES_ADDED.value, 1): _nodes_added_without_template,
+    (Kind.APPROVAL_REQUESTED.value, 1): _approval_requested_without_preview,
 }
 """(kind, from_version) -> function returning the payload at from_version + 1."""
 

@@ -8,6 +8,8 @@ happens. Two kinds of rule:
   field, or Enter in a field whose form has a risky submit control. Names and terms go through the
   same `normalize_name`, so spacing, punctuation, case, width and invisible characters cannot hide
   a term: "Place\u00a0order", "Place-order" and "Pla\u200bce order" all read "place order".
+  The same rule (`GuardRules.risky_term`) decides which of a page's own confirm and prompt dialogs
+  the browser may accept without an operator (`planner.browser.dialogs`).
 - URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s). URLs
   are resolved by one WHATWG parser (ada), the standard the browser follows, against the page the
   action runs on: the environment resolves a goto with `resolve_url` and then opens exactly that
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable
+from functools import cached_property
 
 import ada_url
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,6 +95,21 @@ class GuardRules(BaseModel):
     allowed_domains: list[str] = Field(default_factory=list)
     """Hosts a goto may reach without approval, subdomains included; the start URL's host always is."""
 
+    @cached_property
+    def _terms(self) -> tuple[tuple[str, str], ...]:
+        """Each risky term normalized, with its words joined ("placeorder"), once per rule set."""
+        normalized = dict.fromkeys(normalize_name(term) for term in self.risky_names)
+        return tuple((term, term.replace(" ", "")) for term in normalized if term)
+
+    def risky_term(self, text: str) -> str | None:
+        """The first risky term `text` holds as whole words, or written as one word ("placeorder"):
+        the one name rule, for an element's names and for what a page's dialog asks alike."""
+        name = f" {normalize_name(text)} "
+        for term, joined in self._terms:
+            if f" {term} " in name or (joined != term and f" {joined} " in name):
+                return term
+        return None
+
 
 def resolve_url(url: str, base: str) -> str | None:
     """Where a goto lands, as an absolute URL, or None when it cannot be parsed.
@@ -157,22 +175,12 @@ def _is_ip(host: str) -> bool:
         return False
 
 
-def _risky_term(text: str, terms: Iterable[tuple[str, str]]) -> str | None:
-    """The first term `text` holds as whole words, or written as one word ("placeorder")."""
-    name = f" {normalize_name(text)} "
-    for term, joined in terms:
-        if f" {term} " in name or (joined != term and f" {joined} " in name):
-            return term
-    return None
-
-
 def make_guard(rules: GuardRules, start_url: str) -> Guard:
     """Build the engine's guard: action text and target element in, tripped rule's name (or None) out.
 
     For a goto the target carries the URL the environment will open (resolved against the page it
     is on); without a target (no browser) the goto is resolved against the start URL.
     """
-    terms = [(t, t.replace(" ", "")) for t in dict.fromkeys(normalize_name(term) for term in rules.risky_names) if t]
     hosts = allowed_hosts(rules.allowed_domains, start_url)
 
     def leaves(url: str) -> str | None:
@@ -199,11 +207,11 @@ def make_guard(rules: GuardRules, start_url: str) -> Guard:
         if rules.guard_passwords and isinstance(parsed, Type) and target.input_type.lower() == "password":
             return "password field"
         for text in (target.name, *target.texts):
-            if (term := _risky_term(text, terms)) is not None:
+            if (term := rules.risky_term(text)) is not None:
                 return f"element named {text!r} matches {term!r}"
         if submits:
             for text in target.form_submits:
-                if (term := _risky_term(text, terms)) is not None:
+                if (term := rules.risky_term(text)) is not None:
                     return f"Enter submits a form with {text!r}, which matches {term!r}"
         if target.url and is_web_url(target.url) and (isinstance(parsed, Click) or submits):
             host = leaves(target.url)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -107,28 +108,60 @@ def parse_json(text: str) -> Any:
         raise InputError("its JSON is nested too deeply to read") from None
 
 
-def describe_validation_error(error: ValidationError, *, skip: int = 0) -> str:
+def describe_validation_error(
+    error: ValidationError, *, skip: int = 0, names: Mapping[str, str] | None = None, keyed: Collection[str] = ()
+) -> str:
     """pydantic's errors as one phrase: where the first problem is, what it is, and how many more there are.
 
     `skip` drops leading location parts that mean nothing to a person (the tag of a tagged union).
-    Inputs are never echoed, so a huge value cannot flood the message.
+    `names` puts fields in the words of the person who filled them ("max_cost_usd" is the "cost cap");
+    with it, a location part it does not name is that person's own data (the name of a parameter)
+    and is quoted, as is the part after a field in `keyed` (a mapping's key, whatever it says). Without it, fields keep their names: for settings typed as NAME=VALUE the field's
+    name is the word the person used. Inputs are never echoed, so a huge value cannot flood the
+    message, and pydantic's own wording never reaches a person.
     """
     problems = error.errors(include_url=False, include_input=False)
     if not problems:
         return "the value is not valid"
     first = problems[0]
-    where = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in first["loc"][skip:])
-    message = _in_plain_words(first["type"], first.get("ctx") or {}) or first["msg"].removeprefix(
-        "Value error, "
-    ).removeprefix("Assertion failed, ")
+    where = _where(first["loc"][skip:], names, keyed)
+    message = _in_plain_words(first["type"], first.get("ctx") or {})
+    if message is None:
+        mine = first["type"] in ("value_error", "assertion_error")  # a validator's own sentence
+        message = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ") if mine else _UNUSABLE
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{shown(where, 60) + ': ' if where else ''}{shown(message, 200)}{more}"
 
+
+def _where(loc: Sequence[int | str], names: Mapping[str, str] | None, keyed: Collection[str]) -> str:
+    """A location as a person reads it: items counted from 1 ("sub-goals #2"), fields by `names`."""
+    parts = []
+    after: int | str | None = None
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"#{part + 1}")
+        elif part == "[key]":
+            pass  # pydantic's mark on the key of a mapping: the key itself is the part before it
+        elif names is None:
+            parts.append(part)
+        elif after in keyed or part not in names:
+            parts.append(f"'{shown(part, 30)}'")
+        else:
+            parts.append(names[part])
+        after = part
+    return " ".join(parts)
+
+
+_UNUSABLE = "is not a usable value"
+"""What any error pydantic has no phrase for here is called: its own message speaks of Python types."""
 
 _PLAIN: dict[str, str] = {
     "missing": "is required",
     "extra_forbidden": "is not an accepted field",
     "string_type": "must be text",
+    "string_unicode": "must be text",
+    "bytes_type": "must be text",
+    "string_pattern_mismatch": "is not in the expected form",
     "int_type": "must be a whole number",
     "int_parsing": "must be a whole number",
     "int_from_float": "must be a whole number",
@@ -138,34 +171,50 @@ _PLAIN: dict[str, str] = {
     "bool_type": "must be true or false",
     "bool_parsing": "must be true or false",
     "list_type": "must be a list",
+    "set_type": "must be a list",
+    "frozen_set_type": "must be a list",
+    "tuple_type": "must be a list",
     "dict_type": "must be an object with named fields",
+    "model_type": "must be an object with named fields",
+    "model_attributes_type": "must be an object with named fields",
+    "none_required": "must be left out",
+    "json_invalid": "is not valid JSON",
+    "json_type": "must be JSON text",
     "greater_than": "must be more than {gt}",
     "greater_than_equal": "must be {ge} or more",
     "less_than": "must be less than {lt}",
     "less_than_equal": "must be {le} or less",
     "literal_error": "must be one of {expected}",
     "enum": "must be one of {expected}",
+    "union_tag_invalid": "must be one of {expected_tags}",
 }
-"""pydantic's error types in the words an operator uses; the rest keep pydantic's own message."""
+"""pydantic's error types in the words an operator uses; any other is `_UNUSABLE`, or a validator's own sentence."""
 
 
 def _in_plain_words(kind: str, ctx: dict[str, object]) -> str | None:
-    """One of pydantic's errors as a short phrase for a person, or None to use pydantic's message."""
+    """One of pydantic's errors as a short phrase for a person, or None if there is no phrase for it."""
     if kind in ("too_short", "string_too_short"):
         least = int(str(ctx.get("min_length", 1)))
         if least == 1:
             return "cannot be empty"
         return f"needs at least {least} {'characters' if kind == 'string_too_short' else 'items'}"
-    if kind in ("too_long", "string_too_long"):
-        most = ctx.get("max_length")
-        return f"is too long: at most {most} {'characters' if kind == 'string_too_long' else 'items'}"
+    if kind == "string_too_long":
+        return f"is too long: at most {ctx.get('max_length')} characters"
+    if kind == "too_long":
+        actual = ctx.get("actual_length")
+        return f"too many{f' ({actual})' if actual is not None else ''}; at most {ctx.get('max_length')}"
     template = _PLAIN.get(kind)
     if template is None:
         return None
     try:
-        return template.format(**{key: shown(str(value), 80) for key, value in ctx.items()})
+        return template.format(**{key: shown(_number(value), 80) for key, value in ctx.items()})
     except (KeyError, IndexError):
         return None
+
+
+def _number(value: object) -> str:
+    """A bound as a person writes it: 10000, not 10000.0."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def exists_as_file(text: str) -> bool:

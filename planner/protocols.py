@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from planner.events import Box
 from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
 
-__all__ = ["ActionResult", "ElementInfo", "Environment", "Model", "Page"]
+__all__ = ["ActionResult", "ElementInfo", "Environment", "Model", "Page", "Preview"]
 
 
 @runtime_checkable
@@ -65,13 +66,33 @@ class ElementInfo:
 
 @dataclass(frozen=True, slots=True)
 class ActionResult:
-    """The outcome of one action. A failure is data (`ok=False`, `error`), never an exception."""
+    """The outcome of one action. A failure is data (`ok=False`, `error`), never an exception.
+
+    `reports`: what else happened that the agent should know, one sentence each, also shown at the
+    top of `page.text`: a dialog the page showed and how it was answered, a file it downloaded.
+    `held_dialog`: set when the page asked to confirm something the guard's name rule calls risky
+    and the environment dismissed it for want of an operator's approval ("the page asked to confirm
+    'Delete your account?'"); the action then failed, and the engine asks an operator to approve it,
+    with that as the rule. Run again approved, the dialog is accepted.
+    """
 
     ok: bool
     page: Page | None = None
     error: str | None = None
     screenshot: str | None = None
     duration_ms: float = 0.0
+    reports: tuple[str, ...] = ()
+    held_dialog: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """The page as an action would find it, for the operator who approves it: a `screenshot` file with
+    the action's element scrolled into view, and `box`, where that element is in the screenshot's
+    pixels (None: the action touches no element, as a goto, or the element is not drawn on screen)."""
+
+    screenshot: str
+    box: Box | None = None
 
 
 @runtime_checkable
@@ -91,6 +112,15 @@ class Environment(Protocol):
 
     def target(self, action: str) -> ElementInfo | None:
         """What `action` would touch or where it would lead, for the guard; None when unknown."""
+        ...
+
+    def preview(self, action: str) -> Preview | None:
+        """A picture of what `action` would touch, for the operator asked to approve it; None when
+        none can be taken (no browser, no screenshot folder, a page that cannot be drawn).
+
+        A method of its own rather than a box in `ElementInfo`: `target` runs before every guarded
+        check, and a screenshot costs a browser round trip and a file, so only a held action pays for it.
+        """
         ...
 
     def close(self) -> None: ...

@@ -16,13 +16,16 @@ from typing import Any, cast
 from planner.actions import is_note
 from planner.answers import AnswerCheck, check_answer
 from planner.config import EngineConfig
-from planner.errors import EventOrderError
+from planner.errors import EventOrderError, InvalidTransition
 from planner.events import (
     PAYLOADS,
     ActionEdited,
     ActionExecuted,
     AlternativeForced,
     ApprovalRequested,
+    Box,
+    Cause,
+    ChildrenReordered,
     CommandApplied,
     CommandRejected,
     ConfigChanged,
@@ -52,7 +55,7 @@ from planner.events import (
 )
 from planner.operators import Candidate
 from planner.status import CLOSED, REMOVED, move
-from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
+from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, TemplateRef, Tree
 
 __all__ = [
     "TERMINAL",
@@ -78,11 +81,16 @@ class SeenCandidate(Candidate):
 
 @dataclass(slots=True)
 class Approval:
-    """A guarded action waiting for an operator's decision."""
+    """A guarded action waiting for an operator's decision, with the element it would touch and the
+    screenshot that shows it (`ApprovalRequested`), so the console draws the box from the state alone."""
 
     node_id: str
     action: str
     rule: str
+    role: str = ""
+    name: str = ""
+    screenshot: str | None = None
+    box: Box | None = None
 
 
 @dataclass(slots=True)
@@ -113,7 +121,12 @@ class SessionState:
     `diagnosis` is the latest diagnosis appended to the finished run, if any. `expect` holds the
     strings a correct answer contains, when the task came with them (`answer_check`). `edits` is the
     operator's undo stack: the `command_applied` events of the plan edits an undo may still take
-    back, oldest first (each carries the nodes it changed).
+    back, oldest first (each carries the nodes it changed). `breakpoint_passed` is the node a breakpoint
+    last held, so the resumed run goes past it once; resetting that node forgets it. `cause` says why
+    the session has its `status` (None: a status change whose writer did not say); `reason` says it to
+    people. `made_by` and `edited_by` name, by node id, the operator whose command made the node and
+    the one whose command last changed it (`CommandApplied.by`); a node whose operator is not known
+    is in neither.
     """
 
     task: str = ""
@@ -123,6 +136,7 @@ class SessionState:
     config: EngineConfig = field(default_factory=EngineConfig)
     tree: Tree = field(default_factory=Tree)
     status: RunStatus = RunStatus.RUNNING
+    cause: Cause | None = None
     reason: str | None = None
     seq: int = 0
     steps: int = 0
@@ -146,6 +160,8 @@ class SessionState:
     last_screenshot: str | None = None
     handled_commands: set[str] = field(default_factory=set)
     edits: list[Event] = field(default_factory=list)
+    made_by: dict[str, str] = field(default_factory=dict)
+    edited_by: dict[str, str] = field(default_factory=dict)
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
@@ -184,6 +200,7 @@ def _session_created(state: SessionState, event: Event) -> None:
     state.model_data = p.model_data
     state.config = p.config
     state.status = p.status
+    state.cause = Cause.OPERATOR  # started, running or paused, as the operator asked
     state.expect = list(p.expect)
     state.tree.nodes[ROOT_ID] = Node(id=ROOT_ID, description=p.task, url=state.url)
 
@@ -192,6 +209,7 @@ def _session_forked(state: SessionState, event: Event) -> None:
     p = cast(SessionForked, event.payload)
     state.forked_from = (p.from_session, p.at_seq)
     state.status = RunStatus.PAUSED
+    state.cause = Cause.OPERATOR
     state.reason = f"forked from {p.from_session} at event {p.at_seq}"
     state.handled_commands.clear()
     state.single_step = False
@@ -200,6 +218,7 @@ def _session_forked(state: SessionState, event: Event) -> None:
 def _session_status(state: SessionState, event: Event) -> None:
     p = cast(SessionStatus, event.payload)
     state.status = p.status
+    state.cause = p.cause
     state.reason = p.reason
     state.single_step = p.single_step
     if p.breakpoint_node:
@@ -211,6 +230,7 @@ def _session_status(state: SessionState, event: Event) -> None:
 def _session_finished(state: SessionState, event: Event) -> None:
     p = cast(SessionFinished, event.payload)
     state.status = p.status
+    state.cause = Cause.FINISHED
     state.reason = p.reason
     state.final_answer = p.final_answer
     state.current = None
@@ -235,19 +255,22 @@ _validate_node = Node.__pydantic_validator__.validate_python
 """Validating a node is faster than `Node.model_construct`, whose field loop runs in Python (bench.engine)."""
 
 
-def _new_node(state: SessionState, parent: Node, spec: NodeSpec, origin: Origin) -> Node:
-    node: Node = _validate_node(
-        {
-            "id": spec.id,
-            "parent": parent.id,
-            "description": spec.description,
-            "score": spec.score,
-            "origin": origin,
-            "protected": origin is Origin.OPERATOR,
-            "url": state.url,
-            "step_created": state.steps,
-        }
-    )
+def _new_node(
+    state: SessionState, parent: Node, spec: NodeSpec, origin: Origin, template: TemplateRef | None = None
+) -> Node:
+    fields = {
+        "id": spec.id,
+        "parent": parent.id,
+        "description": spec.description,
+        "score": spec.score,
+        "origin": origin,
+        "protected": origin is Origin.OPERATOR,
+        "url": state.url,
+        "step_created": state.steps,
+    }
+    if template is not None:
+        fields["template"] = template
+    node: Node = _validate_node(fields)
     state.tree.nodes[node.id] = node
     if spec.action:
         state.proposals[node.id] = spec.action
@@ -275,11 +298,31 @@ def _nodes_added(state: SessionState, event: Event) -> None:
         state.proposals.pop(parent.id, None)
         if parent.status is Status.FAIL:
             move(parent, Status.VISITED)
-    ids = [_new_node(state, parent, spec, p.origin).id for spec in p.nodes]
+    if p.types or p.template is not None:
+        ids = _subtrees_added(state, parent, p)
+    else:
+        ids = [_new_node(state, parent, spec, p.origin).id for spec in p.nodes]
     if p.position is None:
         parent.children.extend(ids)
     else:
         parent.children[p.position : p.position] = ids
+
+
+def _subtrees_added(state: SessionState, parent: Node, p: NodesAdded) -> list[str]:
+    """Add nested new nodes (a template's) under their parents; returns the ids of the top ones,
+    the parent's new children. A node's parent is the node its id extends (`NodesAdded`)."""
+    top: list[str] = []
+    nodes = state.tree.nodes
+    for spec in p.nodes:
+        owner_id = spec.id.rpartition(".")[0]
+        owner = parent if owner_id == parent.id else nodes[owner_id]
+        node = _new_node(state, owner, spec, p.origin, p.template)
+        node.type = p.types.get(node.id, node.type)
+        if owner is parent:
+            top.append(node.id)
+        else:
+            owner.children.append(node.id)
+    return top
 
 
 def _status_changed(state: SessionState, event: Event) -> None:
@@ -319,6 +362,8 @@ def _node_reset(state: SessionState, event: Event) -> None:
     node.reason = p.reason
     node.forced = None
     state.proposals.pop(node.id, None)
+    if state.breakpoint_passed == node.id:
+        state.breakpoint_passed = None  # it will be entered afresh, and a breakpoint on it holds it again
     if node.id == ROOT_ID:
         state.final_answer = None
     if node.type is not NodeType.ACTION or p.reexpand:
@@ -344,6 +389,17 @@ def _node_restored(state: SessionState, event: Event) -> None:
     node.protected = face.protected
     node.earlier = face.earlier
     state.proposals.pop(node.id, None)
+
+
+def _children_reordered(state: SessionState, event: Event) -> None:
+    """Only a permutation of the children is taken: a child dropped from the list would free its id for
+    reuse (`Tree.new_child_ids` numbers on from the list's length), and the traversal and the chart
+    would lose a node the log still names."""
+    node = state.tree[event.node_id]
+    order = cast(ChildrenReordered, event.payload).order
+    if sorted(order) != sorted(node.children):
+        raise InvalidTransition(f"node {node.id}: {', '.join(order)} is not an order of its children")
+    node.children = list(order)
 
 
 def _revision_used(state: SessionState, event: Event) -> None:
@@ -383,8 +439,9 @@ def _action_edited(state: SessionState, event: Event) -> None:
 
 def _approval_requested(state: SessionState, event: Event) -> None:
     p = cast(ApprovalRequested, event.payload)
-    state.approval = Approval(event.node_id, p.action, p.rule)
+    state.approval = Approval(event.node_id, p.action, p.rule, p.role, p.name, p.screenshot, p.box)
     state.status = RunStatus.AWAITING_APPROVAL
+    state.cause = Cause.APPROVAL
     state.reason = f"approval required: {p.rule}"
 
 
@@ -392,6 +449,7 @@ def _approval_granted(state: SessionState, event: Event) -> None:
     state.approved_node = event.node_id
     state.approval = None
     state.status = RunStatus.RUNNING
+    state.cause = Cause.OPERATOR
     state.reason = None
 
 
@@ -469,6 +527,7 @@ def _command_handled(state: SessionState, event: Event) -> None:
     if event.kind is Kind.COMMAND_APPLIED:
         state.metrics.commands_applied += 1
         _stack_edit(state, event)
+        _sign_nodes(state, cast(CommandApplied, event.payload))
     else:
         state.metrics.commands_rejected += 1
 
@@ -480,6 +539,21 @@ def _stack_edit(state: SessionState, event: Event) -> None:
         state.edits = [e for e in state.edits if cast(CommandApplied, e.payload).command_id != applied.undoes]
     elif applied.changes:
         state.edits.append(event)
+
+
+def _sign_nodes(state: SessionState, applied: CommandApplied) -> None:
+    """The nodes a command made or changed are its operator's; a command whose operator is not known
+    leaves them with no known editor rather than the previous one. An edited action that approved a
+    guarded one records no changes (no undo may take it back), so its node is the approved one."""
+    changed = [(change.id, change.before is None) for change in applied.changes]
+    if not changed and applied.command.get("kind") == "edit_action" and state.approved_node is not None:
+        changed = [(state.approved_node, False)]
+    for node_id, made in changed:
+        signed = state.made_by if made else state.edited_by
+        if applied.by is None:
+            signed.pop(node_id, None)
+        else:
+            signed[node_id] = applied.by
 
 
 def _diagnosed(state: SessionState, event: Event) -> None:
@@ -505,6 +579,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.NODE_REWRITTEN: _node_rewritten,
     Kind.NODE_RESET: _node_reset,
     Kind.NODE_RESTORED: _node_restored,
+    Kind.CHILDREN_REORDERED: _children_reordered,
     Kind.REVISION_USED: _revision_used,
     Kind.ALTERNATIVE_FORCED: _alternative_forced,
     Kind.ACTION_EXECUTED: _action_executed,

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-__all__ = ["ROOT_ID", "Node", "NodeType", "Origin", "Status", "Tree"]
+__all__ = ["ROOT_ID", "Node", "NodeType", "Origin", "Status", "TemplateRef", "Tree"]
 
 ROOT_ID = "0"
 
@@ -38,12 +39,24 @@ class Origin(StrEnum):
     OPERATOR = "operator"
 
 
+@pydantic_dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
+class TemplateRef:
+    """The saved plan template (and its version) an operator injected a node from (`planner.templates`)."""
+
+    name: str
+    version: int
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
 class Node(BaseModel):
     """One sub-goal, alternative or action.
 
     `protected` is set on nodes an operator created or edited: the model's global tree update may
     neither prune nor rewrite them. `earlier` keeps the descriptions a rewrite replaced, oldest
-    first, so an edited node shows what it said before.
+    first, so an edited node shows what it said before. `template` is the template an operator's
+    inject took the node from, if any.
     """
 
     model_config = ConfigDict(validate_assignment=False)
@@ -64,6 +77,7 @@ class Node(BaseModel):
     forced: str | None = None
     earlier: tuple[str, ...] = ()
     children: list[str] = Field(default_factory=list)
+    template: TemplateRef | None = None
 
     @property
     def depth(self) -> int:

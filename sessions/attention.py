@@ -3,19 +3,18 @@
 A session needs the operator when nothing more will happen until they act on it:
 
 - an action waits for their approval (`awaiting_approval`), the most urgent: a run is held mid-step;
-- a problem paused it (the runner stopped on an exception, the model was unavailable, the cost cap was
-  reached, no runner could be built), or it failed;
-- it stopped at a breakpoint the operator set (plan review after an expansion included).
+- a problem paused it (the runner stopped on an exception or was shut down, the model was
+  unavailable, the cost cap was reached, no runner could be built), or it failed;
+- it stopped at a breakpoint the operator set, or for a plan review (after an expansion, or the
+  first plan of a session started paused: it waits for the operator's review).
 
-A pause the operator made themselves needs nothing: Pause, one Step, a rejection that pauses, starting
-paused, a fork (which starts paused). Running, stopped and succeeded sessions need nothing either.
+A pause the operator made themselves needs nothing: Pause, one Step, a rejection that pauses, a fork
+(which starts paused). Running, stopped and succeeded sessions need nothing either.
 
 The listing row (`SessionInfo`) is all this reads, so the inbox costs one query however many sessions
-there are. It holds the status and the reason recorded with it, and the planner records why a session
-paused only as that sentence; the kinds of pause are therefore told apart by the fixed openings of those
-sentences, each written in exactly one place (named below). tests/test_attention.py makes the real
-engine, commands and fork write them, so a change of wording there fails a test instead of silently
-moving sessions in or out of the inbox.
+there are. Its `cause` (a `planner.events.Cause`, recorded with every status change) tells the kinds
+of pause apart; its reason is only shown. A pause without a cause (a writer that did not say) is
+treated as a problem: shown rather than hidden.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from planner.events import RunStatus
+from planner.events import Cause, RunStatus
 from sessions.markdown import short
 from sessions.store import SessionInfo
 
@@ -33,19 +32,10 @@ __all__ = ["WHY_CHARS", "Attention", "Need", "needing_attention"]
 WHY_CHARS = 160
 """A reason longer than this is cut: the inbox gives one line per session, the session page the rest."""
 
-_OPERATORS_OWN = (
-    "paused by operator",  # planner.commands._pause
-    "rejected by operator",  # planner.commands._reject, with "pause" set
-    "paused after one step",  # planner.engine.Engine._pause_after, after the operator's Step
-    "forked from ",  # planner.state._session_forked
-)
-"""Openings of the reasons for a pause the operator asked for (a session created paused has none)."""
-
-_BREAKPOINTS = (
-    "breakpoint: ",  # planner.engine.Engine._held_before and _pause_after
-    "plan review: ",  # planner.engine.Engine._pause_after, the after-expansion breakpoint
-)
-"""Openings of the reasons the engine gives when it stops at one of the session's breakpoints."""
+_OPERATORS_OWN = frozenset({Cause.OPERATOR, Cause.STEP})
+"""Causes of a pause the operator asked for: it needs nothing more from them."""
+_BREAKPOINTS = frozenset({Cause.BREAKPOINT, Cause.PLAN_REVIEW})
+"""Causes of a stop at one of the session's breakpoints; any other pause is a problem."""
 
 
 class Need(StrEnum):
@@ -92,10 +82,10 @@ def _attention(info: SessionInfo) -> Attention | None:
         need, why = Need.APPROVAL, reason or "an action waits for approval"
     elif info.status == RunStatus.FAILED:
         need, why = Need.FAILED, f"failed: {reason}" if reason else "failed"
-    elif info.status != RunStatus.PAUSED or not reason or reason.startswith(_OPERATORS_OWN):
+    elif info.status != RunStatus.PAUSED or info.cause in _OPERATORS_OWN:
         return None
-    elif reason.startswith(_BREAKPOINTS):
-        need, why = Need.BREAKPOINT, reason
+    elif info.cause in _BREAKPOINTS:
+        need, why = Need.BREAKPOINT, reason or "stopped at a breakpoint"
     else:
-        need, why = Need.ERROR, f"paused: {reason}"
+        need, why = Need.ERROR, f"paused: {reason}" if reason else "paused by a problem"
     return Attention(info.id, need, short(why, WHY_CHARS), info.task, info.updated_at)

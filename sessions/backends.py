@@ -23,6 +23,7 @@ from planner.models.replay import ReplayModel, recorded_calls
 from planner.models.scripted import Script, ScriptedModel, load_script
 from planner.protocols import Environment, Model
 from planner.state import SessionState, replay
+from sessions.artifacts import ArtifactStore
 from sessions.errors import UnknownModel
 from sessions.store import EventStore, SessionNotFound, database_target
 
@@ -68,7 +69,8 @@ class Backend:
 
 
 def artifacts_root(db: str | None) -> Path:
-    """Screenshots live next to the database they belong to."""
+    """Screenshots live next to the database they belong to: the directory of the default store
+    (`sessions.artifacts.LocalArtifacts`) for a database file, else var/artifacts."""
     target = str(database_target(db or None))
     if "://" in target:
         return Path("var/artifacts")
@@ -229,13 +231,15 @@ def _model(state: SessionState) -> Model:
 
 def build_backend(
     state: SessionState,
-    artifacts: Path | None = None,
+    artifacts: ArtifactStore | None = None,
     session_id: str | None = None,
     *,
     browser_endpoint: str | None = None,
 ) -> Backend:
-    """The model and environment for a session, from what its first event recorded. `browser_endpoint`
-    (a Playwright browser server's ws:// address) drives a Chromium elsewhere instead of launching one."""
+    """The model and environment for a session, from what its first event recorded. The browser
+    writes its screenshots and state into the session's directory of `artifacts` (none without it).
+    `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium elsewhere
+    instead of launching one."""
     model = _model(state)
     start = state.start_url
     if is_dry(start):
@@ -243,7 +247,7 @@ def build_backend(
         return Backend(model, DryEnvironment(fail))
     from planner.browser.environment import BrowserEnvironment
 
-    shots = artifacts / session_id if artifacts is not None and session_id else None
+    shots = artifacts.session_dir(session_id) if artifacts is not None and session_id else None
     storage = shots / _BROWSER_STATE if shots is not None else None
     rules = GuardRules(allowed_domains=list(state.config.allowed_domains))
     env = BrowserEnvironment(
@@ -252,5 +256,6 @@ def build_backend(
         storage_path=storage,
         allowed_domains=rules.allowed_domains,  # the fence behind the guard: the same hosts, enforced in the browser
         browser_endpoint=browser_endpoint,
+        guard_rules=rules,  # the page's own confirm dialogs are held by the guard's name rule
     )
     return Backend(model, env, make_guard(rules, start or ""))

@@ -18,8 +18,10 @@ subcommands (`Subcommand`) with the same conventions.
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import math
+import os
 import re
 import shlex
 import signal
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from planner.commands import Spelling
     from planner.config import EngineConfig
     from planner.state import SessionState
+    from sessions.artifacts import LocalArtifacts
     from sessions.store import EventStore
 
 __all__ = [
@@ -125,8 +128,27 @@ def run_summary(session_id: str, state: SessionState) -> dict[str, Any]:
 
 
 def _cli_line(*words: str, db: str | None) -> str:
-    """A command line a person can paste: quoted where the shell needs it, with the same --db."""
-    return " ".join([PROG, *map(shlex.quote, words), *(["--db", shlex.quote(db)] if db else [])])
+    """A command line a person can paste: quoted where the shell needs it, with the same --db but
+    never its password (`_without_password`)."""
+    return " ".join([PROG, *map(shlex.quote, words), *(["--db", shlex.quote(_without_password(db))] if db else [])])
+
+
+def _without_password(db: str) -> str:
+    """A database URL as printed output may show it: its password left out, so the line still works
+    where the password comes from PGPASSWORD or a password file and shows nothing to whoever reads
+    the terminal or a log it went to. A path, or a URL with no password, is shown as given."""
+    if "://" not in db:
+        return db
+    import sqlalchemy as sa
+
+    try:
+        url = sa.make_url(db)
+    except sa.exc.ArgumentError:  # not a URL the store opened, so it holds no password it used
+        return db
+    if url.password is None:
+        return db
+    kept = sa.URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
+    return kept.render_as_string(hide_password=False)
 
 
 def _pause_notice(state: SessionState, session_id: str, db: str | None, detached: bool) -> str:
@@ -198,19 +220,30 @@ def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
 def _drive(store: EventStore, session_id: str, args: argparse.Namespace) -> int:
     """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused."""
     from planner.state import RunStatus
-    from sessions.backends import artifacts_root
     from sessions.runner import Runner
 
     stopping = threading.Event()
     notice = _PauseNotice(session_id, args.db, args.exit_on_pause)
     print(f"session {session_id}", file=sys.stderr, flush=True)
     with _stop_on_signals(stopping.set):
-        runner = Runner(store, session_id, artifacts=artifacts_root(args.db))
+        runner = Runner(store, session_id, artifacts=_artifacts(args))
         state = runner.run(should_stop=stopping.is_set, on_idle=notice)
     emit(run_summary(session_id, state))
     if state.status is RunStatus.SUCCEEDED:
         return EXIT_OK
     return EXIT_PAUSED if notice.left and not state.finished else EXIT_FAILED
+
+
+def _artifacts(args: argparse.Namespace) -> LocalArtifacts:
+    """The artifact store of this invocation: `--artifacts` where the subcommand has it, else the
+    directory next to the database (`artifacts_root`)."""
+    from pathlib import Path
+
+    from sessions.artifacts import LocalArtifacts
+    from sessions.backends import artifacts_root
+
+    given = getattr(args, "artifacts", None)
+    return LocalArtifacts(Path(given) if given else artifacts_root(args.db))
 
 
 def _config(args: argparse.Namespace) -> EngineConfig:
@@ -282,9 +315,6 @@ def _submit(args: argparse.Namespace, store: EventStore) -> int:
 
 def _worker(args: argparse.Namespace, store: EventStore) -> int:
     """Run the sessions that need a runner until Ctrl-C or SIGTERM, which hands the running ones back."""
-    from pathlib import Path
-
-    from sessions.backends import artifacts_root
     from sessions.workers import Worker
 
     def report(session_id: str, what: str) -> None:
@@ -293,7 +323,7 @@ def _worker(args: argparse.Namespace, store: EventStore) -> int:
     worker = Worker(
         store,
         concurrency=args.concurrency,
-        artifacts=Path(args.artifacts) if args.artifacts else artifacts_root(args.db),
+        artifacts=_artifacts(args),
         browser_endpoint=args.browser_endpoint,
         stale_after=args.lease_seconds,
         on_run=report,
@@ -314,7 +344,7 @@ def _resume(args: argparse.Namespace, store: EventStore) -> int:
     if state.finished:
         raise _UsageError(f"session {args.session_id} has ended ({state.status.value}); fork it to continue")
     if state.status in (RunStatus.PAUSED, RunStatus.STOPPED):
-        queue_command(store, args.session_id, {"kind": "resume"})
+        queue_command(store, args.session_id, {"kind": "resume", "by": _operator(args.by)})
     return _drive(store, args.session_id, args)
 
 
@@ -376,9 +406,124 @@ def _diagnose(args: argparse.Namespace, store: EventStore) -> int:
 def _report(args: argparse.Namespace, store: EventStore) -> int:
     from sessions.report import report_command
 
-    line, code = report_command(store, args.session_id, args.out)
+    line, code = report_command(store, args.session_id, args.out, _artifacts(args))
     print(line)
     return code
+
+
+def _reask(args: argparse.Namespace, store: EventStore) -> int:
+    """A recorded model call asked again, both answers and their diff as JSON; `--adopt` queues the new one."""
+    from sessions.counterfactual import adopt, reask
+
+    settings = dict(args.setting or [])
+    if args.effort is not None:
+        settings["effort"] = args.effort
+    found = reask(store, args.session_id, args.call, instruction=args.instruction, model=args.model, settings=settings)
+    printed = found.model_dump(mode="json")
+    if args.adopt:
+        printed["adopted"] = adopt(store, found)
+    emit(printed)
+    return EXIT_OK
+
+
+def _reask_setting(text: str) -> tuple[str, Any]:
+    """`--setting NAME=VALUE`: an engine setting for the re-ask, its value read as JSON (else as text)."""
+    name, equals, value = text_argument("setting", 1000)(text).partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"write a setting as NAME=VALUE (e.g. lookahead=0), not '{shown(text, 40)}'")
+    try:
+        return name.strip(), json.loads(value)
+    except ValueError:
+        return name.strip(), value
+
+
+def _reask_arguments(parser: argparse.ArgumentParser) -> None:
+    from sessions.backends import EFFORTS, MODEL_HELP
+
+    parser.add_argument("session_id", type=_session_ref)
+    parser.add_argument(
+        "--call", required=True, type=_whole(1, MAX_SEQ), help="the model call's event number (#N in the inspector)"
+    )
+    parser.add_argument(
+        "--instruction", type=text_argument("instruction", 2000), help="an instruction added to the call's prompt"
+    )
+    parser.add_argument("--model", type=text_argument("model spec", 200_000), help=f"ask another model: {MODEL_HELP}")
+    parser.add_argument(
+        "--setting",
+        action="append",
+        type=_reask_setting,
+        help="an engine setting for this call, NAME=VALUE (repeat): or_alternatives, lookahead, max_children, "
+        "expansion_retries, repair, max_revisions",
+    )
+    parser.add_argument("--effort", choices=EFFORTS, help="a Claude model's effort for this call")
+    parser.add_argument(
+        "--adopt", action="store_true", help="queue the new answer as an operator edit (provenance: the call)"
+    )
+
+
+def _eval(args: argparse.Namespace, store: EventStore) -> int:
+    """The bundled tasks without an operator, with the simulated one, and with each task's correction."""
+    from pathlib import Path
+
+    from demo.tasks import TaskError
+    from sessions.backends import artifacts_root
+    from sessions.evaluation import evaluate, format_table, report
+    from sessions.operator_sim import load_policy
+
+    policy = load_policy(args.operator, Path(args.policies) if args.policies else None)
+    try:
+        results = evaluate(
+            store,
+            policy=policy,
+            model=args.model,
+            only=args.tasks,
+            artifacts=artifacts_root(args.db),
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except TaskError as error:
+        raise _UsageError(str(error)) from None
+    print(format_table(results))
+    document = report(results, model=args.model, policy=policy.name)
+    if args.out is not None:
+        Path(args.out).write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    emit({"tasks": len(results), "rescued": document["rescued"], "success": document["success"], "out": args.out})
+    return EXIT_OK
+
+
+def _task_ids(text: str) -> list[str]:
+    """`--tasks a,b`: task ids separated by commas (checked against the task file before anything runs)."""
+    ids = [part.strip() for part in text_argument("task list", 10_000)(text).split(",")]
+    if not all(ids):
+        raise argparse.ArgumentTypeError(f"'{shown(text, 60)}' has an empty task id; give ids separated by commas")
+    return ids
+
+
+def _output_file(text: str) -> str:
+    """Where `eval` writes its JSON, checked before the runs spend minutes: not a directory, in one that can be made."""
+    from pathlib import Path
+
+    path = Path(path_argument("path")(text))
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{shown(path)} is a directory; give a file path such as var/eval.json")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        raise argparse.ArgumentTypeError(f"cannot make the directory for {shown(path)}; give another path") from None
+    return str(path)
+
+
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    from sessions.backends import MODEL_HELP
+
+    parser.add_argument("--model", default="demo", type=text_argument("model spec", 200_000), help=MODEL_HELP)
+    parser.add_argument(
+        "--operator", default="default", type=text_argument("policy name", 100), help="the operator policy to follow"
+    )
+    parser.add_argument(
+        "--policies", type=path_argument("path"), help="a policy file (default demo/operator_policies.json)"
+    )
+    parser.add_argument("--out", type=_output_file, help="write the per-task results and totals as JSON here")
+    parser.add_argument("--tasks", type=_task_ids, help="only these task ids, separated by commas")
 
 
 def _diagnose_arguments(parser: argparse.ArgumentParser) -> None:
@@ -404,14 +549,36 @@ def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
     """The command a verb's arguments describe: the verb is the model's kind and its options are
     named after the model's fields (`_add_field`), so the fields are read off the model."""
     from planner.commands import COMMAND_MODELS
+    from planner.templates import parse_values
 
     kind = args.verb.replace("-", "_")
     payload: dict[str, Any] = {"kind": kind}
-    for name in _fields(COMMAND_MODELS[kind]):
+    for name, field in _fields(COMMAND_MODELS[kind]).items():
         value = getattr(args, name, None)
         if value is not None and value is not False:
-            payload[name] = value
+            payload[name] = parse_values(value) if _is_mapping(field) else value
+    payload["by"] = _operator(payload.get("by"))
     return payload
+
+
+def _operator(given: str | None) -> str | None:
+    """Who sends this command line's commands: `--operator`, else $ANDOR_OPERATOR, else the user
+    name (None when the system has none). The name is checked as a command checks it, so a bad one
+    is refused naming where it came from."""
+    from planner.commands import sender
+
+    if given is not None:
+        return given  # the command's own validation refuses a bad one, as "operator: ..."
+    named = os.environ.get("ANDOR_OPERATOR", "")
+    if named.strip():
+        if sender({"by": named}) is None:
+            raise _UsageError("$ANDOR_OPERATOR is not a usable operator name; give one line of at most 200 characters")
+        return named.strip()
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name and no user database entry: not known
+        return None
+    return sender({"by": user})
 
 
 def _command(args: argparse.Namespace, store: EventStore) -> int:
@@ -419,9 +586,10 @@ def _command(args: argparse.Namespace, store: EventStore) -> int:
 
     from planner.commands import describe_command_error, parse_command
     from sessions.runner import queue_command, wait_for_outcome
+    from sessions.templates import with_template
 
     try:
-        command = parse_command(_command_payload(args))
+        command = parse_command(with_template(store, _command_payload(args)))
     except ValidationError as error:
         raise _UsageError(describe_command_error(error)) from None
     before = store.session(args.session_id).last_seq
@@ -433,6 +601,8 @@ def _command(args: argparse.Namespace, store: EventStore) -> int:
             outcome["reason"] = f"no runner handled it within {args.timeout:g} s; it applies when the session runs"
         else:
             outcome.update(result="applied" if done.applied else "rejected", reason=done.reason, seq=done.seq)
+            if done.warning:
+                outcome["warning"] = done.warning
     emit(outcome)
     return EXIT_FAILED if outcome["result"] == "rejected" else EXIT_OK
 
@@ -568,6 +738,11 @@ def _start_url(text: str) -> str:
 # -- command verbs, built from the command models --------------------------------------------------
 
 
+def _is_mapping(field: FieldInfo) -> bool:
+    """A field of named values (a template's params): given as repeated `name=value` options."""
+    return get_origin(field.annotation) is dict
+
+
 def _fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
     """A command's fields an operator gives: the kind is the verb, and the id is made when it is queued."""
     return {name: field for name, field in model.model_fields.items() if name not in ("kind", "command_id")}
@@ -603,8 +778,12 @@ def _shape(field: FieldInfo) -> tuple[object, list[object], bool, Spelling]:
 def _reading(base: object, rules: list[object], noun: str, unit: str | None) -> dict[str, Any]:
     """How argparse reads one value of type `base`: a flag, a choice, or a type function bounded as
     the model bounds it. A type with no reading here fails when the parser is built, not when used."""
+    from planner.templates import Template
+
     if base is bool:
         return {"action": "store_true"}
+    if base is Template:  # the command carries the template; the option names a stored one (`_command`)
+        return {"type": _template_ref, "metavar": "NAME[@VERSION]"}
     if get_origin(base) is Literal:
         return {"choices": list(get_args(base))}
     if isinstance(base, type) and issubclass(base, Enum):
@@ -627,6 +806,16 @@ def _add_field(parser: argparse.ArgumentParser, name: str, field: FieldInfo) -> 
     base, rules, many, spelling = _shape(field)
     option = spelling.option or "--" + name.replace("_", "-")
     noun = spelling.noun or (spelling.argument or option.lstrip("-")).lower().replace("-", " ")
+    if _is_mapping(field):
+        parser.add_argument(
+            option,
+            dest=name,
+            action="append",
+            metavar="NAME=VALUE",
+            type=text_argument(noun, 600),
+            help=field.description,
+        )
+        return
     settings = _reading(base, rules, noun, spelling.unit)
     if field.description:
         settings["help"] = field.description
@@ -635,6 +824,18 @@ def _add_field(parser: argparse.ArgumentParser, name: str, field: FieldInfo) -> 
     else:
         repeated = {"action": "append"} if many else {}
         parser.add_argument(option, dest=name, required=field.is_required(), **repeated, **settings)
+
+
+def _template_ref(text: str) -> str:
+    """`NAME` or `NAME@VERSION`, checked as a template name before the store is asked for it."""
+    from planner.inputs import InputError
+    from planner.templates import parse_ref
+
+    try:
+        parse_ref(text_argument("template", 200)(text))
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text.strip()
 
 
 def _command_arguments(parser: argparse.ArgumentParser) -> None:
@@ -794,6 +995,12 @@ def _worker_arguments(parser: argparse.ArgumentParser) -> None:
 def _resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session_id", type=_session_ref)
     _exit_on_pause(parser)
+    parser.add_argument(  # the resume it queues carries it, as every command verb's command does
+        "--operator",
+        dest="by",
+        type=text_argument("operator name", 200),
+        help="who sends the command (default $ANDOR_OPERATOR, else the user name)",
+    )
 
 
 def _fork_arguments(parser: argparse.ArgumentParser) -> None:
@@ -810,6 +1017,76 @@ def _as_of(what: str) -> Callable[[argparse.ArgumentParser], None]:
 
 
 # -- the parser ------------------------------------------------------------------------------------
+
+
+def _template_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    save = actions.add_parser("save", help="save a session's subtree as the template's next version")
+    save.add_argument("name", type=_template_ref, metavar="NAME")
+    save.add_argument("--session", required=True, type=_session_ref, help="the session holding the subtree")
+    save.add_argument("--node", required=True, type=text_argument("node id", 200), help="the subtree's root, e.g. 0.2")
+    save.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        type=text_argument("parameter", 600),
+        help="write this literal text as the placeholder {NAME} (repeat)",
+    )
+    save.add_argument("--description", default="", type=text_argument("description", 2000))
+    save.add_argument("--children", action="store_true", help="save the node's sub-goals, not the node itself")
+    actions.add_parser("list", help="list the templates: each name's newest version and every version it has")
+    delete = actions.add_parser("delete", help="delete a template's every version, or NAME@VERSION only")
+    delete.add_argument("ref", type=_template_ref, metavar="NAME[@VERSION]")
+    export = actions.add_parser("export", help="write templates (default all), every version, as JSON")
+    export.add_argument("names", nargs="*", type=_template_ref, metavar="NAME")
+    export.add_argument("--out", type=_output_file, help="the file to write (default: print it)")
+    imported = actions.add_parser("import", help="add the templates of an exported JSON file as new versions")
+    imported.add_argument("file", type=path_argument("path"))
+    for action in (save, delete, export, imported, actions.choices["list"]):
+        _db_option(action)
+
+
+def _template(args: argparse.Namespace, store: EventStore) -> int:
+    from pathlib import Path
+
+    from planner.inputs import InputError, read_text_file
+    from planner.templates import parse_values
+    from sessions import templates
+
+    if args.action == "save":
+        saved = templates.save_subtree(
+            store,
+            args.session,
+            args.node,
+            args.name,
+            parse_values(args.param),
+            description=args.description,
+            children_only=args.children,
+        )
+        emit({"name": saved.name, "version": saved.version, "params": saved.params, "nodes": saved.size})
+    elif args.action == "list":
+        emit({"templates": templates.listing(store)})
+    elif args.action == "delete":
+        emit({"deleted": templates.delete(store, args.ref)})
+    elif args.action == "export":
+        if args.out is None:
+            print(templates.export_text(store, args.names, indent=None))
+            return EXIT_OK
+        Path(args.out).write_text(templates.export_text(store, args.names))
+        emit({"out": args.out})
+    else:
+        try:
+            done = templates.import_text(store, read_text_file(args.file, templates.MAX_FILE_BYTES))
+        except InputError as error:
+            raise _UsageError(f"cannot import {shown(args.file)}: {error}") from None
+        emit(
+            {
+                "saved": [f"{t.name}@{t.version}" for t in done.saved],
+                "unchanged": [f"{t.name}@{t.version}" for t in done.unchanged],
+            }
+        )
+    return EXIT_OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -848,6 +1125,19 @@ _SUBCOMMANDS: Mapping[str, Subcommand] = {
         _diagnose,
     ),
     "report": Subcommand("write a session's report (.html .md .svg .dot .json .graphml)", _report_arguments, _report),
+    "reask": Subcommand(
+        "ask a recorded expansion, repair or observation call again; compare; adopt", _reask_arguments, _reask
+    ),
+    "template": Subcommand(
+        "save, list, delete, export or import plan templates (inject one: command ID inject --template)",
+        _template_arguments,
+        _template,
+    ),
+    "eval": Subcommand(
+        "run the demo tasks with no operator, the simulated operator and each task's correction; compare",
+        _eval_arguments,
+        _eval,
+    ),
 }
 
 

@@ -58,7 +58,7 @@ def diagnose_session(
         model=model, diagnosis=run.diagnosis, error=run.error, attempts=run.attempts, usage=list(run.usage)
     )
     event = Event(state.seq + 1, Kind.DIAGNOSED, None, payload, payload.VERSION, time.time())
-    store.append(session_id, [event], status=info.status, reason=info.reason, steps=info.steps)
+    store.append(session_id, [event], status=info.status, reason=info.reason, steps=info.steps, cause=info.cause)
     return payload
 
 

@@ -11,6 +11,9 @@
     ├── SessionInputError     a task, session id or event number that cannot be used to create or fork a session
     ├── InvalidCommand        an operator command of no documented shape (refused before it is queued)
     ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.export`)
+    ├── ReaskError            a model call that cannot be re-asked, or an answer that cannot be adopted (defined in `sessions.counterfactual`)
+    ├── PolicyError           an operator policy file or name that cannot be used (defined in `sessions.operator_sim`)
+    ├── ShopUnavailable       the bundled demo shop could not be started for `eval` (defined in `sessions.evaluation`)
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
 
 Every message is one sentence a person can act on; the CLI and the console catch these by type

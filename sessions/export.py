@@ -114,6 +114,9 @@ def trace(session_id: str, state: SessionState, events: list[Event]) -> dict[str
                 "action": node.action,
                 "score": node.score,
                 "origin": node.origin.value,
+                "made_by": state.made_by.get(node.id),
+                "edited_by": state.edited_by.get(node.id),
+                "template": {"name": node.template.name, "version": node.template.version} if node.template else None,
                 "revisions": node.revisions,
                 "url": node.url,
                 "reason": node.reason,
@@ -364,6 +367,7 @@ def _interventions(events: list[Event]) -> str:
         rows.append(
             [
                 str(event.seq),
+                md_line(handled.by or "–"),
                 "applied" if applied else "rejected",
                 md_line(command.get("kind", "?")),
                 md_line(event.node_id or "–"),
@@ -372,14 +376,14 @@ def _interventions(events: list[Event]) -> str:
         )
     if not rows:
         return "## Operator interventions\n\n_None._"
-    return "## Operator interventions\n\n" + _table(["Event", "Result", "Command", "Target", "Detail"], rows)
+    return "## Operator interventions\n\n" + _table(["Event", "By", "Result", "Command", "Target", "Detail"], rows)
 
 
 def _command_detail(command: dict[str, Any]) -> str:
     """What the command said besides its kind, id and target: goals, reason, new text, scores..."""
     parts = []
     for key, value in command.items():
-        if key in ("kind", "command_id", "node", "parent") or value is None:
+        if key in ("kind", "command_id", "by", "node", "parent") or value is None:
             continue
         shown = "; ".join(str(item) for item in value) if isinstance(value, list) else str(value)
         parts.append(f"{key.replace('_', ' ')}: {shown}")

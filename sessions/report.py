@@ -36,6 +36,7 @@ from planner.events import (
 from planner.metrics import SessionMetrics, session_metrics, tree_graph
 from planner.state import SessionState, apply
 from planner.tree import Node
+from sessions.artifacts import ArtifactStore, LocalArtifacts
 from sessions.errors import SessionInputError
 from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
 from sessions.store import EventStore
@@ -50,8 +51,9 @@ _PROMPT_CHARS = 4_000
 """Characters of a model call's prompt and answer kept in the page."""
 
 
-def write_report(store: EventStore, session_id: str, path: Path | str) -> Path:
-    """Write the session's report to `path`, in the format its extension names; returns the path."""
+def write_report(store: EventStore, session_id: str, path: Path | str, artifacts: ArtifactStore | None = None) -> Path:
+    """Write the session's report to `path`, in the format its extension names; returns the path.
+    The HTML report reads its screenshots from `artifacts` (see `html_report`)."""
     target = Path(path)
     render = FORMATS.get(target.suffix.lower())
     if render is None:
@@ -62,7 +64,11 @@ def write_report(store: EventStore, session_id: str, path: Path | str) -> Path:
     state = SessionState()
     for event in events:
         apply(state, event)
-    content = render(session_id, state, events)
+    content = (
+        html_report(session_id, state, events, artifacts)
+        if render is html_report
+        else render(session_id, state, events)
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(content, bytes):
         target.write_bytes(content)
@@ -71,9 +77,11 @@ def write_report(store: EventStore, session_id: str, path: Path | str) -> Path:
     return target
 
 
-def report_command(store: EventStore, session_id: str, out: str) -> tuple[str, int]:
+def report_command(
+    store: EventStore, session_id: str, out: str, artifacts: ArtifactStore | None = None
+) -> tuple[str, int]:
     """The CLI's `report`: (the last stdout line, exit code 0)."""
-    written = write_report(store, session_id, out)
+    written = write_report(store, session_id, out, artifacts)
     return json.dumps({"session_id": session_id, "out": str(written), "bytes": written.stat().st_size}), 0
 
 
@@ -99,9 +107,12 @@ def tree_graphml(session_id: str, state: SessionState, events: list[Event]) -> s
 # -- HTML -------------------------------------------------------------------------------------------
 
 
-def html_report(session_id: str, state: SessionState, events: list[Event]) -> str:
-    """The self-contained HTML report (see the module docstring)."""
-    data = {"frames": _frames(events), "details": _details(events)}
+def html_report(
+    session_id: str, state: SessionState, events: list[Event], artifacts: ArtifactStore | None = None
+) -> str:
+    """The self-contained HTML report (see the module docstring). Screenshots are read through
+    `artifacts`; without it, the recorded paths are read as files here (as `LocalArtifacts` reads them)."""
+    data = {"frames": _frames(events), "details": _details(events, artifacts or LocalArtifacts(Path.cwd()))}
     # `<`, `>` and `&` as JSON escapes: the data can never close its script element or open markup.
     payload = (
         json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -161,7 +172,7 @@ def _frames(events: list[Event]) -> list[dict[str, Any]]:
     return frames
 
 
-def _details(events: list[Event]) -> dict[str, dict[str, Any]]:
+def _details(events: list[Event], artifacts: ArtifactStore) -> dict[str, dict[str, Any]]:
     """Per node: its actions (outcome, page, screenshot), observation summaries and model calls."""
     details: dict[str, dict[str, Any]] = {}
     budget = _SHOT_BUDGET
@@ -171,7 +182,7 @@ def _details(events: list[Event]) -> dict[str, dict[str, Any]]:
         entry = details.setdefault(event.node_id, {"runs": [], "seen": [], "calls": []})
         payload = event.payload
         if isinstance(payload, ActionExecuted):
-            shot = _inline_shot(payload.screenshot, budget)
+            shot = _inline_shot(artifacts, payload.screenshot, budget)
             budget -= len(shot or "")
             entry["runs"].append(
                 {
@@ -202,16 +213,16 @@ def _details(events: list[Event]) -> dict[str, dict[str, Any]]:
     return details
 
 
-def _inline_shot(path: str | None, budget: int) -> str | None:
+def _inline_shot(artifacts: ArtifactStore, path: str | None, budget: int) -> str | None:
     """A screenshot as a downscaled JPEG data URL, or None (no file, no Pillow, or over the budget)."""
-    if not path or budget <= 0 or not Path(path).is_file():
+    if not path or budget <= 0 or not artifacts.exists(path):
         return None
     try:
         from PIL import Image
     except ImportError:
         return None
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(artifacts.read(path))) as image:
             image = image.convert("RGB")
             if image.width > _SHOT_WIDTH:
                 image = image.resize((_SHOT_WIDTH, round(image.height * _SHOT_WIDTH / image.width)))
@@ -277,14 +288,17 @@ def _interventions(events: list[Event]) -> str:
         payload = event.payload
         if isinstance(payload, CommandApplied | CommandRejected):
             result = "applied" if isinstance(payload, CommandApplied) else f"rejected: {payload.reason}"
-            detail = json.dumps({k: v for k, v in payload.command.items() if k != "kind"}, ensure_ascii=False)
+            detail = json.dumps(
+                {k: v for k, v in payload.command.items() if k not in ("kind", "by")}, ensure_ascii=False
+            )
             rows.append(
-                f"<tr><td>{event.seq}</td><td>{e(str(payload.command.get('kind', '?')))}</td>"
-                f"<td>{e(result)}</td><td>{e(detail)}</td></tr>"
+                f"<tr><td>{event.seq}</td><td>{e(payload.by or '–')}</td>"
+                f"<td>{e(str(payload.command.get('kind', '?')))}</td><td>{e(result)}</td><td>{e(detail)}</td></tr>"
             )
     if not rows:
         return "<p>None.</p>"
-    return "<table><tr><th>Event</th><th>Command</th><th>Result</th><th>Detail</th></tr>" + "".join(rows) + "</table>"
+    header = "<tr><th>Event</th><th>By</th><th>Command</th><th>Result</th><th>Detail</th></tr>"
+    return "<table>" + header + "".join(rows) + "</table>"
 
 
 FORMATS: dict[str, Callable[[str, SessionState, list[Event]], str | bytes]] = {

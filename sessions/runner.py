@@ -29,13 +29,14 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from planner.commands import ActionCheck, Command, apply_command, describe_command_error, parse_command
+from planner.commands import ActionCheck, Command, apply_command, describe_command_error, parse_command, sender
 from planner.config import EngineConfig
 from planner.engine import Engine
-from planner.events import CommandApplied, CommandRejected, Event, Kind
+from planner.events import Cause, CommandApplied, CommandRejected, Event, Kind
 from planner.inputs import shown
 from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
+from sessions.artifacts import ArtifactStore, artifact_store
 from sessions.backends import Backend, build_backend, bundled_expectations, prepare_model
 from sessions.errors import InvalidCommand, SessionInputError
 from sessions.reading import event_number, load_state
@@ -46,6 +47,7 @@ __all__ = [
     "Lease",
     "Runner",
     "RunnerBusy",
+    "command_outcome",
     "create_session",
     "fork_session",
     "queue_command",
@@ -100,7 +102,7 @@ def create_session(
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
     )
-    store.create_session(session_id, task, model, recorder.take(), status=state.status.value)
+    store.create_session(session_id, task, model, recorder.take(), status=state.status.value, cause=_cause(state))
     return session_id
 
 
@@ -119,6 +121,7 @@ def fork_session(store: EventStore, session_id: str, at: int) -> str:
         info.model,
         [*events, *recorder.take()],
         status=state.status.value,
+        cause=_cause(state),
         reason=state.reason,
         steps=state.steps,
         parent_id=session_id,
@@ -140,32 +143,41 @@ def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | 
 
 @dataclass(frozen=True, slots=True)
 class CommandOutcome:
-    """What the runner made of a queued command: applied, or rejected with the engine's reason."""
+    """What the runner made of a queued command: applied (with the engine's `warning`, if it gave one:
+    what the command could not change, such as a pruned action that already ran in the browser), or
+    rejected with the engine's reason."""
 
     applied: bool
     reason: str | None
     seq: int
+    warning: str | None = None
+
+
+def command_outcome(store: EventStore, session_id: str, command_id: str, *, after: int = 0) -> CommandOutcome | None:
+    """What a runner made of the command, if it has handled it yet (one read of the log past `after`).
+
+    Give `after` the session's last event number from before the command was queued: an outcome
+    can only come later, so the read never goes through the log's older events."""
+    for event in store.load(session_id, after=after):
+        handled = event.payload
+        if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
+            if isinstance(handled, CommandApplied):
+                return CommandOutcome(True, None, event.seq, handled.warning)
+            return CommandOutcome(False, handled.reason, event.seq)
+    return None
 
 
 def wait_for_outcome(
     store: EventStore, session_id: str, command_id: str, timeout: float, *, after: int = 0
 ) -> CommandOutcome | None:
-    """Poll the log past event `after` until a runner applied or rejected the command; None if none
-    did within `timeout` seconds (the command stays queued and applies when the session runs).
-
-    Give `after` the session's last event number from before the command was queued: an outcome
-    can only come later, so the poll never reads the log's older events."""
+    """Poll until a runner applied or rejected the command (`command_outcome`); None if none did
+    within `timeout` seconds (the command stays queued and applies when the session runs)."""
     deadline = time.monotonic() + timeout
-    seen = after
-    while time.monotonic() < deadline:
-        for event in store.load(session_id, after=seen):
-            seen = event.seq
-            handled = event.payload
-            if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
-                reason = handled.reason if isinstance(handled, CommandRejected) else None
-                return CommandOutcome(isinstance(handled, CommandApplied), reason, event.seq)
+    while True:
+        done = command_outcome(store, session_id, command_id, after=after)
+        if done is not None or time.monotonic() >= deadline:
+            return done
         time.sleep(0.05)
-    return None
 
 
 def _alive(pid: int) -> bool:
@@ -293,7 +305,7 @@ class Runner:
         session_id: str,
         backend: Backend | None = None,
         *,
-        artifacts: Path | None = None,
+        artifacts: ArtifactStore | Path | None = None,
         poll: float = 0.1,
         on_events: Callable[[list[Event]], None] | None = None,
         stale_after: float = STALE_AFTER,
@@ -303,7 +315,7 @@ class Runner:
         self.session_id = session_id
         self.state = load_state(store, session_id)
         remote = {"browser_endpoint": browser_endpoint} if browser_endpoint is not None else {}
-        self.backend = backend or build_backend(self.state, artifacts, session_id, **remote)
+        self.backend = backend or build_backend(self.state, artifact_store(artifacts), session_id, **remote)
         self.poll = poll
         self.on_events = on_events
         self.stale_after = stale_after
@@ -437,6 +449,7 @@ class Runner:
             Kind.COMMAND_REJECTED,
             None,
             command_id=queued.command_id,
+            by=sender(queued.payload),
             command=queued.payload,
             reason=f"the stored command cannot be read ({problem}); send it again",
         )
@@ -453,6 +466,7 @@ class Runner:
                 self.session_id,
                 events,
                 status=state.status.value,
+                cause=_cause(state),
                 reason=state.reason,
                 steps=state.steps,
                 handled=handled or (),
@@ -481,7 +495,12 @@ class Runner:
                     self.state = load_state(self.store, self.session_id)
                 if self.state.status is RunStatus.RUNNING and not (clean and hand_over):
                     recorder = Recorder(self.state)
-                    recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason=_stop_reason(failure))
+                    recorder.record(
+                        Kind.SESSION_STATUS,
+                        status=RunStatus.PAUSED.value,
+                        cause=Cause.INTERRUPTED if failure is None else Cause.ERROR,
+                        reason=_stop_reason(failure),
+                    )
                     self._persist(recorder.take())
             except StoreError as error:
                 _log.warning("session %s: could not record how the run stopped: %s", self.session_id, error)
@@ -491,6 +510,11 @@ class Runner:
                 _log.warning("session %s: could not release the runner lease: %s", self.session_id, error)
         finally:
             self.backend.close()
+
+
+def _cause(state: SessionState) -> str | None:
+    """The state's cause as the store's listing keeps it."""
+    return state.cause.value if state.cause is not None else None
 
 
 def _stop_reason(failure: Exception | None) -> str:

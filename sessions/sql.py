@@ -48,6 +48,7 @@ from sessions.store import (
 
 if TYPE_CHECKING:
     from planner.events import Event
+    from planner.templates import Template
 
 __all__ = ["SqlStore", "database_url", "open_store"]
 
@@ -112,6 +113,21 @@ _command_order = sa.Index("uq_commands_session_order", _commands.c.session_id, _
 # append whether anything was queued, instead of querying the queue before every step --
 _sessions.append_column(sa.Column("last_order", sa.Integer, nullable=False, server_default="0"))
 
+# -- version 4: why the session has its status (a `planner.events.Cause` value), so the attention
+# inbox tells the kinds of pause apart without reading the reason's wording --
+_sessions.append_column(sa.Column("cause", sa.String(32)))
+
+# -- version 5: the operators' plan templates, every version of each name (`planner.templates`) --
+_templates = sa.Table(
+    "templates",
+    _meta,
+    sa.Column("name", sa.String(80), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
 _migrations_table = sa.Table(
     "schema_migrations",
     _meta,
@@ -127,6 +143,7 @@ def _advance(fenced: bool) -> sa.Update:
     where = [_sessions.c.id == sa.bindparam("s_id"), _sessions.c.last_seq == sa.bindparam("s_after")]
     values = {
         "status": sa.bindparam("s_status"),
+        "cause": sa.bindparam("s_cause"),
         "reason": sa.bindparam("s_reason"),
         "steps": sa.bindparam("s_steps"),
         "last_seq": sa.bindparam("s_last"),
@@ -196,7 +213,59 @@ def _last_order_v3(conn: Connection) -> None:
     conn.execute(_sessions.update().values(last_order=newest))
 
 
-_MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _lease_and_unique_order_v2, _last_order_v3]
+_STATUS_KINDS_V4 = (
+    "session_created",
+    "session_forked",
+    "session_status",
+    "session_finished",
+    "approval_requested",
+    "approval_granted",
+)
+"""The kinds of event that set a session's status, as of version 4: the newest of them says its cause."""
+
+
+def _cause_v4(conn: Connection) -> None:
+    """Each session's cause, as folding the newest event that set its status gives it (an older
+    `session_status` event is upgraded on reading, which derives its cause from its reason). A
+    session whose event cannot be read keeps none: the inbox then treats a pause as a problem."""
+    from planner.errors import PlannerError
+    from planner.events import Event
+    from planner.state import SessionState, apply
+
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN cause VARCHAR(32)"))
+    newest = (
+        sa.select(_events.c.session_id, sa.func.max(_events.c.seq).label("seq"))
+        .where(_events.c.kind.in_(_STATUS_KINDS_V4))
+        .group_by(_events.c.session_id)
+        .subquery()
+    )
+    rows = conn.execute(
+        sa.select(
+            _events.c.session_id, _events.c.seq, _events.c.kind, _events.c.node_id, _events.c.data, _events.c.version
+        ).join(newest, sa.and_(_events.c.session_id == newest.c.session_id, _events.c.seq == newest.c.seq))
+    ).all()
+    for row in rows:
+        state = SessionState(seq=row.seq - 1)
+        try:
+            apply(state, Event.from_json(row.seq, row.kind, row.node_id, row.data, row.version))
+        except PlannerError:
+            continue
+        if state.cause is not None:
+            conn.execute(_sessions.update().where(_sessions.c.id == row.session_id).values(cause=state.cause.value))
+
+
+def _templates_v5(conn: Connection) -> None:
+    """A table for plan templates; no earlier version kept any."""
+    _templates.create(conn)
+
+
+_MIGRATIONS: list[Callable[[Connection], None]] = [
+    _create_v1,
+    _lease_and_unique_order_v2,
+    _last_order_v3,
+    _cause_v4,
+    _templates_v5,
+]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
 
@@ -401,6 +470,7 @@ class SqlStore(EventStore):
         reason: str | None = None,
         parent_id: str | None = None,
         forked_at: int | None = None,
+        cause: str | None = None,
     ) -> None:
         now = time.time()
         with self._tx() as conn:
@@ -414,6 +484,7 @@ class SqlStore(EventStore):
                     task=task,
                     model=model,
                     status=status,
+                    cause=cause,
                     reason=reason,
                     steps=steps,
                     last_seq=events[-1].seq if events else 0,
@@ -439,6 +510,7 @@ class SqlStore(EventStore):
         handled: Sequence[str] = (),
         lease: int | None = None,
         beat: float | None = None,
+        cause: str | None = None,
     ) -> int | None:
         if not events:
             return None
@@ -448,6 +520,7 @@ class SqlStore(EventStore):
             "s_after": after,
             "s_lease": lease,
             "s_status": status,
+            "s_cause": cause,
             "s_reason": reason,
             "s_steps": steps,
             "s_last": events[-1].seq,
@@ -685,6 +758,58 @@ class SqlStore(EventStore):
             except self._driver.Error:
                 pass  # a connection that failed may fail to close too; it is dropped either way
 
+    # -- plan templates ---------------------------------------------------------------------------
+
+    def save_template(self, template: Template) -> Template:
+        for _ in range(4):  # PostgreSQL: two saves of one name can race for the same version
+            try:
+                return self._save_template(template)
+            except SeqConflict:
+                continue
+        return self._save_template(template)
+
+    def _save_template(self, template: Template) -> Template:
+        with self._tx() as conn:
+            newest = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(_templates.c.version), 0)).where(
+                    _templates.c.name == template.name
+                )
+            ).scalar_one()
+            saved = template.model_copy(update={"version": newest + 1})
+            conn.execute(
+                _templates.insert().values(
+                    name=saved.name,
+                    version=saved.version,
+                    description=saved.description,
+                    data=saved.model_dump_json(),
+                    created_at=time.time(),
+                )
+            )
+        return saved
+
+    def templates(self, name: str | None = None) -> list[Template]:
+        query = sa.select(_templates.c.name, _templates.c.version, _templates.c.data)
+        if name is not None:
+            query = query.where(_templates.c.name == name)
+        with self._tx(write=False) as conn:
+            rows = conn.execute(query.order_by(_templates.c.name, _templates.c.version)).all()
+        return [_template(row.name, row.version, row.data) for row in rows]
+
+    def template(self, name: str, version: int | None = None) -> Template | None:
+        query = sa.select(_templates.c.name, _templates.c.version, _templates.c.data).where(_templates.c.name == name)
+        if version is not None:
+            query = query.where(_templates.c.version == _clamp(version))
+        with self._tx(write=False) as conn:
+            row = conn.execute(query.order_by(_templates.c.version.desc()).limit(1)).first()
+        return None if row is None else _template(row.name, row.version, row.data)
+
+    def delete_templates(self, name: str, version: int | None = None) -> int:
+        statement = _templates.delete().where(_templates.c.name == name)
+        if version is not None:
+            statement = statement.where(_templates.c.version == _clamp(version))
+        with self._tx() as conn:
+            return conn.execute(statement).rowcount
+
     def close(self) -> None:
         self._stop_listening()
         self._engine.dispose()
@@ -723,6 +848,22 @@ def _queued(command_id: str, text: str, queued_at: float, order: int) -> QueuedC
     if not isinstance(payload, dict):
         return QueuedCommand(command_id, {}, queued_at, problem="its stored text is not a JSON object", order=order)
     return QueuedCommand(command_id, payload, queued_at, order=order)
+
+
+def _template(name: str, version: int, data: str) -> Template:
+    """A stored template row as the model; a row no version of the model can read is a store error."""
+    from pydantic import ValidationError
+
+    from planner.inputs import describe_validation_error
+    from planner.templates import Template
+
+    try:
+        return Template.model_validate_json(data).model_copy(update={"version": version})
+    except ValidationError as error:
+        raise StoreError(
+            f"stored template {shown(name)} v{version} cannot be read ({describe_validation_error(error)}); "
+            f"delete it: python -m sessions template delete {shown(name)}@{version}"
+        ) from None
 
 
 def _not_found(session_id: str) -> SessionNotFound:

@@ -9,6 +9,9 @@ compare-and-set that returns a generation number, and every write a runner makes
 generation (a fencing token), so a runner that lost its lease can no longer change the session.
 Workers (`sessions.workers`) take the same lease with `claim_runnable`, for whichever sessions need a
 runner, and `wait_for_work` lets them sleep until the store says one may.
+
+The store also keeps the operators' plan templates (`planner.templates`), every version of each
+name: saving a name again adds its next version, and nothing but a delete removes one.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sessions.errors import SessionsError
 
 if TYPE_CHECKING:
     from planner.events import Event
+    from planner.templates import Template
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -77,7 +81,10 @@ class StoreUnavailable(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """A session's row: identity plus a projection of its log kept for fast listing."""
+    """A session's row: identity plus a projection of its log kept for fast listing.
+
+    `cause` (a `planner.events.Cause` value) says why the session has its `status`, `reason` says it
+    in words; None where the writer did not say."""
 
     id: str
     task: str
@@ -96,6 +103,7 @@ class SessionInfo:
     lease_gen: int = 0
     last_order: int = 0
     """The order number of the newest command queued for the session (0: none yet)."""
+    cause: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +133,7 @@ class EventStore(ABC):
         reason: str | None = None,
         parent_id: str | None = None,
         forked_at: int | None = None,
+        cause: str | None = None,
     ) -> None:
         """Create the session row and its first events together."""
 
@@ -140,8 +149,10 @@ class EventStore(ABC):
         handled: Sequence[str] = (),
         lease: int | None = None,
         beat: float | None = None,
+        cause: str | None = None,
     ) -> int | None:
-        """Append events whose seqs continue the log, update the listing projection and mark commands
+        """Append events whose seqs continue the log, update the listing projection (`status`,
+        `cause`, `reason`, `steps`: the state after them) and mark commands
         handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
         when `lease` (a runner's fencing token) is no longer the session's lease generation. With
         `beat` (a time, like `heartbeat`'s `now`), an append under a lease is also its heartbeat.
@@ -208,6 +219,23 @@ class EventStore(ABC):
     @abstractmethod
     def release(self, session_id: str, lease: int) -> None:
         """Give the lease up, if it is still this generation's."""
+
+    @abstractmethod
+    def save_template(self, template: Template) -> Template:
+        """Store `template` as its name's next version (1 for a new name), whatever version it says;
+        returns it with the version it got."""
+
+    @abstractmethod
+    def templates(self, name: str | None = None) -> list[Template]:
+        """Every stored version (of `name` only, when given), by name, then version."""
+
+    @abstractmethod
+    def template(self, name: str, version: int | None = None) -> Template | None:
+        """That version of the template, or its newest; None when there is no such template."""
+
+    @abstractmethod
+    def delete_templates(self, name: str, version: int | None = None) -> int:
+        """Delete that version of the template, or every version; returns how many were deleted."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -34,8 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.actions import ActionSyntaxError, Select, Type, parse_action
-from planner.events import ActionExecuted, Event, Kind
+from planner.events import ActionExecuted, Cause, Event, Kind
 from planner.state import Recorder, RunStatus, SessionState
+from sessions.artifacts import ArtifactStore, artifact_store
 from sessions.reading import load_state
 from sessions.runner import STALE_AFTER, Runner
 from sessions.store import EventStore, StoreError
@@ -89,7 +90,7 @@ class Worker:
         store: EventStore,
         *,
         concurrency: int = 1,
-        artifacts: Path | None = None,
+        artifacts: ArtifactStore | Path | None = None,
         browser_endpoint: str | None = None,
         stale_after: float = STALE_AFTER,
         poll: float = 1.0,
@@ -100,7 +101,7 @@ class Worker:
             raise ValueError("a worker runs at least one session at a time")
         self.store = store
         self.concurrency = concurrency
-        self.artifacts = artifacts
+        self.artifacts = artifact_store(artifacts)
         self.browser_endpoint = browser_endpoint
         self.stale_after = stale_after
         self.poll = poll
@@ -207,12 +208,13 @@ class Worker:
             if state.status is not RunStatus.RUNNING:
                 return
             recorder = Recorder(state)
-            recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason=reason)
+            recorder.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED.value, reason=reason, cause=Cause.ERROR)
             self.store.append(
                 session_id,
                 recorder.take(),
                 status=state.status.value,
                 reason=state.reason,
+                cause=state.cause.value if state.cause else None,
                 steps=state.steps,
                 lease=lease,
             )

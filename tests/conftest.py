@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +19,22 @@ from planner.operators import CallRecord, Reply
 from planner.state import Recorder, SessionState
 
 if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserType, Playwright
+
     from ui.server import ConsoleProcess
 
 SCRIPTS = Path(__file__).parent / "scripts"
 os.environ.setdefault("DEMO_SHOP_SLOW_SECONDS", "0.3")
 """The demo shop's slow pages wait 2 s for a person; in the tests a short delay still tells them apart
 (tests/test_demo_shop.py checks the delay itself), and the suite runs them many times."""
+
+
+def trials(full: int, quick: int) -> int:
+    """How many trials a reliability probe runs: `quick` in the suite, `full` (the README's figures)
+    with ANDOR_TRIALS=full. A race the probes were written against showed in 14 of 50 trials before
+    its fix, so the quick count still finds such a race with a probability above 99.9 %."""
+    return full if os.environ.get("ANDOR_TRIALS") == "full" else quick
+
 
 BROWNIE_TASK = "Find a vegan chocolate brownie recipe with 4+ rating"
 
@@ -150,25 +160,62 @@ def postgres_url() -> Any:
         server.stop()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Test files with a test on pytest-playwright's `page`/`browser` fixtures run last, whole.
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    """pytest-playwright's `page` fixtures, with one Playwright per test file instead of one for the
+    whole session. Playwright's sync API allows one driver per thread, and the session-wide one kept
+    its asyncio loop on the main thread from the first `page` test on: every later `BrowserEnvironment`
+    started on the main thread (the browser tests, the demo runs) on that worker was refused, which
+    `make test`'s workers (pytest-xdist, `--dist loadfile`) made depend on the order they took the
+    files in. Ended with its file, the driver leaves the thread as it found it."""
+    from playwright.sync_api import sync_playwright
 
-    Those fixtures keep one Playwright (and its asyncio loop) on the main thread for the rest of the
-    session, and Playwright's sync API allows one per thread, so a `BrowserEnvironment` a later
-    test starts on the main thread would be refused. Whole files, because `make test`'s workers
-    (pytest-xdist, `--dist loadfile`) take a file at a time in this order: a file that also had
-    other tests was placed where its first test stood and ran its browser tests early on its worker
-    (the demo runs after them on that worker then failed). Order within each group is kept.
-    """
-    browser_files = {
-        item.path for item in items if {"page", "browser", "context"} & set(getattr(item, "fixturenames", ()))
-    }
-    if browser_files:
-        late = [item for item in items if item.path in browser_files]
-        items[:] = [item for item in items if item.path not in browser_files] + late
+    with sync_playwright() as driver:
+        yield driver
 
 
-# -- the console's end-to-end files -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser_type(playwright: Playwright, browser_name: str) -> BrowserType:
+    return getattr(playwright, browser_name)
+
+
+@pytest.fixture(scope="module")
+def launch_browser(browser_type_launch_args: dict[str, Any], browser_type: BrowserType) -> Callable[..., Browser]:
+    return lambda **options: browser_type.launch(**{**browser_type_launch_args, **options})
+
+
+@pytest.fixture(scope="module")
+def browser_context_args() -> dict[str, Any]:
+    """Plain contexts (pytest-playwright's asks its session-wide driver for device presets, which
+    these tests never use): each test opens full URLs itself."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def browser(launch_browser: Callable[..., Browser]) -> Iterator[Browser]:
+    launched = launch_browser()
+    yield launched
+    launched.close()
+
+
+# -- the console: headless (AppTest) and end-to-end -----------------------------------------------------
+
+
+@pytest.fixture
+def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The database of a console run headless (streamlit.testing AppTest) in this process, with no demo
+    shop: the console's process-wide resources are made anew for it and shut down after."""
+    import streamlit as st
+
+    path = str(tmp_path / "console.db")
+    monkeypatch.setenv("ANDOR_DB", path)
+    monkeypatch.setenv("ANDOR_SHOP", "0")
+    st.cache_resource.clear()
+    yield path
+    from ui.context import console
+
+    console().pool.shutdown()
+    st.cache_resource.clear()
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,14 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["MissingPostgres", "PostgresServer", "database_for", "find_binaries", "fresh_database"]
+__all__ = [
+    "MissingPostgres",
+    "PostgresServer",
+    "database_for",
+    "find_binaries",
+    "fresh_database",
+    "password_database",
+]
 
 
 class MissingPostgres(RuntimeError):
@@ -111,6 +118,35 @@ def fresh_database(server_url: str) -> str:
     finally:
         engine.dispose()
     return server_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def password_database(server_url: str, password: str) -> str:
+    """A new role that must log in with `password` over TCP, and a new database it owns; returns the
+    database's URL without the password (give it in the URL, PGPASSWORD or a password file).
+
+    The throwaway server trusts every local connection, so the role's line goes first in its
+    `pg_hba.conf` (read back from the server, then reloaded). Raises `MissingPostgres` when that file
+    cannot be written (a server of someone else's, through $ANDOR_TEST_POSTGRES)."""
+    tag = uuid.uuid4().hex[:12]
+    role, name = f"r_{tag}", f"t_{tag}"
+    engine = sa.create_engine(
+        server_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
+    )
+    try:
+        with engine.connect() as conn:
+            hba = Path(conn.execute(sa.text("SHOW hba_file")).scalar_one())
+            try:
+                rules = hba.read_text()
+                hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n{rules}")
+            except OSError as error:
+                raise MissingPostgres(f"cannot make the server ask for a password ({error})") from None
+            conn.execute(sa.text("SELECT pg_reload_conf()"))
+            conn.execute(sa.text(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'"))
+            conn.execute(sa.text(f'CREATE DATABASE "{name}" OWNER "{role}"'))
+    finally:
+        engine.dispose()
+    host = sa.make_url(server_url)
+    return f"postgresql://{role}@{host.host}:{host.port}/{name}"
 
 
 def database_for(kind: str, request: Any, tmp_path: Path) -> str:

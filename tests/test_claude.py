@@ -436,6 +436,7 @@ def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(ser
         _model_call(7, ModelCalled.model_validate(data))
 
     at = AppTest.from_function(page, args=(expansion.model_dump(mode="json"),), default_timeout=30)
+    at.session_state["model_call_7"] = True  # its expander open: a closed call draws nothing inside
     at.run()
     assert not at.exception, at.exception
     shown = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)

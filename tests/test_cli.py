@@ -139,6 +139,33 @@ def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> Non
     assert notices[0].endswith(f"); continue with: python -m sessions command abc resume --db {shlex.quote(db)}")
 
 
+def test_command_wait_prints_the_engines_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Pruning an action that already ran is applied with a warning; `--wait` prints it, as the console shows it."""
+    import threading
+
+    from sessions.runner import Runner, create_session
+    from sessions.sql import open_store
+
+    db = str(tmp_path / "s.db")
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start")
+    backend = Backend(ScriptedModel(load("brownie.json")), DryEnvironment())
+    first = Runner(store, session_id, backend=backend)
+    first.run(should_stop=lambda: "0.1" in first.state.tree and first.state.tree["0.1"].status.value == "SUCCESS")
+    done = threading.Event()
+    paused = Runner(store, session_id, backend=Backend(ScriptedModel(load("brownie.json")), DryEnvironment()))
+    runner = threading.Thread(target=paused.run, kwargs={"should_stop": done.is_set}, daemon=True)
+    runner.start()
+    try:
+        code = main(["command", session_id, "--db", db, "--wait", "prune", "--node", "0.1", "--reason", "wrong"])
+    finally:
+        done.set()
+        runner.join(30)
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (code, printed["result"]) == (0, "applied"), printed
+    assert printed["warning"].startswith("already ran in the browser: 0.1 ("), printed
+
+
 def test_pause_then_resume_command_continues_in_a_new_process(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     runner = spawn("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--id", "p1")

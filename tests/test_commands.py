@@ -337,11 +337,11 @@ def test_parse_command_validates_shape() -> None:
         ),
         (
             {"kind": "edit_action", "action": " "},
-            "invalid edit_action command: action: cannot be blank; write some text",
+            "invalid edit action command: action: cannot be blank; write some text",
         ),
         (
             {"kind": "inject", "parent": "0", "goals": ["ok", " "]},
-            "invalid inject command: goals #2: cannot be blank; write some text",
+            "invalid inject command: sub-goals #2: cannot be blank; write some text",
         ),
         (
             {"kind": "reject", "reason": "   "},
@@ -349,17 +349,25 @@ def test_parse_command_validates_shape() -> None:
         ),
         (
             {"kind": "budget", "max_cost_usd": float("nan")},
-            "invalid budget command: max_cost_usd: must be a finite number",
+            "invalid budget command: cost cap: must be a finite number",
         ),
         (
             {"kind": "prune", "node": "x" * 100_000, "reason": "r"},
             "invalid prune command: node: is too long: at most 200 characters",
         ),
-        ({"kind": "pause", "extra": 1}, "invalid pause command: extra: is not an accepted field"),
-        ({"kind": "inject", "parent": "0", "goals": []}, "invalid inject command: goals: cannot be empty"),
+        ({"kind": "pause", "extra": 1}, "invalid pause command: 'extra': is not an accepted field"),
+        (
+            {"kind": "inject", "parent": "0", "template": {"name": "t", "goals": [{"description": "x"}]}, "params": 1},
+            "invalid inject command: template parameters: must be an object with named fields",
+        ),
+        (
+            {"kind": "budget", "max_cost_usd": -1},
+            "invalid budget command: cost cap: must be more than 0",
+        ),
+        ({"kind": "inject", "parent": "0", "goals": []}, "invalid inject command: sub-goals: cannot be empty"),
         (
             {"kind": "inject", "parent": "0", "goals": ["a"], "scores": [2.0]},
-            "invalid inject command: scores #1: must be 1.0 or less",
+            "invalid inject command: scores #1: must be 1 or less",
         ),
         ({"kind": "prune", "node": "0.1"}, "invalid prune command: reason: is required"),
         (
@@ -368,14 +376,14 @@ def test_parse_command_validates_shape() -> None:
         ),
         (
             {"kind": "inject", "parent": "0", "goals": ["a"], "node_type": "XOR"},
-            "invalid inject command: node_type: must be one of 'AND' or 'OR'",
+            "invalid inject command: node type: must be one of 'AND' or 'OR'",
         ),
         (
             {"kind": "x" * 100_000},
             (
                 "invalid command: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is not a command kind; use one of pause, resume, "
                 "step, stop, inject, prune, edit, reopen, force, undo, approve, reject, edit_action, breakpoints, "
-                "constraints, budget"
+                "breakpoint, constraints, budget, plan"
             ),
         ),
     ],
@@ -386,6 +394,153 @@ def test_an_invalid_command_is_one_sentence_without_its_input(payload: dict[str,
     with pytest.raises(ValidationError) as refused:
         parse_command(payload)
     assert describe_command_error(refused.value) == sentence
+
+
+_VALID: dict[str, dict[str, object]] = {
+    "pause": {},
+    "resume": {},
+    "step": {},
+    "stop": {},
+    "inject": {"parent": "0", "goals": ["a"]},
+    "prune": {"node": "0.1", "reason": "r"},
+    "edit": {"node": "0.1", "description": "d"},
+    "reopen": {"node": "0.1"},
+    "force": {"node": "0", "child": "0.1"},
+    "undo": {},
+    "approve": {},
+    "reject": {},
+    "edit_action": {"action": "click [1]"},
+    "breakpoints": {},
+    "breakpoint": {"node": "0.1"},
+    "constraints": {},
+    "budget": {},
+    "plan": {"node": "0", "children": ["0.1"]},
+}
+"""A valid command of each kind, for the bad values below to spoil one field at a time."""
+
+_BAD: list[object] = [
+    None,
+    "",
+    "   ",
+    "\t\n",
+    "x" * 100_000,
+    "abc",
+    "XOR",
+    "0x10",
+    0,
+    -1,
+    1.5,
+    20_000,
+    10**30,
+    float("nan"),
+    float("inf"),
+    True,
+    [],
+    [""],
+    ["  "],
+    [None],
+    [5],
+    [1.5, "x"],
+    ["g"] * 60,
+    ["y" * 3000],
+    [{"id": 5}],
+    [{"id": None, "description": " "}],
+    {},
+    {"a b": "x"},
+    {"a": "z" * 600},
+    {"x": 1},
+    {"name": "bad name", "goals": []},
+    {"name": "t", "goals": [{"description": "x", "type": "AND"}]},
+    {"name": "t", "params": ["p"], "goals": [{"description": "no placeholder"}]},
+]
+"""Values an operator, a form or a script could send for any field: wrong types, blanks, the huge,
+the negative, the malformed."""
+
+_PYDANTIC = (
+    "List should have",
+    "validation error",
+    "Input should be",
+    "after validation",
+    "Value error",
+    "Assertion failed",
+    "Field required",
+    "Extra inputs",
+    "instance of",
+    "[type=",
+    "pydantic",
+)
+"""pydantic's own wording: it speaks of Python types and its own machinery, not of the operator's plan."""
+
+
+def _refusals() -> list[tuple[dict[str, object], str]]:
+    """Every command kind's fields spoiled one at a time with each bad value, each required field left
+    out, an unknown field added: each refused payload with its sentence."""
+    from planner.commands import COMMAND_MODELS, describe_command_error
+
+    assert set(_VALID) == set(COMMAND_MODELS), "every command kind has a valid payload here"
+    payloads: list[dict[str, object]] = []
+    for kind, model in COMMAND_MODELS.items():
+        valid = {"kind": kind, **_VALID[kind]}
+        parse_command(valid)
+        fields = [name for name in model.model_fields if name != "kind"]
+        payloads += [{**valid, name: bad} for name in fields for bad in _BAD]
+        payloads += [{k: v for k, v in valid.items() if k != name} for name in fields if name in valid]
+        payloads.append({**valid, "surplus_field": 1})
+    refused = []
+    for payload in payloads:
+        try:
+            parse_command(payload)
+        except ValidationError as error:
+            refused.append((payload, describe_command_error(error)))
+    return refused
+
+
+def test_every_command_field_has_a_name_in_the_operators_words() -> None:
+    from planner.commands import COMMAND_MODELS, FIELD_NAMES
+    from planner.templates import Template, TemplateGoal
+
+    models = [*COMMAND_MODELS.values(), Template, TemplateGoal]
+    unnamed = sorted({name for model in models for name in model.model_fields} - set(FIELD_NAMES))
+    assert not unnamed, f"fields a refusal would name raw: {unnamed}"
+    assert all("_" not in name for name in FIELD_NAMES.values())
+
+
+_PLAIN_WORDS = frozenset({"by"})
+"""Field names that are also words of any sentence ("used by no goal"): raw only where a refusal
+locates a problem in them ("by: cannot be blank")."""
+
+
+def test_no_refusal_of_any_command_field_speaks_pydantic_or_names_a_raw_field() -> None:
+    """What a console form or a command line gets back for any bad value of any command's field is one
+    sentence in the operator's words: no pydantic phrase, no field as the code spells it."""
+    import re
+
+    from planner.commands import FIELD_NAMES
+
+    renamed = [name for name, words in FIELD_NAMES.items() if name != words and name not in _PLAIN_WORDS]
+    raw = re.compile(
+        r"(?<![\w-])(?:"
+        + "|".join(map(re.escape, renamed))
+        + r")(?![\w-])"
+        + "".join(rf"|(?<![\w-]){re.escape(name)}:" for name in _PLAIN_WORDS)
+    )
+    refused = _refusals()
+    assert len(refused) > 1000, f"only {len(refused)} refusals: the corpus lost its bad values"
+    problems = []
+    for payload, sentence in refused:
+        kind = str(payload["kind"])
+        if "\n" in sentence or len(sentence) > 300 or not sentence.startswith("invalid "):
+            problems.append((kind, "not one short sentence", sentence))
+        if any(phrase.lower() in sentence.lower() for phrase in _PYDANTIC):
+            problems.append((kind, "pydantic's wording", sentence))
+        words = re.sub(r"'[^']*'", "…", sentence.removeprefix(f"invalid {kind.replace('_', ' ')} command"))
+        for name in sorted(FIELD_NAMES.values(), key=len, reverse=True):
+            words = words.replace(name, "…")  # "parent node" is the operator's name; "parent" alone is not
+        # (quoted text is the operator's own: the name of a template parameter may be anything)
+        named = raw.search(words)
+        if named:
+            problems.append((kind, f"the raw field name {named.group()!r}", sentence))
+    assert not problems, "\n".join(map(str, problems[:20])) + f"\n({len(problems)} in all)"
 
 
 def test_texts_are_stripped_and_an_empty_reject_reason_is_no_reason(brownie: Script) -> None:

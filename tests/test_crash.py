@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import cli, last_json, spawn
+from conftest import trials
 
 pytestmark = pytest.mark.slow
 
@@ -105,8 +106,8 @@ def test_two_resumes_started_together_after_kill_nine_run_the_session_once(tmp_p
     expected = comparable(last_json(cli("export", "ref", "--db", str(reference_db))))
     total = len(expected["events"])
     rng = random.Random(7)
-    interrupted = 0
-    for trial in range(12):
+    interrupted, count = 0, trials(12, 6)
+    for trial in range(count):
         db = tmp_path / f"race{trial}.db"
         proc = spawn("run", "--db", str(db), "--task", TASK, "--model", model, "--id", "ref")
         kill_at = rng.randint(5, total // 2)
@@ -131,4 +132,6 @@ def test_two_resumes_started_together_after_kill_nine_run_the_session_once(tmp_p
         assert all("is being run by process" in line or "has ended" in line for line in refused), outcomes
         actual = comparable(last_json(cli("export", "ref", "--db", str(db))))
         assert actual == expected, f"trial {trial}: the log differs from an uninterrupted run's"
-    assert interrupted >= 4, f"only {interrupted} of 12 kills landed before the run's end: the probe raced too little"
+    assert interrupted >= count // 3, (
+        f"only {interrupted} of {count} kills landed before the run's end: the probe raced too little"
+    )

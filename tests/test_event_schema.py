@@ -10,7 +10,18 @@ import pytest
 from pydantic import ValidationError
 
 from planner.browser.dry import DryEnvironment
-from planner.commands import EditAction, Inject, Pause, Prune, Reopen, Resume, SetBreakpoints, Undo, apply_command
+from planner.commands import (
+    EditAction,
+    Inject,
+    Pause,
+    Prune,
+    Reopen,
+    Resume,
+    SetBreakpoints,
+    SetPlan,
+    Undo,
+    apply_command,
+)
 from planner.config import Breakpoint, EngineConfig
 from planner.engine import Engine
 from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind, Observed, upgrade
@@ -143,6 +154,8 @@ def _every_kind() -> list[Event]:
         Prune(node="0.4", reason="not needed"),
         Reopen(node="0.4"),
         Inject(parent="0", goals=["extra"]),
+        Undo(),
+        SetPlan(node="0", children=["0.1", "0.2", "0.4", "0.3"]),
         Undo(),
         Pause(),
         Resume(),

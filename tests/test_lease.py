@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import trials
 from postgres import database_for
 
 from planner.browser.dry import DRY_START, DryEnvironment
@@ -133,7 +134,7 @@ def _claimer(url: str, jobs: Any, results: Any, barrier: Any) -> None:
 
 
 def test_of_many_racers_after_a_dead_holder_exactly_one_claims(url: str) -> None:
-    racers, trials = 4, 60
+    racers, count = 4, trials(60, 24)
     store = SqlStore(url)
     dead = f"{socket.gethostname()}:{dead_pid()}:crashed"
     barrier = FORK.Barrier(racers)
@@ -143,7 +144,7 @@ def test_of_many_racers_after_a_dead_holder_exactly_one_claims(url: str) -> None
     for worker in workers:
         worker.start()
     try:
-        for trial in range(trials):
+        for trial in range(count):
             session_id = f"race-{trial}"
             store.create_session(session_id, "t", "script", [], status="running")
             assert store.claim(session_id, dead, time.time(), 15.0) == 1, "the crashed runner held the lease"
@@ -200,10 +201,10 @@ def test_a_model_call_three_times_longer_than_the_lease_keeps_it(url: str, tmp_p
 
 
 def test_a_runner_whose_lease_was_taken_stops_before_its_next_action(url: str, tmp_path: Path) -> None:
-    """50 trials: the lease is taken while the runner waits in a model call (half of them after its
+    """50 trials (20 in the suite): the lease is taken while the runner waits in a model call (half of them after its
     heartbeat noticed); it must write nothing more and run no further browser action."""
     store = SqlStore(url)
-    for trial in range(50):
+    for trial in range(trials(50, 20)):
         session_id = f"steal-{trial}"
         new_session(store, session_id, tmp_path)
         effects = tmp_path / f"steal-{trial}.log"
@@ -322,7 +323,7 @@ def _resumer(url: str, worker: int, jobs: Any, results: Any, barrier: Any) -> No
 
 
 def test_simultaneous_resumes_after_a_crash_run_the_session_once(url: str, tmp_path: Path) -> None:
-    trials, resumers = 50, 2
+    count, resumers = trials(50, 20), 2
     rng = random.Random(9)
     store = SqlStore(url)
     barrier = FORK.Barrier(resumers)
@@ -333,7 +334,7 @@ def test_simultaneous_resumes_after_a_crash_run_the_session_once(url: str, tmp_p
         worker.start()
     crashed_mid_run = 0
     try:
-        for trial in range(trials):
+        for trial in range(count):
             session_id = f"resume-{trial}"
             new_session(store, session_id, tmp_path)
             effects = tmp_path / f"{session_id}.log"
@@ -357,4 +358,4 @@ def test_simultaneous_resumes_after_a_crash_run_the_session_once(url: str, tmp_p
         for worker in workers:
             worker.join(60)
         store.close()
-    assert crashed_mid_run >= trials * 0.8, "the first runners finished before the crash; the test proved little"
+    assert crashed_mid_run >= count * 0.8, "the first runners finished before the crash; the test proved little"

@@ -14,6 +14,7 @@ from planner.commands import (
     Edit,
     Force,
     Inject,
+    NodeBreakpoint,
     Pause,
     Prune,
     Reopen,
@@ -125,6 +126,7 @@ def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no
                 "reopen",
                 "force",
                 "breakpoints",
+                "breakpoint",
                 "constraints",
             ]
         )
@@ -151,6 +153,8 @@ def random_command(data: st.DataObject, state: SessionState):  # type: ignore[no
         return Force(node=node, child=data.draw(st.sampled_from(ids)))
     if kind == "breakpoints":
         return SetBreakpoints(breakpoints=data.draw(st.lists(st.sampled_from(list(Breakpoint)), unique=True)))
+    if kind == "breakpoint":
+        return NodeBreakpoint(node=node, off=data.draw(st.booleans()))
     if kind == "constraints":
         return SetConstraints(constraints=data.draw(st.lists(st.sampled_from(["vegan", "under $10", ""]), max_size=2)))
     return {"pause": Pause, "resume": Resume, "step": Step, "stop": Stop}[kind]()

@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -18,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli, finish, last_json, spawn, wait_until
+from cli_helpers import ROOT, cli, finish, last_json, spawn, wait_until
 from postgres import fresh_database
 
+from planner.actions import is_note
 from planner.browser.chromium import launch_args
 from planner.browser.dry import DRY_START
 from planner.events import Kind
+from sessions.reading import load_state
 from sessions.runner import Runner, create_session, queue_command
 from sessions.sql import SqlStore
 from sessions.store import SessionInfo
@@ -69,52 +72,90 @@ def held_by(info: SessionInfo, pid: int) -> bool:
 
 # -- 30 sessions, 3 worker processes, one killed -----------------------------------------------------------
 
+SHOP_TASKS = ("cheapest-espresso", "top-rated-webcam", "cheapest-espresso")
+"""The sessions of the 30 that run on the demo shop in Chromium: short ones, no approval to wait for."""
 
+
+def acted(store: SqlStore, session_id: str) -> bool:
+    """Whether the session's browser has done something the log kept."""
+    return any(e.kind is Kind.ACTION_EXECUTED for e in store.load(session_id))
+
+
+@pytest.mark.browser
 def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(postgres_url: str, tmp_path: Path) -> None:
+    """Three sessions on the demo shop, 27 dry. The first worker starts alone, so it takes the two
+    oldest, on the shop, and is killed once one of them has acted in its browser: a browser session
+    is taken over by another worker, which goes back to its page, and finishes it."""
+    from demo.shop import start_shop
+    from demo.tasks import check_answer, load_tasks
+
+    tasks = {task.id: task for task in load_tasks()}
     url = fresh_database(postgres_url)
     store = SqlStore(url)
     model = script_model(tmp_path)
-    ids = [create_session(store, TASK, model, start_url=DRY_START, session_id=f"fleet-{n:02d}") for n in range(30)]
     options = ("--concurrency", "2", "--lease-seconds", f"{LEASE_S:g}", "--artifacts", str(tmp_path / "artifacts"))
-    workers = [spawn("worker", "--db", url, *options) for _ in range(3)]
-    victim = workers[0]
-    try:
-        # Kill the victim while it runs a session that has already taken steps: mid-run by construction.
-        caught = wait_until(
-            lambda: [s for s in store.sessions() if held_by(s, victim.pid) and s.status == "running" and s.steps > 0],
-            "the first worker to run a session part-way",
-            interval=0.01,
-        )
-        victim.send_signal(signal.SIGKILL)
-        victim.wait(60)
-        orphans = {s.id: s for s in store.sessions() if held_by(s, victim.pid) and s.status == "running"}
-        assert caught and orphans, "the killed worker held no running session"
+    with start_shop() as shop:
+        shop_ids = [
+            create_session(
+                store, tasks[t].task, "demo", start_url=shop.url + tasks[t].start_path, session_id=f"shop-{n}"
+            )
+            for n, t in enumerate(SHOP_TASKS)
+        ]
+        dry_ids = [
+            create_session(store, TASK, model, start_url=DRY_START, session_id=f"fleet-{n:02d}") for n in range(27)
+        ]
+        ids = shop_ids + dry_ids
+        victim = spawn("worker", "--db", url, *options)
+        workers = [victim]
+        try:
+            wait_until(
+                lambda: sum(held_by(s, victim.pid) for s in store.sessions() if s.id in shop_ids) == 2,
+                "the first worker to take the two oldest sessions, on the shop",
+            )
+            workers += [spawn("worker", "--db", url, *options) for _ in range(2)]
+            # Kill the victim while a session of its has acted in the browser: mid-run by construction.
+            caught = wait_until(
+                lambda: [
+                    s.id
+                    for s in store.sessions()
+                    if s.id in shop_ids and held_by(s, victim.pid) and s.status == "running" and acted(store, s.id)
+                ],
+                "the first worker's browser to act for a session on the shop",
+                interval=0.02,
+            )
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(60)
+            orphans = {s.id: s for s in store.sessions() if held_by(s, victim.pid) and s.status == "running"}
+            assert set(caught) <= set(orphans), (caught, sorted(orphans))
 
-        def taken_over() -> dict[str, float]:
-            now = time.time()
-            for info in store.sessions():
-                if info.id in orphans and info.id not in moved and not held_by(info, victim.pid):
-                    moved[info.id] = now
-            return moved if len(moved) == len(orphans) else {}
+            def taken_over() -> dict[str, float]:
+                now = time.time()
+                for info in store.sessions():
+                    if info.id in orphans and info.id not in moved and not held_by(info, victim.pid):
+                        moved[info.id] = now
+                return moved if len(moved) == len(orphans) else {}
 
-        moved: dict[str, float] = {}
-        wait_until(taken_over, "the killed worker's sessions to be taken over", interval=0.05)
-        for session_id, at in moved.items():
-            ran_out = orphans[session_id].heartbeat_at + LEASE_S  # type: ignore[operator]
-            assert at - ran_out <= 10.0, f"{session_id} was taken over {at - ran_out:.1f} s after its lease ran out"
+            moved: dict[str, float] = {}
+            wait_until(taken_over, "the killed worker's sessions to be taken over", interval=0.05)
+            for session_id, at in moved.items():
+                ran_out = orphans[session_id].heartbeat_at + LEASE_S  # type: ignore[operator]
+                assert at - ran_out <= 10.0, f"{session_id} was taken over {at - ran_out:.1f} s after its lease ran out"
 
-        wait_until(
-            lambda: all(s.status in ("succeeded", "failed") for s in store.sessions()),
-            "all 30 sessions to end on the two surviving workers",
-        )
-        assert [s.status for s in store.sessions()] == ["succeeded"] * 30
-        problems = [problem for session_id in ids for problem in ended_exactly_once(store, session_id)]
-        assert problems == [], problems
-    finally:
-        for worker in workers[1:]:
-            worker.send_signal(signal.SIGTERM)
-        outputs = [finish(worker, "a worker to stop on SIGTERM") for worker in workers[1:]]
-        store.close()
+            wait_until(
+                lambda: all(s.status in ("succeeded", "failed") for s in store.sessions()),
+                "all 30 sessions to end on the two surviving workers",
+            )
+            assert [s.status for s in store.sessions()] == ["succeeded"] * 30
+            problems = [problem for session_id in ids for problem in ended_exactly_once(store, session_id)]
+            assert problems == [], problems
+            for session_id, task in zip(shop_ids, SHOP_TASKS):
+                answer = load_state(store, session_id).final_answer
+                assert check_answer(tasks[task], answer).passed, (session_id, answer)
+        finally:
+            for worker in workers[1:]:
+                worker.send_signal(signal.SIGTERM)
+            outputs = [finish(worker, "a worker to stop on SIGTERM") for worker in workers[1:]]
+            store.close()
     assert [w.returncode for w in workers[1:]] == [0, 0], [err[-500:] for _, err in outputs]
     runs = [json.loads(out.strip().splitlines()[-1])["runs"] for out, _ in outputs]
     assert sum(runs) >= len(orphans), f"the surviving workers ran {runs} sessions"
@@ -233,6 +274,53 @@ def test_a_session_waiting_for_approval_is_released_and_finished_by_other_worker
     assert check_answer(task, answer).passed, answer
     assert ended_exactly_once(store, session_id) == []
     store.close()
+
+
+@pytest.mark.browser
+def test_a_worker_without_a_local_chromium_runs_a_whole_demo_task_through_a_browser_server(
+    postgres_url: str, tmp_path: Path, browser_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's environment has no Chromium it could launch ($CHROMIUM_PATH names no file, and
+    PATH holds no browser): every page of the task is the browser server's."""
+    from demo.shop import start_shop
+    from demo.tasks import check_answer, load_tasks
+
+    task = next(t for t in load_tasks() if t.id == "cheapest-espresso")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("CHROMIUM_PATH", str(tmp_path / "no-chromium-here"))
+    monkeypatch.setenv("PATH", str(empty))
+    probe = subprocess.run(  # the worker's environment, asked which Chromium it would launch
+        [sys.executable, "-c", "from planner.browser.chromium import find_chromium; print(find_chromium())"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert probe.stdout.strip() == "None", probe.stdout
+    url = fresh_database(postgres_url)
+    store = SqlStore(url)
+    artifacts = tmp_path / "artifacts"
+    with start_shop() as shop:
+        session_id = create_session(store, task.task, "demo", start_url=shop.url + task.start_path)
+        worker = spawn("worker", "--db", url, "--browser-endpoint", browser_server, "--artifacts", str(artifacts))
+        try:
+            wait_until(
+                lambda: store.session(session_id).status in ("succeeded", "failed", "paused"),
+                "the worker to run the task to its end",
+            )
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            out, err = finish(worker, "the worker to stop on SIGTERM")
+    state = load_state(store, session_id)
+    actions = [e.payload for e in store.load(session_id) if e.kind is Kind.ACTION_EXECUTED]
+    store.close()
+    assert state.status.value == "succeeded", (state.reason, err[-1000:])
+    assert check_answer(task, state.final_answer).passed, state.final_answer
+    in_browser = [a for a in actions if not is_note(a.action)]  # type: ignore[attr-defined]
+    assert in_browser and all(a.ok and a.screenshot and Path(a.screenshot).is_file() for a in in_browser), actions
+    assert worker.returncode == 0 and json.loads(out.strip().splitlines()[-1])["runs"] == 1, err[-1000:]
 
 
 # -- SQLite: workers poll; submit ------------------------------------------------------------------------------

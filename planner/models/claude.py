@@ -60,6 +60,7 @@ error messages.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -229,10 +230,19 @@ class ClaudeModel:
         self.forced = self.family.forced_tool_choice and not self.thinking
         self.max_tokens = min(self.family.output_tokens, _MAX_TOKENS + (_THINKING_TOKENS if self.thinking else 0))
         self.shared_prefix = prefix_tokens(self.family) >= self.family.cache_minimum
+        self.instruction: str | None = None
+        """An operator's instruction added to every prompt (`instructed`); None for a session's own model."""
         self.notice = None if is_known(model) else _unknown(model)
         if self.notice is not None:
             _log.warning(self.notice)
         self._client = client or anthropic.Anthropic(base_url=base_url, timeout=timeout, max_retries=max_retries)
+
+    def instructed(self, instruction: str) -> ClaudeModel:
+        """This model, sharing its client, with an operator's instruction at the end of every prompt
+        (`prompts.render_user`): a counterfactual re-ask (`sessions.counterfactual`)."""
+        model = copy.copy(self)
+        model.instruction = instruction
+        return model
 
     # -- operators ----------------------------------------------------------------------------------
 
@@ -302,7 +312,13 @@ class ClaudeModel:
             "messages": [
                 {
                     "role": "user",
-                    "content": [task, {"type": "text", "text": render_user(operator, view, detail=detail)}],
+                    "content": [
+                        task,
+                        {
+                            "type": "text",
+                            "text": render_user(operator, view, detail=detail, instruction=self.instruction or ""),
+                        },
+                    ],
                 }
             ],
             "tools": tools,

@@ -40,7 +40,7 @@ from planner.operators import (
     View,
 )
 from planner.status import REMOVED
-from planner.tree import Node, Status
+from planner.tree import Node, NodeType, Status
 
 __all__ = ["VERBS", "OfflineModel", "PageElement", "Playbook", "read_elements"]
 
@@ -202,9 +202,21 @@ def _text_line(observation: str, pattern: str) -> re.Match[str] | None:
 class OfflineModel:
     """Implements `planner.protocols.Model` without a network; see the module docstring."""
 
-    def __init__(self, playbooks: Mapping[str, Playbook] | None = None, name: str = "demo") -> None:
+    def __init__(
+        self, playbooks: Mapping[str, Playbook] | None = None, name: str = "demo", instruction: str | None = None
+    ) -> None:
         self.playbooks = dict(playbooks or {})
         self.name = name
+        self.instruction = instruction
+
+    def instructed(self, instruction: str) -> OfflineModel:
+        """This model under an operator's instruction (a counterfactual re-ask, `sessions.counterfactual`).
+
+        Not being a language model, it takes the instruction literally, in its own plain verbs: as the
+        sub-goals to expand or repair the node with ("search for X, then open the first result", one
+        step per line or joined by "then"), and as what an observation says to focus on next.
+        """
+        return OfflineModel(self.playbooks, self.name, instruction)
 
     def _playbook(self, view: View) -> Playbook:
         return self.playbooks.get(view.task, Playbook())
@@ -215,7 +227,11 @@ class OfflineModel:
     # -- Node Expansion ---------------------------------------------------------------------------
 
     def expand(self, view: View) -> Reply[Expansion]:
-        reply = self._expand(view, view.node.description)
+        steps = _steps(self.instruction)
+        if len(steps) > 1:
+            reply = _and(*steps, reasoning="the operator's instruction, step by step")
+        else:
+            reply = self._expand(view, steps[0] if steps else view.node.description)
         expansion = reply.output
         if expansion.type == "AND" and view.lookahead:
             actions = [a for _, a in self._plan_ahead(view, [child.description for child in expansion.children])]
@@ -397,6 +413,10 @@ class OfflineModel:
     # -- the other operators ----------------------------------------------------------------------
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
+        if steps := _steps(self.instruction):
+            score = 1.0 if view.node.type is NodeType.OR else None
+            add = [ChildSpec(description=step, score=score) for step in steps]
+            return Reply(Repair(add=add, reasoning="the operator's instruction"))
         scripted = self._playbook(view).repairs.get(view.node.description)
         if scripted is not None:
             return Reply(Repair(add=[ChildSpec(description=c) if isinstance(c, str) else c for c in scripted.add]))
@@ -441,7 +461,11 @@ class OfflineModel:
             Observation(
                 summary=f"{title[1] if title else view.url}",
                 progress=f"{done + 1} actions done; last: {action}",
-                feedback=following[0].description if following else "",
+                feedback=self.instruction.strip()
+                if self.instruction
+                else following[0].description
+                if following
+                else "",
                 ahead=[Proposal(node=node.id, action=a) for node, a in zip(following, actions, strict=False)],
                 candidates=self._candidates(view),
                 reasoning="the offline model keeps the plan as it is",
@@ -464,6 +488,12 @@ class OfflineModel:
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
         answer = _answer(view.notes)
         return Reply(FinalAnswer(answer=answer, missing="" if answer else "nothing relevant was noted"))
+
+
+def _steps(instruction: str | None) -> list[str]:
+    """An operator's instruction as plain-verb steps: one per line, or joined by "then"."""
+    lines = (instruction or "").splitlines()
+    return [step.strip() for line in lines for step in re.split(r",? then ", line, flags=re.IGNORECASE) if step.strip()]
 
 
 def _answer(notes: Iterable[str]) -> str | None:

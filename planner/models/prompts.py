@@ -46,6 +46,7 @@ __all__ = [
     "DIAGNOSIS_TOOL",
     "OBSERVATION_BUDGET",
     "OPERATORS",
+    "OPERATOR_INSTRUCTION",
     "PROMPTS",
     "SYSTEM",
     "OperatorPrompt",
@@ -58,6 +59,11 @@ __all__ = [
     "render_user",
     "system_text",
 ]
+
+OPERATOR_INSTRUCTION = "## Operator's instruction"
+"""The heading of an operator's instruction for one answer (a counterfactual re-ask)."""
+
+_FOLLOW = "Follow this instruction in this answer; where it and your own judgement differ, the instruction wins."
 
 OBSERVATION_BUDGET = 12_000
 """Characters of the compact page observation a prompt carries (about 3k tokens); the rest is cut."""
@@ -306,11 +312,14 @@ def _upcoming(view: View) -> str:
     return "\n".join(render_node(node) for node in upcoming(view.tree, view.node, view.lookahead))
 
 
-def render_user(operator: Operator, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET) -> str:
+def render_user(
+    operator: Operator, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET, instruction: str = ""
+) -> str:
     """The volatile half of a prompt: everything after the cached task text.
 
     `detail` is the operator's extra input: the failure reason for repair, the action just run for
-    observe.
+    observe. `instruction` is an operator's own instruction for this one answer (a counterfactual
+    re-ask, `sessions.counterfactual`); it comes last, after the page, so it is the last thing read.
     """
     node = view.node
     ask = f"Operator: {PROMPTS[operator].tool}"
@@ -337,6 +346,8 @@ def render_user(operator: Operator, view: View, *, detail: str = "", budget: int
         if following := _upcoming(view):
             sections.append(f"## Upcoming sub-goals (plan their actions if they are single actions here)\n{following}")
     sections.append(f"## Current page\n{render_observation(view, budget)}")
+    if instruction.strip():
+        sections.append(f"{OPERATOR_INSTRUCTION}\n{instruction.strip()}\n{_FOLLOW}")
     return "\n\n".join(sections)
 
 

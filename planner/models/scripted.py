@@ -61,7 +61,10 @@ class Script(_Strict):
 
     `repairs` takes one repair or a list, the n-th used for the node's n-th revision; `incomplete`
     lists descriptions whose completion check fails, once per listing. Observations plan ahead the
-    scripted actions of upcoming nodes, as far as the first one that is not a note.
+    scripted actions of upcoming nodes, as far as the first one that is not a note. `instructions`
+    maps an operator's instruction (a counterfactual re-ask, `sessions.counterfactual`) to the
+    answers that replace these while it is given: its `nodes`, `repairs`, `updates` and `notes`
+    entries override the same keys here.
     """
 
     constraints: list[str] = Field(default_factory=list)
@@ -72,6 +75,26 @@ class Script(_Strict):
     updates: dict[str, UpdateScript] = Field(default_factory=dict)
     notes: dict[str, list[str]] = Field(default_factory=dict)
     final_answer: str | None = None
+    instructions: dict[str, Script] = Field(default_factory=dict)
+
+    def instructed(self, instruction: str) -> Script:
+        """The script as answered under `instruction`; `ScriptError` when it scripts no such instruction."""
+        overlay = self.instructions.get(instruction.strip())
+        if overlay is None:
+            known = ", ".join(repr(text) for text in self.instructions) or "none"
+            raise ScriptError(
+                f"the script has no answers for the instruction '{shown(instruction, 80)}' (it scripts {shown(known, 200)}); "
+                'add them under "instructions"'
+            )
+        return self.model_copy(
+            update={
+                "nodes": {**self.nodes, **overlay.nodes},
+                "repairs": {**self.repairs, **overlay.repairs},
+                "updates": {**self.updates, **overlay.updates},
+                "notes": {**self.notes, **overlay.notes},
+                "instructions": {},
+            }
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> Script:
@@ -96,6 +119,10 @@ class ScriptedModel:
     def __init__(self, script: Script, name: str = "script") -> None:
         self.script = script
         self.name = name
+
+    def instructed(self, instruction: str) -> ScriptedModel:
+        """This model answering as its script does under an operator's instruction (`Script.instructed`)."""
+        return ScriptedModel(self.script.instructed(instruction), name=self.name)
 
     def extract_constraints(self, view: View) -> Reply[Constraints]:
         return Reply(Constraints(task=self.script.constraints))

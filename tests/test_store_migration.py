@@ -1,0 +1,139 @@
+"""A database the previous version made (schema version 3: no `cause` on the session rows, status
+events at version 1) still opens, gets each session's cause from its log, and works as a new one.
+
+The old database is made by the first three migrations themselves (they are only ever appended to),
+its rows written as that version wrote them, on SQLite and on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from conftest import BROWNIE_TASK, drive, new_state
+from postgres import database_for
+
+from planner.browser.dry import DryEnvironment
+from planner.commands import Pause, apply_command
+from planner.config import Breakpoint, EngineConfig
+from planner.engine import Engine
+from planner.events import Cause, Event, Kind, NoteAdded
+from planner.models.scripted import Script, ScriptedModel
+from planner.state import SessionState
+from sessions.attention import Need, needing_attention
+from sessions.sql import _MIGRATIONS, SqlStore, _driver_url, _migrations_table
+
+BUY = Script.model_validate(
+    {
+        "nodes": {
+            BROWNIE_TASK: {"type": "AND", "children": ["buy"]},
+            "buy": {"type": "ACTION", "action": "click [9]"},
+        }
+    }
+)
+
+
+def _held(points: frozenset[Breakpoint] = frozenset(), guard: bool = False) -> tuple[SessionState, list[Event]]:
+    state, log = new_state(BROWNIE_TASK, EngineConfig(constraints=False, breakpoints=points))
+    engine = Engine(
+        state, ScriptedModel(BUY), DryEnvironment(), guard=(lambda action, target: "buy") if guard else None
+    )
+    drive(engine, log, 20)
+    return state, log
+
+
+def _sessions() -> dict[str, tuple[SessionState, list[Event], Cause]]:
+    """Sessions the old version could have left, by id: (state, log, the cause they should get)."""
+    step_state, step_log = new_state(BROWNIE_TASK)
+    step_log += apply_command(step_state, Pause())
+    return {
+        "breakpoint": (*_held(frozenset({Breakpoint.BEFORE_ACTION})), Cause.BREAKPOINT),
+        "review": (*_held(frozenset({Breakpoint.AFTER_EXPANSION})), Cause.PLAN_REVIEW),
+        "approval": (*_held(guard=True), Cause.APPROVAL),
+        "finished": (*_held(), Cause.FINISHED),
+        "created": (*new_state(BROWNIE_TASK), Cause.OPERATOR),
+        "paused": (step_state, step_log, Cause.OPERATOR),
+    }
+
+
+@pytest.fixture(params=["disk", "postgres"])
+def old_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database at schema version 3 holding `_sessions()` as that version wrote them."""
+    url = database_for(request.param, request, tmp_path)
+    engine = sa.create_engine(_driver_url(url))
+    with engine.begin() as conn:
+        _migrations_table.create(conn)
+        for version, migration in enumerate(_MIGRATIONS[:3], start=1):
+            migration(conn)
+            conn.execute(_migrations_table.insert().values(version=version, applied_at=0.0))
+        for session_id, (state, log, _) in _sessions().items():
+            conn.execute(
+                sa.text(
+                    "insert into sessions (id, task, model, status, reason, steps, last_seq, created_at, updated_at)"
+                    " values (:id, :task, 'script', :status, :reason, :steps, :last, 1, 2)"
+                ),
+                {
+                    "id": session_id,
+                    "task": state.task,
+                    "status": state.status.value,
+                    "reason": state.reason,
+                    "steps": state.steps,
+                    "last": state.seq,
+                },
+            )
+            conn.execute(
+                sa.text(
+                    "insert into events (session_id, seq, kind, version, node_id, data, at)"
+                    " values (:session_id, :seq, :kind, :version, :node_id, :data, 0)"
+                ),
+                [_as_stored_by_version_3(session_id, event) for event in log],
+            )
+    engine.dispose()
+    yield url
+
+
+def _as_stored_by_version_3(session_id: str, event: Event) -> dict[str, object]:
+    data, version = event.data, event.version
+    if event.kind is Kind.SESSION_STATUS:
+        data, version = {key: value for key, value in data.items() if key != "cause"}, 1
+    return {
+        "session_id": session_id,
+        "seq": event.seq,
+        "kind": event.kind.value,
+        "version": version,
+        "node_id": event.node_id,
+        "data": json.dumps(data),
+    }
+
+
+def test_a_database_of_the_previous_version_opens_with_each_sessions_cause(old_database: str) -> None:
+    store = SqlStore(old_database)
+    try:
+        listing = {info.id: info for info in store.sessions()}
+        expected = {session_id: cause for session_id, (_, _, cause) in _sessions().items()}
+        assert {session_id: info.cause for session_id, info in listing.items()} == expected
+        with store._engine.connect() as conn:
+            versions = conn.execute(sa.text("select version from schema_migrations order by version")).scalars()
+            assert list(versions) == list(range(1, len(_MIGRATIONS) + 1)), "each migration once, in order"
+        needs = {item.session_id: item.need for item in needing_attention(listing.values())}
+        assert needs == {"breakpoint": Need.BREAKPOINT, "review": Need.BREAKPOINT, "approval": Need.APPROVAL}
+        info = listing["paused"]
+        store.append(
+            "paused",
+            [Event(info.last_seq + 1, Kind.NOTE_ADDED, None, NoteAdded(text="after the upgrade"), 1, 0.0)],
+            status="paused",
+            cause=Cause.ERROR.value,
+            reason="a problem",
+            steps=info.steps,
+        )
+        assert store.session("paused").cause == "error", "an append after the upgrade keeps the cause"
+    finally:
+        store.close()
+    reopened = SqlStore(old_database)
+    try:
+        assert reopened.session("paused").cause == "error", "the migration ran once"
+    finally:
+        reopened.close()
