@@ -143,10 +143,11 @@ def test_the_command_line_spells_it(tmp_path: Path, flags: tuple[str, ...], off:
     db = str(tmp_path / "s.db")
     store = open_store(db)
     create_session(store, BROWNIE_TASK, "demo", start_url=DRY_START, config=MECHANICS, session_id="bp", paused=True)
-    assert main(["command", "bp", "breakpoint", "--node", "0.3", *flags, "--db", db]) == 0
+    assert main(["command", "bp", "breakpoint", "--node", "0.3", *flags, "--operator", "ana", "--db", db]) == 0
     queued = [q.payload for q in store.pending("bp")]
     assert len(queued) == 1 and {k: v for k, v in queued[0].items() if k not in ("command_id", "provenance")} == {
         "kind": "breakpoint",
+        "by": "ana",
         "node": "0.3",
         "off": off,
     }
