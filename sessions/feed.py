@@ -35,7 +35,7 @@ from sessions.store import EventStore, QueuedCommand, SessionInfo
 if TYPE_CHECKING:
     from planner.events import Event
 
-__all__ = ["ChangeFeed", "Changes", "Polling", "Reads", "open_feed"]
+__all__ = ["RESYNC_SECONDS", "ChangeFeed", "Changes", "Polling", "Reads", "open_feed"]
 
 _log = logging.getLogger(__name__)
 

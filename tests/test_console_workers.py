@@ -104,6 +104,8 @@ def test_in_workers_mode_a_started_session_is_queued_and_a_command_is_applied_by
     wait_until(lambda: store.session(info.id).status == "paused", "the worker to run the session to its breakpoint")
     at.run()
     assert "plan review" in markdown_text(at), markdown_text(at)
+    inbox = at.button(key=f"inbox_{info.id}")
+    assert "plan review" in inbox.label, "the attention inbox lists a worker's session stopped at its breakpoint"
     at.button(key="ctl_resume").click()
     at.run()
     assert not at.exception, at.exception

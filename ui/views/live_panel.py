@@ -8,6 +8,9 @@ operator interacts. Only the sidebar (which session, a new session) and the expo
 app; the exports live outside this fragment (see `ui.views.export`).
 
 Which tab is open is bound to the URL (`?tab=`, `?panel=`), like the session and the node.
+
+A redraw reads the session's log, row and queue, and the listing, only when the change feed says
+something changed (`sessions.feed`: pushed by PostgreSQL; on SQLite every redraw reads them).
 """
 
 from __future__ import annotations
