@@ -177,8 +177,14 @@ def test_the_change_feed_hears_a_write_from_another_connection(postgres_url: str
         before, quiet_before = feed.stamp(busy), feed.stamp(quiet)
         time.sleep(0.3)
         assert feed.stamp(busy) == before, "nothing written, nothing heard"
+        recorder = Recorder(load_state(writer, busy))
+        recorder.record(Kind.SESSION_STATUS, status="paused", reason="a note from elsewhere")
+        writer.append(busy, recorder.take(), status="paused", reason="a note from elsewhere", steps=0)
+        appended = wait_until(
+            lambda: feed.stamp(busy) != before and feed.stamp(busy), "the append on the other connection to be heard"
+        )
         queue_command(writer, busy, {"kind": "resume"})
-        wait_until(lambda: feed.stamp(busy) != before, "the enqueue on the other connection to be heard")
+        wait_until(lambda: feed.stamp(busy) != appended, "the enqueue on the other connection to be heard")
         assert feed.stamp(quiet) == quiet_before, "another session's change leaves this one's stamp"
     finally:
         feed.close()
