@@ -102,7 +102,9 @@ def create_session(
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
     )
-    store.create_session(session_id, task, model, recorder.take(), status=state.status.value, cause=_cause(state))
+    store.create_session(
+        session_id, task, model, recorder.take(), status=state.status.value, cause=_cause(state), cost_usd=0.0
+    )
     return session_id
 
 
@@ -126,6 +128,8 @@ def fork_session(store: EventStore, session_id: str, at: int) -> str:
         steps=state.steps,
         parent_id=session_id,
         forked_at=at,
+        actions=state.metrics.actions,
+        cost_usd=state.metrics.cost_usd,
     )
     return new_id
 
@@ -469,6 +473,8 @@ class Runner:
                 cause=_cause(state),
                 reason=state.reason,
                 steps=state.steps,
+                actions=state.metrics.actions,
+                cost_usd=state.metrics.cost_usd,
                 handled=handled or (),
                 lease=self._lease.generation,
                 beat=time.time(),

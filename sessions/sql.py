@@ -12,6 +12,9 @@ workers never wait on (or both take) the same candidate; on SQLite the write loc
 A write that may make a session runnable (a session created running, a queued command, a released
 lease) also sends `NOTIFY andor_runnable` on PostgreSQL, delivered when it commits, and
 `wait_for_work` LISTENs on a connection of its own; on SQLite it only waits, and workers poll.
+Every write that changes what a reader of a session sees (create, append, enqueue, a lease taken or
+released) sends `NOTIFY andor_changed` with the session id, in the same transaction, for readers
+such as the console (`sessions.feed`) to re-read only what changed.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
     from planner.events import Event
     from planner.templates import Template
 
-__all__ = ["SqlStore", "database_url", "open_store"]
+__all__ = ["CHANGED_CHANNEL", "SqlStore", "database_url", "open_store"]
 
 _SEQ_LIMIT = 2**31 - 1
 """Sequence numbers are 32-bit integer columns; bounds beyond this are clamped, not overflowed."""
@@ -128,6 +131,21 @@ _templates = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
 )
 
+# -- version 6: the fleet view's columns, kept by every append: actions run, spend so far (None: not
+# known, for a session not written since), and when the status last changed (how long a pause has
+# waited); and an index of action events by time, for the actions of the last minutes per session --
+_sessions.append_column(sa.Column("actions", sa.Integer, nullable=False, server_default="0"))
+_sessions.append_column(sa.Column("cost_usd", sa.Float))
+_sessions.append_column(sa.Column("status_since", sa.Float))
+_ACTION_KIND = "action_executed"
+"""`planner.events.Kind.ACTION_EXECUTED`, spelled here so the index and its query match it literally."""
+_recent_actions_index = sa.Index(
+    "ix_events_actions_at",
+    _events.c.at,
+    postgresql_where=sa.text(f"kind = '{_ACTION_KIND}'"),
+    sqlite_where=sa.text(f"kind = '{_ACTION_KIND}'"),
+)
+
 _migrations_table = sa.Table(
     "schema_migrations",
     _meta,
@@ -148,6 +166,11 @@ def _advance(fenced: bool) -> sa.Update:
         "steps": sa.bindparam("s_steps"),
         "last_seq": sa.bindparam("s_last"),
         "updated_at": sa.bindparam("s_now"),
+        "actions": sa.func.coalesce(sa.bindparam("s_actions", type_=sa.Integer), _sessions.c.actions),
+        "cost_usd": sa.func.coalesce(sa.bindparam("s_cost", type_=sa.Float), _sessions.c.cost_usd),
+        "status_since": sa.case(
+            (_sessions.c.status == sa.bindparam("s_status"), _sessions.c.status_since), else_=sa.bindparam("s_now")
+        ),
     }
     if fenced:
         where += [_sessions.c.lease_gen == sa.bindparam("s_lease"), _sessions.c.lease_owner.is_not(None)]
@@ -160,6 +183,8 @@ _ADVANCE = {False: _advance(False), True: _advance(True)}
 
 _RUNNABLE_CHANNEL = "andor_runnable"
 """The PostgreSQL notification channel workers listen on; the payload is the session id."""
+CHANGED_CHANNEL = "andor_changed"
+"""The PostgreSQL notification channel for "something about this session changed"; the payload is its id."""
 _INSERT_EVENTS = _events.insert()
 
 
@@ -259,12 +284,29 @@ def _templates_v5(conn: Connection) -> None:
     _templates.create(conn)
 
 
+def _fleet_v6(conn: Connection) -> None:
+    """The fleet view's columns: each session's actions counted from its log, its status taken as
+    changed when its row last did (the closest the old rows know), its spend left unknown until
+    its next append (it is a fold of the log's model calls, which the runner keeps); and the index."""
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN actions INTEGER NOT NULL DEFAULT 0"))
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN cost_usd FLOAT"))
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN status_since FLOAT"))
+    counted = (
+        sa.select(sa.func.count())
+        .where(_events.c.session_id == _sessions.c.id, _events.c.kind == _ACTION_KIND)
+        .scalar_subquery()
+    )
+    conn.execute(_sessions.update().values(actions=counted, status_since=_sessions.c.updated_at))
+    _recent_actions_index.create(conn)
+
+
 _MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_v1,
     _lease_and_unique_order_v2,
     _last_order_v3,
     _cause_v4,
     _templates_v5,
+    _fleet_v6,
 ]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
@@ -390,6 +432,7 @@ class SqlStore(EventStore):
             self._advance = {fenced: _Direct(statement, dialect) for fenced, statement in _ADVANCE.items()}
             self._insert_events = _Direct(_INSERT_EVENTS, dialect)
             self._driver = dialect.loaded_dbapi  # its errors, raised by the statements `_Direct` runs
+            self._notifies = dialect.name == "postgresql"
         except NoSuchModuleError:
             raise StoreUnavailable(
                 f"unsupported database URL {_safe_url(url)}; give a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
@@ -471,6 +514,8 @@ class SqlStore(EventStore):
         parent_id: str | None = None,
         forked_at: int | None = None,
         cause: str | None = None,
+        actions: int = 0,
+        cost_usd: float | None = None,
     ) -> None:
         now = time.time()
         with self._tx() as conn:
@@ -492,12 +537,16 @@ class SqlStore(EventStore):
                     updated_at=now,
                     parent_id=parent_id,
                     forked_at=forked_at,
+                    actions=actions,
+                    cost_usd=cost_usd,
+                    status_since=now,
                 )
             )
             if events:
                 conn.execute(_events.insert(), self._rows(session_id, events))
             if status == _running():
                 _notify(conn, session_id)
+            _changed(conn, session_id)
 
     def append(
         self,
@@ -511,6 +560,8 @@ class SqlStore(EventStore):
         lease: int | None = None,
         beat: float | None = None,
         cause: str | None = None,
+        actions: int | None = None,
+        cost_usd: float | None = None,
     ) -> int | None:
         if not events:
             return None
@@ -526,6 +577,8 @@ class SqlStore(EventStore):
             "s_last": events[-1].seq,
             "s_now": time.time(),
             "s_beat": beat,
+            "s_actions": actions,
+            "s_cost": cost_usd,
         }
         with self._tx() as conn:
             # The session row first: it checks sequence and lease together and (on PostgreSQL) locks the
@@ -538,6 +591,8 @@ class SqlStore(EventStore):
                 if advanced is None:
                     raise self._refusal(conn, session_id, after, lease)
                 cursor.executemany(insert.sql, [insert.bind(values) for values in self._rows(session_id, events)])
+                if self._notifies:  # on the driver's cursor, like the writes above: one statement more per append
+                    cursor.execute(_CHANGED_SQL, (session_id,))
             finally:
                 cursor.close()
             last_order = advanced[0]
@@ -597,6 +652,7 @@ class SqlStore(EventStore):
             )
             conn.execute(_sessions.update().where(_sessions.c.id == session_id).values(last_order=order + 1))
             _notify(conn, session_id)
+            _changed(conn, session_id)
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -624,6 +680,28 @@ class SqlStore(EventStore):
         with self._tx(write=False) as conn:
             rows = conn.execute(sa.select(_sessions).order_by(_sessions.c.created_at.desc())).mappings().all()
         return [SessionInfo(**row) for row in rows]
+
+    def recent_actions(self, since: float) -> dict[str, int]:
+        query = (
+            sa.select(_events.c.session_id, sa.func.count())
+            .where(sa.text(f"kind = '{_ACTION_KIND}'"), _events.c.at >= since)  # literal: the partial index's
+            .group_by(_events.c.session_id)
+        )
+        with self._tx(write=False) as conn:
+            return {session_id: count for session_id, count in conn.execute(query).all()}
+
+    def listener(self) -> Any | None:
+        """A new driver connection LISTENing on `CHANGED_CHANNEL` (its `notifies()` yields the ids of
+        sessions that changed), in autocommit and outside the pool, for `sessions.feed`; None where
+        the database sends no notifications (SQLite). The caller closes it."""
+        if not self._notifies:
+            return None
+        pooled = self._engine.raw_connection()
+        connection = pooled.driver_connection
+        pooled.detach()
+        connection.autocommit = True
+        connection.execute(f"LISTEN {CHANGED_CHANNEL}")
+        return connection
 
     def pending(self, session_id: str) -> list[QueuedCommand]:
         query = (
@@ -669,6 +747,8 @@ class SqlStore(EventStore):
                 .where(_sessions.c.id == session_id, _sessions.c.lease_gen == row.lease_gen)
                 .values(lease_owner=owner, lease_gen=row.lease_gen + 1, runner_pid=pid, heartbeat_at=now)
             )
+            if taken.rowcount == 1:
+                _changed(conn, session_id)  # the console shows who holds the lease
         return row.lease_gen + 1 if taken.rowcount == 1 else None
 
     def heartbeat(self, session_id: str, lease: int, now: float) -> None:
@@ -692,6 +772,7 @@ class SqlStore(EventStore):
                 .values(lease_owner=None, runner_pid=None, heartbeat_at=None)
             )
             _notify(conn, session_id)
+            _changed(conn, session_id)
 
     def claim_runnable(
         self, owner: str, now: float, stale_after: float, *, limit: int, pid: int | None = None
@@ -722,6 +803,7 @@ class SqlStore(EventStore):
                 )
                 if claimed.rowcount == 1:
                     taken.append((row.id, row.lease_gen + 1))
+                    _changed(conn, row.id)
         return taken
 
     def wait_for_work(self, timeout: float) -> bool:
@@ -833,6 +915,16 @@ def _notify(conn: Connection, session_id: str) -> None:
     """Tell listening workers (on commit) that this session may need a runner; PostgreSQL only."""
     if conn.dialect.name == "postgresql":
         conn.execute(sa.select(sa.func.pg_notify(_RUNNABLE_CHANNEL, session_id)))
+
+
+_CHANGED_SQL = f"SELECT pg_notify('{CHANGED_CHANNEL}', %s)"
+"""`_changed` on the driver's own cursor (psycopg's placeholder), for the append's hot path."""
+
+
+def _changed(conn: Connection, session_id: str) -> None:
+    """Tell listening readers (on commit) that something about this session changed; PostgreSQL only."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_notify(CHANGED_CHANNEL, session_id)))
 
 
 def _clamp(seq: int) -> int:

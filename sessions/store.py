@@ -104,6 +104,12 @@ class SessionInfo:
     last_order: int = 0
     """The order number of the newest command queued for the session (0: none yet)."""
     cause: str | None = None
+    actions: int = 0
+    """Browser actions run so far (the fleet view's step rate counts them over time)."""
+    cost_usd: float | None = None
+    """The model calls' estimated spend so far, in USD; None where the writer did not say."""
+    status_since: float | None = None
+    """When `status` last changed: how long a paused session has waited for a person."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +140,10 @@ class EventStore(ABC):
         parent_id: str | None = None,
         forked_at: int | None = None,
         cause: str | None = None,
+        actions: int = 0,
+        cost_usd: float | None = None,
     ) -> None:
-        """Create the session row and its first events together."""
+        """Create the session row and its first events together (`actions` and `cost_usd` as in `append`)."""
 
     @abstractmethod
     def append(
@@ -150,9 +158,12 @@ class EventStore(ABC):
         lease: int | None = None,
         beat: float | None = None,
         cause: str | None = None,
+        actions: int | None = None,
+        cost_usd: float | None = None,
     ) -> int | None:
         """Append events whose seqs continue the log, update the listing projection (`status`,
-        `cause`, `reason`, `steps`: the state after them) and mark commands
+        `cause`, `reason`, `steps`, and unless None `actions` and `cost_usd`: the state after them;
+        `status_since` moves when the status changes) and mark commands
         handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
         when `lease` (a runner's fencing token) is no longer the session's lease generation. With
         `beat` (a time, like `heartbeat`'s `now`), an append under a lease is also its heartbeat.
@@ -170,6 +181,11 @@ class EventStore(ABC):
     @abstractmethod
     def sessions(self) -> list[SessionInfo]:
         """All sessions, newest first."""
+
+    @abstractmethod
+    def recent_actions(self, since: float) -> dict[str, int]:
+        """How many browser actions each session recorded at or after `since` (sessions with none are
+        left out): the fleet view's step rate, in one query however many sessions there are."""
 
     @abstractmethod
     def enqueue(self, session_id: str, command_id: str, payload: dict[str, Any]) -> None:

@@ -1,8 +1,11 @@
-"""Process-wide resources of the console: the store, the runner pool and the demo shop.
+"""Process-wide resources of the console: the store, who runs sessions, the change feed and the demo shop.
 
 Created once per console process (`st.cache_resource`) and shared by every page and tab, which is
-what makes two tabs show the same session and a reload find the run still going. On exit the pool
-pauses whatever is still running.
+what makes two tabs show the same session and a reload find the run still going. `ANDOR_RUNNER`
+says who runs sessions (`sessions.service.runners_for`: the console's own runner threads, or
+workers on a shared database); on exit the console's own runners pause whatever is still running.
+The change feed (`sessions.feed`) lets every redraw skip the store reads of sessions that have not
+changed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import streamlit as st
 
 from demo.shop import ShopServer, start_shop
 from sessions.backends import artifacts_root
-from sessions.service import RunnerPool
+from sessions.errors import SessionsError
+from sessions.feed import Changes, Reads, open_feed
+from sessions.service import Runners, runners_for
 from sessions.sql import open_store
 from sessions.store import EventStore, database_target
 
@@ -29,9 +34,12 @@ _DEFAULT_SHOP_PORT = 8765
 @dataclass(frozen=True)
 class Console:
     store: EventStore
-    pool: RunnerPool
+    pool: Runners
     shop: ShopServer | None
     artifacts: Path
+    changes: Changes
+    reads: Reads
+    """The store reads every redraw repeats, reused until `changes` says their session changed."""
 
     @property
     def shop_url(self) -> str | None:
@@ -54,7 +62,14 @@ def console() -> Console:
     db = str(database_target())
     store = open_store(db)
     artifacts = artifacts_root(db)
-    pool = RunnerPool(store, artifacts)
+    try:
+        pool = runners_for(os.environ.get("ANDOR_RUNNER"), store, artifacts)
+    except SessionsError as error:
+        store.close()
+        st.error(str(error))
+        st.stop()
+        raise  # outside a script run, where `st.stop` does nothing
+    changes = open_feed(store)
     shop = _shop()
     # Runners must pause their sessions while the interpreter can still run them: `threading`'s
     # exit hooks (where concurrent.futures stops its executors, which Playwright needs) run before
@@ -62,4 +77,5 @@ def console() -> Console:
     threading._register_atexit(pool.shutdown)
     if shop is not None:
         atexit.register(shop.stop)
-    return Console(store, pool, shop, artifacts)
+    atexit.register(changes.close)
+    return Console(store, pool, shop, artifacts, changes, Reads(store, changes))

@@ -26,7 +26,7 @@ def free_port() -> int:
 @dataclass
 class ConsoleProcess:
     url: str
-    db: Path
+    db: Path | str
     process: subprocess.Popen[bytes]
 
     def stop(self) -> None:
@@ -38,8 +38,9 @@ class ConsoleProcess:
             self.process.kill()
 
 
-def start_console(db: Path, timeout: float = 60.0) -> ConsoleProcess:
-    """A console on free ports with its own database and demo shop; returns once it answers."""
+def start_console(db: Path | str, timeout: float = 60.0) -> ConsoleProcess:
+    """A console on free ports with its own database (a file, or a postgresql:// URL) and demo shop;
+    returns once it answers. It runs sessions as `$ANDOR_RUNNER` says (`sessions.service.runners_for`)."""
     port = free_port()
     env = {**os.environ, "ANDOR_DB": str(db), "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)}
     command = [

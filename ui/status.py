@@ -7,7 +7,7 @@ from planner.frames import Frame, next_position
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType
 
-__all__ = ["STATUS_ICONS", "status_line"]
+__all__ = ["STATUS_ICONS", "status_line", "worker_name"]
 
 STATUS_ICONS = {
     "running": ":material/play_circle:",
@@ -55,6 +55,14 @@ def status_line(state: SessionState, runner_alive: bool = True) -> str:
     if _browser_starting(state):
         return f"starting Chromium and opening {state.start_url}, then {_doing(state)}"
     return _doing(state)
+
+
+def worker_name(lease_owner: str | None) -> str:
+    """The runner holding a lease as `host:pid`, from its owner token ("host:pid:tag"); "" for none."""
+    if not lease_owner:
+        return ""
+    host, _, rest = lease_owner.partition(":")
+    return f"{host}:{rest.partition(':')[0]}" if rest else host
 
 
 def _browser_starting(state: SessionState) -> bool:

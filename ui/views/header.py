@@ -12,7 +12,7 @@ from sessions.runner import STALE_AFTER
 from ui.commands import Outcome, alert, send, settle
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
-from ui.status import STATUS_ICONS, status_line
+from ui.status import STATUS_ICONS, status_line, worker_name
 
 __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
 
@@ -89,13 +89,23 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
 
 
 def _runner_alive(ctx: Console, session_id: str) -> bool:
-    """A runner here, or another process holding a fresh lease (a CLI run, another console)."""
+    """A runner in charge (here, or the workers'), or another process holding a fresh lease (a CLI
+    run, another console)."""
     if ctx.pool.running(session_id):
         return True
-    info = ctx.store.session(session_id)
+    info = ctx.reads.session(session_id)
     return (
         info.runner_pid is not None and info.heartbeat_at is not None and time.time() - info.heartbeat_at < STALE_AFTER
     )
+
+
+def _held_by(ctx: Console, session_id: str, state: SessionState) -> str:
+    """Which runner holds a running session (its lease holder's `host:pid`: with workers, the worker),
+    or that it waits for one to take it."""
+    if state.status is not RunStatus.RUNNING or not ctx.pool.running(session_id):
+        return ""  # not running, or the status line already says no runner is active
+    worker = worker_name(ctx.reads.session(session_id).lease_owner)
+    return f" · run by {md(worker)}" if worker else " · waiting for a runner to take it"
 
 
 def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
@@ -115,13 +125,13 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
         + (f" of ${cap:g}" if cap and metrics.input_tokens else f" · cost cap ${cap:g}" if cap else "")
     )
     # A failed run is red at a glance; every other status is the ordinary status line.
-    (st.error if state.status is RunStatus.FAILED else st.markdown)(line)
+    (st.error if state.status is RunStatus.FAILED else st.markdown)(line + _held_by(ctx, session_id, state))
     check = state.answer_check
     if check is not None and check.passed:
         st.success("Answer check: met (it names every string the task's answer must contain).")
     elif check is not None:
         st.warning(f"Answer check: not met — missing {md_line(', '.join(check.missing), STATUS_CHARS)}.")
-    pending = ctx.store.pending(session_id)
+    pending = ctx.reads.pending(session_id)
     if pending:
         queued = ", ".join(md(command.payload.get("kind", "?")) for command in pending)
         st.caption(f"Queued for the next step boundary: {queued}")

@@ -76,7 +76,7 @@ def inbox_behind(sessions: list[SessionInfo]) -> bool:
 def render_inbox(ctx: Console, title: str, *, timed: bool) -> None:
     """Draw the inbox where the caller is (the sidebar) and set the page's title; `timed` when nothing
     else on the page redraws on a timer, so the inbox watches the store itself (see the module docstring)."""
-    items = needing_attention(ctx.store.sessions())
+    items = needing_attention(ctx.reads.sessions())
     st.session_state[_DRAWN] = tuple(items)
     st.set_page_config(page_title=page_title(title, len(items)))
     with st.container(key="inbox", gap="small"):
@@ -103,7 +103,7 @@ def render_inbox(ctx: Console, title: str, *, timed: bool) -> None:
 @st.fragment(run_every=REFRESH_SECONDS)
 def _watch(ctx: Console) -> None:
     """Draws nothing: a whole run redraws the inbox once the store says it is behind."""
-    if inbox_behind(ctx.store.sessions()):
+    if inbox_behind(ctx.reads.sessions()):
         st.rerun()
 
 

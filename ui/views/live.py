@@ -1,4 +1,7 @@
-"""Per-tab snapshot of the session on screen, folded incrementally from the store."""
+"""Per-tab snapshot of the session on screen, folded incrementally from the store.
+
+A redraw reads the log only when the change feed says the session changed since the last read
+(`sessions.feed`); on SQLite, which has no feed, every redraw reads it."""
 
 from __future__ import annotations
 
@@ -38,15 +41,22 @@ class Live:
         self.failed: set[str] = set()
         self.approval_request = 0
         self._changes = PlanChanges()
+        self._stamp: int | None = None
+        """The change feed's stamp of the session as of the last read of its log."""
 
     def refresh(self) -> SessionState:
-        for event in self.ctx.store.load(self.session_id, after=self.state.seq):
+        """The state with every event the store has; the store is read only if the session changed."""
+        stamp = self.ctx.changes.stamp(self.session_id)  # before the read: a change during it moves it again
+        if stamp == self._stamp:
+            return self.state
+        for event in self.ctx.reads.load(self.session_id, after=self.state.seq):
             self._changes.apply(self.state, event)
             if event.node_id is not None:
                 self.by_node[event.node_id].append(event)
             self.recent.append(event)
             self._note(event)
         del self.recent[:-200]
+        self._stamp = stamp
         return self.state
 
     @property

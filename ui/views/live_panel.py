@@ -8,6 +8,9 @@ operator interacts. Only the sidebar (which session, a new session) and the expo
 app; the exports live outside this fragment (see `ui.views.export`).
 
 Which tab is open is bound to the URL (`?tab=`, `?panel=`), like the session and the node.
+
+A redraw reads the session's log, row and queue, and the listing, only when the change feed says
+something changed (`sessions.feed`: pushed by PostgreSQL; on SQLite every redraw reads them).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ui.views.live import live
 from ui.views.node_actions import EDIT_TAB, PANEL_KEY, render_node_actions
 from ui.views.page_view import render_live_page, shows_live_page
 from ui.views.plan_changes import render_plan_changes
-from ui.views.sidebar import render_sessions
+from ui.views.sidebar import RATE_WINDOW, render_sessions
 from ui.views.timeline import keep_timeline, render_timeline
 from ui.views.tree import render_node_picker, render_tree
 
@@ -47,7 +50,7 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
 def _running_panel(ctx: Console, session_id: str) -> None:
     if live(ctx, session_id).refresh().finished:
         st.rerun()  # the whole page, once: from now on it is the finished session's, which does not refresh
-    sessions = ctx.store.sessions()  # read once a tick: the inbox check and the sessions table share it
+    sessions = ctx.reads.sessions()  # once a tick, if anything changed: the inbox check and the table share it
     if inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
     _panel(ctx, session_id, sessions)
@@ -55,7 +58,7 @@ def _running_panel(ctx: Console, session_id: str) -> None:
 
 @st.fragment
 def _finished_panel(ctx: Console, session_id: str) -> None:
-    _panel(ctx, session_id, ctx.store.sessions())
+    _panel(ctx, session_id, ctx.reads.sessions())
 
 
 def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo]) -> None:
@@ -102,5 +105,5 @@ def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo]) -> None:
             render_plan_changes(follower, state, node_id)
     with sessions_tab:
         if sessions_tab.open:
-            render_sessions(sessions)
+            render_sessions(sessions, ctx.reads.recent_actions(RATE_WINDOW))
     drawn()

@@ -10,6 +10,7 @@ again whenever it falls behind the store; the sidebar only reserves its place.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import pandas as pd
@@ -19,17 +20,23 @@ from streamlit.delta_generator import DeltaGenerator
 from demo.tasks import load_tasks
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
+from planner.state import RunStatus
 from sessions.backends import MODEL_HELP, default_model
 from sessions.errors import SessionsError
 from sessions.markdown import md, short
 from sessions.runner import create_session
 from sessions.store import SessionInfo
 from ui.context import Console
+from ui.status import worker_name
 from ui.url import SESSION_KEY, SESSIONS_TABLE, open_session, picker_key, session_on_screen, shown_session
 
-__all__ = ["BREAKPOINT_LABELS", "Sidebar", "render_sessions", "render_sidebar", "select_session"]
+__all__ = ["BREAKPOINT_LABELS", "RATE_WINDOW", "Sidebar", "render_sessions", "render_sidebar", "select_session"]
 
 _CUSTOM = "Your own task…"
+RATE_WINDOW = 300.0
+"""Seconds of actions the sessions table's step rate counts (a younger session: its whole life)."""
+_WAITING = frozenset({RunStatus.PAUSED.value, RunStatus.AWAITING_APPROVAL.value})
+"""Statuses in which a session waits for a person (an approval, a breakpoint, a pause)."""
 BREAKPOINT_LABELS = {
     Breakpoint.AFTER_EXPANSION: "after every expansion (plan review)",
     Breakpoint.BEFORE_ACTION: "before every browser action",
@@ -170,9 +177,12 @@ row by its place in the table the browser shows, which is the one drawn last; th
 this run may have a new session at the top since."""
 
 
-def render_sessions(sessions: list[SessionInfo]) -> None:
+def render_sessions(sessions: list[SessionInfo], recent_actions: Mapping[str, int]) -> None:
     """Every session (the store's listing, newest first) with its live status, what it is doing, which
-    worker runs it; click a row to open that session.
+    worker runs it, its step rate (`recent_actions`: actions per session in the last `RATE_WINDOW`
+    seconds), its spend and how long it has waited for a person; click a row to open that session.
+    All of it comes from the listing and one count, never from a session's log, so the table costs
+    the same for a hundred sessions as for one.
 
     The table is a picker of sessions like the sidebar's, keyed by the session on screen (`ui.url`),
     so a row chosen for one session never chooses again once another is open. A row is read here,
@@ -191,10 +201,13 @@ def render_sessions(sessions: list[SessionInfo]) -> None:
                 "status": info.status,
                 "why": short(info.reason or "", 80),
                 "task": short(info.task, 60),
+                "worker": worker_name(info.lease_owner) or "—",
+                "actions/min": _rate(recent_actions.get(info.id, 0), now - info.created_at),
+                "spend": f"${info.cost_usd:.4f}" if info.cost_usd is not None else "—",
+                "waiting": _waiting(info, now),
                 "steps": info.steps,
                 "age": _age(now - info.created_at),
                 "last change": _age(now - info.updated_at) + " ago",
-                "worker": _worker(info),
                 "model": info.model,
                 "fork of": f"{info.parent_id} at event {info.forked_at}" if info.parent_id else "",
                 "id": info.id,
@@ -210,9 +223,14 @@ def render_sessions(sessions: list[SessionInfo]) -> None:
         select_session(clicked_in[rows[0]])
 
 
-def _worker(info: SessionInfo) -> str:
-    """Which runner holds the session: its lease owner's host and process ("host:pid:tag"), if any."""
-    if not info.lease_owner:
+def _rate(actions: int, age: float) -> float:
+    """Actions per minute over the last `RATE_WINDOW` seconds, or the session's life if shorter (at
+    least ten seconds, so a session's first action is not a burst of hundreds a minute)."""
+    return round(actions * 60.0 / max(10.0, min(RATE_WINDOW, age)), 1)
+
+
+def _waiting(info: SessionInfo, now: float) -> str:
+    """How long a session has waited for a person (paused or awaiting approval); "" while it does not."""
+    if info.status not in _WAITING:
         return ""
-    host, _, rest = info.lease_owner.partition(":")
-    return f"{host}:{rest.partition(':')[0]}" if rest else host
+    return _age(now - (info.status_since if info.status_since is not None else info.updated_at))
