@@ -139,12 +139,9 @@ _sessions.append_column(sa.Column("cost_usd", sa.Float))
 _sessions.append_column(sa.Column("status_since", sa.Float))
 _ACTION_KIND = "action_executed"
 """`planner.events.Kind.ACTION_EXECUTED`, spelled here so the index and its query match it literally."""
-_recent_actions_index = sa.Index(
-    "ix_events_actions_at",
-    _events.c.at,
-    postgresql_where=sa.text(f"kind = '{_ACTION_KIND}'"),
-    sqlite_where=sa.text(f"kind = '{_ACTION_KIND}'"),
-)
+_RECENT_ACTIONS_INDEX = f"CREATE INDEX ix_events_actions_at ON events (at) WHERE kind = '{_ACTION_KIND}'"
+"""A partial index, in the SQL both databases speak: an `sa.Index` with dialect `where` options would
+load the PostgreSQL dialect on import, 0.05 s more for every command line, SQLite ones included."""
 
 _migrations_table = sa.Table(
     "schema_migrations",
@@ -297,7 +294,7 @@ def _fleet_v6(conn: Connection) -> None:
         .scalar_subquery()
     )
     conn.execute(_sessions.update().values(actions=counted, status_since=_sessions.c.updated_at))
-    _recent_actions_index.create(conn)
+    conn.execute(sa.text(_RECENT_ACTIONS_INDEX))
 
 
 _MIGRATIONS: list[Callable[[Connection], None]] = [
