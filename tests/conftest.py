@@ -145,7 +145,7 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 def postgres_url() -> Any:
     """A PostgreSQL server for this test run: $ANDOR_TEST_POSTGRES when set, otherwise a throwaway one
     started with initdb/pg_ctl in a temporary directory and stopped at the end."""
-    from postgres import MissingPostgres, PostgresServer
+    from sessions.pgserver import MissingPostgres, PostgresServer
 
     if url := os.environ.get("ANDOR_TEST_POSTGRES"):
         yield url
