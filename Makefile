@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 
-.PHONY: run test bench browser postgres
+.PHONY: run test bench browser postgres fleet
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -34,3 +34,8 @@ bench: browser
 	$(PY) -m bench.durable --cli
 	$(PY) -m bench.browser
 	$(PY) -m bench.console
+
+# A fleet on this machine: PostgreSQL in a temporary directory, three workers and the console as their
+# client; Ctrl-C stops them all and removes the directory (see README, "Fleet").
+fleet: browser postgres
+	$(PY) -m sessions.fleet

@@ -18,10 +18,8 @@ subcommands (`Subcommand`) with the same conventions.
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import math
-import os
 import re
 import shlex
 import signal
@@ -562,23 +560,16 @@ def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _operator(given: str | None) -> str | None:
-    """Who sends this command line's commands: `--operator`, else $ANDOR_OPERATOR, else the user
-    name (None when the system has none). The name is checked as a command checks it, so a bad one
-    is refused naming where it came from."""
-    from planner.commands import sender
+    """Who sends this command line's commands: `--operator`, else the machine's operator
+    (`sessions.identity.local_operator`: $ANDOR_OPERATOR, else the user name)."""
+    from sessions.identity import UnusableOperator, local_operator
 
     if given is not None:
         return given  # the command's own validation refuses a bad one, as "operator: ..."
-    named = os.environ.get("ANDOR_OPERATOR", "")
-    if named.strip():
-        if sender({"by": named}) is None:
-            raise _UsageError("$ANDOR_OPERATOR is not a usable operator name; give one line of at most 200 characters")
-        return named.strip()
     try:
-        user = getpass.getuser()
-    except (OSError, KeyError):  # no login name and no user database entry: not known
-        return None
-    return sender({"by": user})
+        return local_operator()
+    except UnusableOperator as error:
+        raise _UsageError(str(error)) from None
 
 
 def _command(args: argparse.Namespace, store: EventStore) -> int:

@@ -13,6 +13,7 @@
     ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.export`)
     ├── ReaskError            a model call that cannot be re-asked, or an answer that cannot be adopted (defined in `sessions.counterfactual`)
     ├── PolicyError           an operator policy file or name that cannot be used (defined in `sessions.operator_sim`)
+    ├── UnusableOperator      $ANDOR_OPERATOR set to no usable operator name (defined in `sessions.identity`)
     ├── ShopUnavailable       the bundled demo shop could not be started for `eval` (defined in `sessions.evaluation`)
     ├── RunnerChoiceError     an ANDOR_RUNNER value that names no way of running sessions (defined in `sessions.service`)
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used

@@ -145,7 +145,7 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 def postgres_url() -> Any:
     """A PostgreSQL server for this test run: $ANDOR_TEST_POSTGRES when set, otherwise a throwaway one
     started with initdb/pg_ctl in a temporary directory and stopped at the end."""
-    from postgres import MissingPostgres, PostgresServer
+    from sessions.pgserver import MissingPostgres, PostgresServer
 
     if url := os.environ.get("ANDOR_TEST_POSTGRES"):
         yield url
@@ -206,16 +206,23 @@ def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The database of a console run headless (streamlit.testing AppTest) in this process, with no demo
     shop: the console's process-wide resources are made anew for it and shut down after."""
     import streamlit as st
+    from streamlit import config
 
     path = str(tmp_path / "console.db")
     monkeypatch.setenv("ANDOR_DB", path)
     monkeypatch.setenv("ANDOR_SHOP", "0")
+    for name in ("ANDOR_AUTH_HEADER", "ANDOR_ROLES"):  # the machine's operator, with every role
+        monkeypatch.delenv(name, raising=False)
+    # Served on loopback, as `make run` serves it: the console refuses any other address without a sign-in.
+    address = config.get_option("server.address")
+    config.set_option("server.address", "127.0.0.1")
     st.cache_resource.clear()
     yield path
     from ui.context import console
 
     console().pool.shutdown()
     st.cache_resource.clear()
+    config.set_option("server.address", address)
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,9 @@ import io
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from conftest import BROWNIE_TASK, drive, new_state
 from PIL import Image
 from streamlit.testing.v1 import AppTest
@@ -192,16 +190,8 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path = tmp_path / "console.db"
-    monkeypatch.setenv("ANDOR_DB", str(path))
-    monkeypatch.setenv("ANDOR_SHOP", "0")
-    st.cache_resource.clear()
-    yield path
-    from ui.context import console
-
-    console().pool.shutdown()
-    st.cache_resource.clear()
+def db(app_db: str) -> Path:
+    return Path(app_db)
 
 
 def _stored(db: Path, name: str, screenshot: str | None) -> None:

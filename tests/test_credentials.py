@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from cli_helpers import finish, spawn, wait_until
-from postgres import MissingPostgres, password_database
+from postgres import password_database
 
 from sessions.cli import main
+from sessions.pgserver import MissingPostgres
 from sessions.sql import SqlStore
 
 pytestmark = pytest.mark.slow

@@ -4,11 +4,9 @@ the trace, the timeline, the command line and the simulated operator all say who
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from conftest import BROWNIE_TASK, SCRIPTS
 from console_helpers import node_picker
 from pydantic import ValidationError
@@ -199,16 +197,8 @@ def test_the_simulated_operator_signs_its_commands() -> None:
 
 
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    path = str(tmp_path / "console.db")
-    monkeypatch.setenv("ANDOR_DB", path)
-    monkeypatch.setenv("ANDOR_SHOP", "0")
-    st.cache_resource.clear()
-    yield path
-    from ui.context import console
-
-    console().pool.shutdown()
-    st.cache_resource.clear()
+def db(app_db: str) -> str:
+    return app_db
 
 
 def test_the_inspector_says_which_operator_made_or_edited_a_node(db: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from sessions.markdown import md, short
+from ui.access import admit, show_operator
 from ui.commands import drawn
 from ui.context import console
 from ui.url import read_url, write_url
@@ -29,9 +30,13 @@ HEADING_CHARS = 160
 
 def main() -> None:
     st.set_page_config(page_title=TITLE, page_icon="🌳", layout="wide")
+    operator = admit()
+    if operator is None:
+        return  # the page is the one sentence saying why this request is not served
     ctx = console()
     read_url()
     session_id, inbox = render_sidebar(ctx)
+    show_operator(operator)
     if session_id is None:
         with inbox:
             render_inbox(ctx, TITLE, timed=True)

@@ -27,6 +27,7 @@ import streamlit as st
 from sessions.errors import InvalidCommand
 from sessions.runner import command_outcome, queue_command
 from sessions.store import EventStore, SessionFinished
+from ui.access import AccessRefused, current
 from ui.context import Console
 
 __all__ = ["FORM_NAMES", "QUICK_ANSWER", "Outcome", "alert", "drawn", "send", "settle"]
@@ -85,7 +86,18 @@ def alert(outcome: Outcome) -> Callable[..., object]:
 
 def send(ctx: Console, session_id: str, payload: dict[str, Any]) -> Outcome:
     """Queue a command and make sure a runner will apply it; the answer names the command as the
-    console's form does ("cost cap applied", not "budget")."""
+    console's form does ("cost cap applied", not "budget").
+
+    Every console command passes here, so this is where it is signed with the operator at the page
+    (`by`) and where one they may not send is refused, unqueued (`ui.access`): a disabled button is a
+    courtesy, this is the rule."""
+    try:
+        signed = current().sign(payload)
+    except AccessRefused as refused:
+        return Outcome("invalid", str(refused))
+    if isinstance(signed, str):
+        return Outcome("invalid", signed)
+    payload = signed
     last = st.session_state.get(_LAST)
     if last and last[:2] == (session_id, payload) and not last[3]:
         return last[2]

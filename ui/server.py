@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,11 +39,18 @@ class ConsoleProcess:
             self.process.kill()
 
 
-def start_console(db: Path | str, timeout: float = 60.0) -> ConsoleProcess:
+def start_console(db: Path | str, timeout: float = 60.0, env: Mapping[str, str] | None = None) -> ConsoleProcess:
     """A console on free ports with its own database (a file, or a postgresql:// URL) and demo shop;
-    returns once it answers. It runs sessions as `$ANDOR_RUNNER` says (`sessions.service.runners_for`)."""
+    returns once it answers. It runs sessions as `$ANDOR_RUNNER` says (`sessions.service.runners_for`).
+    `env` adds to (or overrides) the environment it inherits: `ANDOR_AUTH_HEADER`, `ANDOR_ROLES`, ..."""
     port = free_port()
-    env = {**os.environ, "ANDOR_DB": str(db), "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "ANDOR_DB": str(db),
+        "ANDOR_SHOP_PORT": str(free_port()),
+        "PYTHONPATH": str(ROOT),
+        **(env or {}),
+    }
     command = [
         sys.executable,
         "-m",

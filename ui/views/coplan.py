@@ -28,6 +28,7 @@ from planner.state import RunStatus, SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Status
 from sessions.markdown import md_line
+from ui.access import locked
 from ui.context import Console
 from ui.forms import scope, show_result, submit
 
@@ -88,9 +89,9 @@ def render_plan_review(ctx: Console, session_id: str, state: SessionState) -> No
             },
         )
         cols = st.columns(2)
-        if cols[0].button("Apply plan", key="plan_apply"):
+        if cols[0].button("Apply plan", key="plan_apply", **locked("plan")):
             submit(ctx, where, "plan", lambda: _plan(node, table, edited, start=False))
-        if cols[1].button("Apply and start", key="plan_start", type="primary"):
+        if cols[1].button("Apply and start", key="plan_start", type="primary", **locked("plan")):
             submit(ctx, where, "plan", lambda: _plan(node, table, edited, start=True))
         show_result(where, "plan")
 

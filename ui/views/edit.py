@@ -23,6 +23,8 @@ from planner.state import Approval, RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
 from sessions.markdown import md, md_line, short
+from ui.access import locked
+from ui.access import refusal as may_not
 from ui.context import Console
 from ui.diff_lines import diff_lines
 from ui.forms import Scope, scope, show_result, submit
@@ -109,7 +111,9 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
 
         return payload
 
-    def button(label: str, key: str, payload: Callable[[], dict[str, Any] | str], shortcut: str | None) -> None:
+    def button(
+        label: str, key: str, kind: str, payload: Callable[[], dict[str, Any] | str], shortcut: str | None
+    ) -> None:
         st.form_submit_button(
             label,
             type="primary" if key == "approve_submit" else "secondary",
@@ -117,18 +121,25 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
             on_click=submit,
             args=(ctx, where, "approval", payload),
             shortcut=shortcut,
+            **locked(kind),
         )
 
     approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
     with st.form(where.key("approval")):
         st.text_input("Action", value=approval.action, key=where.key("approval_action"))
         with st.container(horizontal=True, gap="small"):
-            button("Approve", "approve_submit", lambda: approve, SHORTCUTS["approve"].key)
-            button("Run edited action", "edit_action_submit", edited, None)
+            button("Approve", "approve_submit", "approve", lambda: approve, SHORTCUTS["approve"].key)
+            button("Run edited action", "edit_action_submit", "edit_action", edited, None)
         st.text_input("Reason (for a rejection)", key=where.key("approval_reason"))
         with st.container(horizontal=True, gap="small"):
-            button("Reject and let the planner recover", "reject_submit", rejected(False), SHORTCUTS["reject"].key)
-            button("Reject and pause", "reject_pause_submit", rejected(True), None)
+            button(
+                "Reject and let the planner recover",
+                "reject_submit",
+                "reject",
+                rejected(False),
+                SHORTCUTS["reject"].key,
+            )
+            button("Reject and pause", "reject_pause_submit", "reject", rejected(True), None)
 
 
 def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
@@ -176,7 +187,7 @@ def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
             st.markdown("  \n".join(md_line(line) for line in diff_lines(diff)))
         else:
             st.caption("No plan edit to undo.")
-        refusal = undo_refusal(state)
+        refusal = may_not("undo") or undo_refusal(state)
         st.button(
             "Undo last edit",
             key="undo_btn",
@@ -214,6 +225,7 @@ def _breakpoints(ctx: Console, where: Scope, state: SessionState) -> None:
         st.form_submit_button(
             "Set breakpoints",
             key="bp_submit",
+            **locked("breakpoints"),
             on_click=submit,
             args=(
                 ctx,
@@ -240,6 +252,7 @@ def _budget(ctx: Console, where: Scope, state: SessionState) -> None:
         st.form_submit_button(
             "Set cost cap",
             key="budget_submit",
+            **locked("budget"),
             on_click=submit,
             args=(ctx, where, "budget", lambda: {"kind": "budget", "max_cost_usd": _value(where, value_key) or None}),
         )
@@ -259,6 +272,7 @@ def _constraints(ctx: Console, where: Scope, state: SessionState) -> None:
         st.form_submit_button(
             "Set constraints",
             key="constraints_submit",
+            **locked("constraints"),
             on_click=submit,
             args=(
                 ctx,
@@ -361,6 +375,7 @@ def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None
         st.form_submit_button(
             "Inject",
             key="inject_submit",
+            **locked("inject"),
             on_click=submit,
             args=(ctx, where, "inject", payload, ("inject_goals", "inject_scores")),
         )
@@ -378,7 +393,11 @@ def _prune(ctx: Console, where: Scope, node: Node) -> None:
             return {"kind": "prune", "node": node.id, "reason": reason}
 
         st.form_submit_button(
-            "Prune", key="prune_submit", on_click=submit, args=(ctx, where, "prune", payload, ("prune_reason",))
+            "Prune",
+            key="prune_submit",
+            on_click=submit,
+            args=(ctx, where, "prune", payload, ("prune_reason",)),
+            **locked("prune"),
         )
     show_result(where, "prune")
 
@@ -402,7 +421,7 @@ def _rewrite(ctx: Console, where: Scope, node: Node) -> None:
             return {"kind": "edit", "node": node.id, "description": description, "reexpand": reexpand}
 
         st.form_submit_button(
-            "Save description", key="edit_submit", on_click=submit, args=(ctx, where, "edit", payload)
+            "Save description", key="edit_submit", on_click=submit, args=(ctx, where, "edit", payload), **locked("edit")
         )
     show_result(where, "edit")
 
@@ -433,6 +452,7 @@ def _force(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
         st.form_submit_button(
             "Force alternative",
             key="force_submit",
+            **locked("force"),
             on_click=submit,
             args=(
                 ctx,

@@ -9,6 +9,7 @@ import streamlit as st
 from planner.state import RunStatus, SessionState
 from sessions.markdown import md, md_line
 from sessions.runner import STALE_AFTER
+from ui.access import refusal
 from ui.commands import Outcome, alert, send, settle
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
@@ -42,7 +43,7 @@ def _flash(ctx: Console, session_id: str) -> None:
 
 def _press(ctx: Console, session_id: str, verb: str, orphaned: bool) -> None:
     """A control's callback: queues the command and returns at once (see `ui.commands`)."""
-    if verb == "resume" and orphaned:
+    if verb == "resume" and orphaned and refusal(verb) is None:  # else `send` gives the refusal
         ctx.pool.ensure_running(session_id)
         outcome = Outcome("applied", "runner restarted; the session continues")
     else:
@@ -72,11 +73,13 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
         (cols[3], "Stop", ":material/stop:", "stop", None, state.finished or status is RunStatus.STOPPED),
     ]
     for column, label, icon, verb, shortcut, disabled in verbs:
+        why_not = refusal(verb)
         column.button(
             label,
             icon=icon,
             key=f"ctl_{verb}",
-            disabled=disabled,
+            disabled=disabled or why_not is not None,
+            help=md(why_not) if why_not else None,
             width="stretch",
             on_click=_press,
             args=(ctx, session_id, verb, orphaned),

@@ -21,6 +21,7 @@ from planner.state import SessionState
 from planner.status import CLOSED, REMOVED, REOPENABLE
 from planner.tree import ROOT_ID, Node, NodeType, Status
 from sessions.markdown import md, md_line
+from ui.access import refusal as may_not
 from ui.context import Console
 from ui.forms import Scope, scope, show_result, submit
 from ui.shortcuts import SHORTCUTS
@@ -63,7 +64,7 @@ def render_node_actions(ctx: Console, session_id: str, state: SessionState, node
         st.markdown(f"**Edit the plan at {md(node.id)}** ({node.type.value}, {node.status.value})", width="content")
         _breakpoint(ctx, where, state, node)
         _reopen(ctx, where, node)
-        refusal = undo_refusal(state)
+        refusal = may_not("undo") or undo_refusal(state)
         _button(
             ctx,
             scope(session_id),
@@ -74,6 +75,7 @@ def render_node_actions(ctx: Console, session_id: str, state: SessionState, node
             "Take back the last plan edit; none of its nodes has run yet.",
         )
         for form, label, why_not in _inputs(state, node):
+            why_not = may_not(form) or why_not
             st.button(
                 label,
                 key=f"open_{form}",
@@ -124,7 +126,7 @@ def _breakpoint(ctx: Console, where: Scope, state: SessionState, node: Node) -> 
         "breakpoint",
         f"{label} ({md_line(node.id)})",
         lambda: {"kind": "breakpoint", "node": node.id, "off": marked},
-        why_not,
+        may_not("breakpoint") or why_not,
         "The run pauses whenever it is about to enter this node, until the breakpoint is removed.",
         SHORTCUTS["breakpoint"].key,
     )
@@ -140,7 +142,7 @@ def _reopen(ctx: Console, where: Scope, node: Node) -> None:
         "reopen",
         f"Reopen {md_line(node.id)}",
         lambda: {"kind": "reopen", "node": node.id},
-        why_not,
+        may_not("reopen") or why_not,
         "Put it back in the plan: an action runs again, a sub-goal is expanded again.",
     )
 

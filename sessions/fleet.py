@@ -1,0 +1,181 @@
+"""`make fleet`: a whole fleet on this machine, for trying it or demonstrating it with one command.
+
+    python -m sessions.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL]
+
+A PostgreSQL server in a temporary directory (`sessions.pgserver`; with `--db`, that database
+instead), the workers (`python -m sessions worker --db URL`, each its own process) and the console
+as their client (`ANDOR_RUNNER=workers`: it records sessions and commands, the workers run them).
+It prints the console's address, and Ctrl-C (or SIGTERM) stops the console, then the workers (each
+hands its running sessions back at a step boundary), then the server, and removes the directory.
+If any of them exits by itself, the rest are stopped the same way: a fleet with a part missing
+would look alive while doing nothing.
+
+The children run in sessions of their own, so a terminal's Ctrl-C reaches only this process, which
+stops them in that order rather than all at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from sessions.pgserver import MissingPostgres, PostgresServer
+from sessions.sql import open_store
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+STOP_SECONDS = 30.0
+"""How long a child gets to stop after SIGTERM before it is killed: a worker finishes its step first."""
+READY_SECONDS = 90.0
+"""How long the console may take to answer its health check after it starts."""
+
+
+class _Stop(Exception):
+    """SIGINT or SIGTERM arrived: stop the fleet."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    root = Path(tempfile.mkdtemp(prefix="andor-fleet-"))
+    server: PostgresServer | None = None
+    children: list[tuple[str, subprocess.Popen[bytes]]] = []
+    try:
+        if args.db:
+            url = args.db
+        else:
+            root.chmod(0o755)  # the server's own directory below belongs to the user it runs as
+            server = PostgresServer(root / "postgres")  # kept before it starts: a Ctrl-C meanwhile still stops it
+            url = server.start().url
+        open_store(url).close()  # the schema, once, before several workers would race to make it
+        print(f"fleet: database {url} (temporary files in {root})", flush=True)
+        for number in range(args.workers):
+            command = [sys.executable, "-m", "sessions", "worker", "--db", url]
+            children.append((f"worker {number + 1}", _spawn(command, root / f"worker-{number + 1}.log")))
+        console = _spawn(_console_command(args), root / "console.log", {"ANDOR_DB": url, "ANDOR_RUNNER": "workers"})
+        children.append(("console", console))
+        shown = f"http://{'127.0.0.1' if args.address in ('0.0.0.0', '::') else args.address}:{args.port}"
+        _wait_ready(shown, children)
+        print(f"fleet: {args.workers} workers and the console at {shown} — Ctrl-C stops them all", flush=True)
+        ended = _watch(children)
+        print(f"fleet: {ended} exited by itself (its log is in {root}); stopping the rest", file=sys.stderr)
+        return 1
+    except _Stop:
+        return 0
+    except (MissingPostgres, RuntimeError) as error:
+        print(f"fleet: {error}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _shut_down(children, server)
+        shutil.rmtree(root, ignore_errors=True)
+        print("fleet: stopped", flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m sessions.fleet", description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=3, help="worker processes to start (default 3)")
+    parser.add_argument("--port", type=int, default=8501, help="the console's port (default 8501)")
+    parser.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="where the console listens (default 127.0.0.1; any other needs a sign-in, see the README)",
+    )
+    parser.add_argument("--db", help="use this PostgreSQL database instead of starting a temporary server")
+    return parser
+
+
+def _console_command(args: argparse.Namespace) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+
+
+def _spawn(command: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A child in a session of its own, its output in `log` (the console's and each worker's stay apart)."""
+    with log.open("ab") as out:  # the child keeps its own copy
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _wait_ready(url: str, children: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        if (ended := _ended(children)) is not None:
+            raise RuntimeError(f"{ended} exited while the fleet was starting")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"the console did not answer on {url} within {READY_SECONDS:g} s")
+
+
+def _ended(children: list[tuple[str, subprocess.Popen[bytes]]]) -> str | None:
+    return next((name for name, child in children if child.poll() is not None), None)
+
+
+def _watch(children: list[tuple[str, subprocess.Popen[bytes]]]) -> str:
+    """Wait until a child exits (or a signal stops the fleet); returns its name."""
+    while (ended := _ended(children)) is None:
+        time.sleep(0.5)
+    return ended
+
+
+def _shut_down(children: list[tuple[str, subprocess.Popen[bytes]]], server: PostgresServer | None) -> None:
+    """The console first (no new commands), then the workers together, then the database they used."""
+    console = [child for name, child in children if name == "console"]
+    workers = [child for name, child in children if name != "console"]
+    for group in (console, workers):
+        for child in group:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in group:
+            try:
+                child.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+    if server is not None:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Operators and access (`ui/access.py`): who the operator is, what their roles let them send, and
+when the console refuses to serve; then the console itself (AppTest) refusing a watcher's prune,
+signing an approver's approval, and drawing nothing but the refusal off loopback."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BROWNIE_TASK, SCRIPTS, load
+from console_helpers import node_picker
+from streamlit import config
+from streamlit.runtime.context import StreamlitHeaders
+from streamlit.testing.v1 import AppTest
+
+from planner.browser.dry import DryEnvironment
+from planner.commands import COMMAND_MODELS
+from planner.events import CommandApplied, CommandRejected
+from planner.models.scripted import ScriptedModel
+from planner.state import RunStatus
+from sessions.backends import Backend
+from sessions.markdown import md
+from sessions.reading import load_state
+from sessions.runner import Runner, create_session, queue_command
+from sessions.sql import open_store
+from sessions.store import EventStore
+from ui.access import COMMAND_ROLES, AccessRefused, NotSignedIn, Operator, identify, is_loopback, parse_roles
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
+NONE = StreamlitHeaders([])
+PROXY = {"ANDOR_AUTH_HEADER": "X-Forwarded-User"}
+
+
+def headers(*pairs: tuple[str, str]) -> StreamlitHeaders:
+    """A request's headers as `st.context.headers` gives them (names in any case, a name given twice kept twice)."""
+    return StreamlitHeaders(pairs)
+
+
+def refused(*args: object) -> str:
+    with pytest.raises(AccessRefused) as why:
+        identify(*args)  # type: ignore[arg-type]
+    return str(why.value)
+
+
+# -- roles -----------------------------------------------------------------------------------------------
+
+
+def test_every_command_kind_needs_a_listed_role() -> None:
+    assert set(COMMAND_ROLES) == set(COMMAND_MODELS)
+    assert {role for _, roles in COMMAND_ROLES.values() for role in roles} == {"edit", "approve"}
+
+
+def test_roles_are_read_from_name_equals_roles_entries() -> None:
+    table = parse_roles(" alice@x.org=edit+approve , bob=watch,*=watch ")
+    assert table == {
+        "alice@x.org": frozenset({"watch", "edit", "approve"}),
+        "bob": frozenset({"watch"}),
+        "*": frozenset({"watch"}),
+    }
+    assert parse_roles("Carol=approve") == {"carol": frozenset({"watch", "approve"})}, "any role lets one watch"
+
+
+@pytest.mark.parametrize(
+    ("spelled", "sentence"),
+    [
+        ("bob", "ANDOR_ROLES entry 'bob' is not NAME=ROLE; write NAME=ROLE+ROLE entries separated by commas, "),
+        ("bob=", "ANDOR_ROLES entry 'bob=' is not NAME=ROLE; "),
+        ("=edit", "ANDOR_ROLES entry '=edit' is not NAME=ROLE; "),
+        ("alice=edit,bob=admin", "ANDOR_ROLES entry 'bob=admin' names an unknown role 'admin'; the roles are "),
+        ("alice=edit+", "ANDOR_ROLES entry 'alice=edit+' names an unknown role ''; "),
+        ("alice=edit,,bob=watch", "ANDOR_ROLES has an empty entry; "),
+        ("alice=edit,ALICE=watch", "ANDOR_ROLES names 'ALICE' twice; give each operator one entry"),
+    ],
+)
+def test_a_malformed_roles_value_is_refused_naming_the_bad_entry(spelled: str, sentence: str) -> None:
+    with pytest.raises(ValueError) as bad:
+        parse_roles(spelled)
+    assert str(bad.value).startswith(sentence) and "\n" not in str(bad.value)
+    assert refused({"ANDOR_ROLES": spelled}, NONE, "127.0.0.1", None).startswith(sentence)
+
+
+def test_a_refusal_names_the_operator_the_verb_and_the_missing_roles() -> None:
+    watcher = Operator("bob", frozenset({"watch"}))
+    assert watcher.refusal("prune") == "bob may not prune: needs the edit role"
+    assert watcher.refusal("approve") == "bob may not approve an action: needs the approve role"
+    assert watcher.refusal("edit_action") == "bob may not replace an action: needs the edit and approve roles"
+    editor = Operator("alice", frozenset({"watch", "edit"}))
+    assert editor.refusal("prune") is None and editor.refusal("reject") is not None
+    assert editor.sign({"kind": "prune", "node": "0.1", "by": "mallory"}) == {
+        "kind": "prune",
+        "node": "0.1",
+        "by": "alice",
+    }
+    assert editor.sign({"kind": "approve"}) == "alice may not approve an action: needs the approve role"
+
+
+# -- who the operator is, and whether the console serves ----------------------------------------------------
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.8.9.1", "localhost", "::1", "[::1]"])
+def test_loopback_addresses(address: str) -> None:
+    assert is_loopback(address)
+
+
+@pytest.mark.parametrize("address", [None, "", "0.0.0.0", "::", "192.168.1.4", "console.example.org"])
+def test_addresses_others_can_reach(address: str | None) -> None:
+    assert not is_loopback(address)
+
+
+def test_on_loopback_without_sign_in_the_machines_operator_has_every_role(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANDOR_OPERATOR", "dana")
+    assert identify({}, NONE, "127.0.0.1", None) == Operator("dana", frozenset({"watch", "edit", "approve"}))
+    assert identify({"ANDOR_ROLES": "dana=watch"}, NONE, "127.0.0.1", None) == Operator("dana", frozenset({"watch"}))
+    assert refused({"ANDOR_ROLES": "erin=edit"}, NONE, "127.0.0.1", None) == (
+        "dana has no role on this console (see ANDOR_ROLES)."
+    )
+    monkeypatch.setenv("ANDOR_OPERATOR", "dana\nmallory")
+    assert refused({}, NONE, "127.0.0.1", None).startswith("$ANDOR_OPERATOR is not a usable operator name")
+
+
+@pytest.mark.parametrize("address", [None, "0.0.0.0", "10.0.0.5"])
+def test_beyond_loopback_without_sign_in_the_console_serves_no_one(address: str | None) -> None:
+    sentence = refused({}, NONE, address, None)
+    where = address or "every interface"
+    assert sentence.startswith(f"This console listens on {where} without a sign-in, so it serves no one: ")
+    assert sentence.count(". ") == 0 and sentence.endswith(".")
+
+
+def test_behind_a_proxy_the_operator_is_the_header_and_a_request_without_it_is_refused() -> None:
+    roles = {**PROXY, "ANDOR_ROLES": "alice@x.org=edit+approve,*=watch"}
+    alice = identify(roles, headers(("x-forwarded-user", "Alice@X.org")), "0.0.0.0", None)
+    assert alice == Operator("Alice@X.org", frozenset({"watch", "edit", "approve"})), "names match in any case"
+    assert identify(roles, headers(("X-Forwarded-User", "bob")), "0.0.0.0", None).roles == {"watch"}
+    assert identify(PROXY, headers(("X-Forwarded-User", "bob")), "0.0.0.0", None).roles == {"watch"}, (
+        "signed in, without ANDOR_ROLES, one may only watch"
+    )
+    assert refused(roles, NONE, "127.0.0.1", None) == (
+        "This console is behind a sign-in proxy and this request has no X-Forwarded-User header."
+    )
+    for bad in (headers(("X-Forwarded-User", "bob\nmallory")), headers(("X-Forwarded-User", "   "))):
+        assert (
+            refused(roles, bad, "0.0.0.0", None)
+            == "The request's X-Forwarded-User header does not name one operator, so it is refused."
+        )
+    twice = headers(("X-Forwarded-User", "alice@x.org"), ("X-Forwarded-User", "bob"))
+    assert "does not name one operator" in refused(roles, twice, "0.0.0.0", None), "never guessed between two"
+
+
+def test_with_st_login_the_operator_is_the_signed_in_email() -> None:
+    with pytest.raises(NotSignedIn, match="^Sign in to use this console.$"):
+        identify({}, NONE, "0.0.0.0", {"is_logged_in": False})
+    user = {"is_logged_in": True, "email": "alice@x.org", "name": "Alice"}
+    assert identify({"ANDOR_ROLES": "alice@x.org=edit"}, NONE, "0.0.0.0", user).name == "alice@x.org"
+    assert identify({}, NONE, "0.0.0.0", {"is_logged_in": True, "name": "Alice"}).name == "Alice"
+
+
+# -- the console ------------------------------------------------------------------------------------------
+
+
+def _paused_with_two_goals(store: EventStore) -> str:
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    queue_command(store, session_id, {"kind": "inject", "parent": "0", "node_type": "AND", "goals": ["find", "note"]})
+    Runner(store, session_id).run(on_idle=lambda state: False)
+    return session_id
+
+
+def _handled(store: EventStore, session_id: str) -> list[CommandApplied | CommandRejected]:
+    return [e.payload for e in store.load(session_id) if isinstance(e.payload, CommandApplied | CommandRejected)]
+
+
+def _keyed(widgets, name: str):  # type: ignore[no-untyped-def]
+    [widget] = [w for w in widgets if (w.key or "").startswith(f"{name}-")]
+    return widget
+
+
+def test_a_watchers_prune_is_refused_and_nothing_is_queued(app_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page was drawn while bob could still edit; his role is then cut to watch (a stale page, as a
+    crafted request would be): the press is refused in `send`, and the page drawn after it disables it."""
+    store = open_store(app_db)
+    session_id = _paused_with_two_goals(store)
+    before = _handled(store, session_id)
+    monkeypatch.setenv("ANDOR_OPERATOR", "bob")
+    monkeypatch.setenv("ANDOR_ROLES", "bob=edit,*=edit+approve")
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    node_picker(at).select("0.1")
+    at.run()
+    _keyed(at.text_input, "prune_reason").input("not needed")
+    monkeypatch.setenv("ANDOR_ROLES", "bob=watch,*=edit+approve")
+    at.form_submit_button(key="prune_submit").click()
+    at.run()
+    assert [e.value for e in at.error] == [md("bob may not prune: needs the edit role")]
+    assert store.pending(session_id) == [], "the refused prune was never queued"
+    assert "Operator: **bob** · watch" in [c.value for c in at.sidebar.caption]
+    prune = at.form_submit_button(key="prune_submit")
+    assert prune.disabled and prune.help == md("bob may not prune: needs the edit role")
+    assert at.button(key="ctl_resume").disabled, "a watcher's run controls are disabled"
+    assert _handled(store, session_id) == before
+    assert load_state(store, session_id).tree["0.1"].status.value == "UNVISITED"
+    store.close()
+
+
+def test_an_approvers_approval_is_signed_with_their_name(app_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def guard(action: str, target: object) -> str | None:
+        return "clicks need approval" if action.startswith("click") else None
+
+    store = open_store(app_db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start")
+    backend = Backend(ScriptedModel(load("brownie.json")), DryEnvironment(), guard)
+    Runner(store, session_id, backend=backend).run(on_idle=lambda state: False)
+    assert load_state(store, session_id).status is RunStatus.AWAITING_APPROVAL
+    monkeypatch.setenv("ANDOR_OPERATOR", "carol@x.org")
+    monkeypatch.setenv("ANDOR_ROLES", "carol@x.org=approve,*=edit")
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    approve = at.form_submit_button(key="approve_submit")
+    assert not approve.disabled and at.form_submit_button(key="edit_action_submit").disabled, (
+        "an approver without the edit role may approve but not replace the action"
+    )
+    approve.click()
+    at.run()
+    deadline = time.monotonic() + 30
+    while not [p for p in _handled(store, session_id) if p.command.get("kind") == "approve"]:
+        assert time.monotonic() < deadline, (
+            f"the approval was never handled; the page says {[e.value for e in at.error]}"
+        )
+        time.sleep(0.1)
+    [approval] = [p for p in _handled(store, session_id) if p.command.get("kind") == "approve"]
+    assert isinstance(approval, CommandApplied) and approval.by == "carol@x.org"
+    store.close()
+
+
+def test_beyond_loopback_without_sign_in_the_console_draws_only_the_refusal(app_db: str) -> None:
+    config.set_option("server.address", "0.0.0.0")  # app_db puts it back
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.exception, at.exception
+    [refusal] = at.error
+    assert refusal.value.startswith("This console listens on 0.0.0.0 without a sign-in, so it serves no one")
+    drawn = [node for node in at.main.children.values()] + [node for node in at.sidebar.children.values()]
+    assert len(drawn) == 1, f"the refusal is the whole page: {drawn}"
