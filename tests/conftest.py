@@ -202,27 +202,34 @@ def browser(launch_browser: Callable[..., Browser]) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def on_loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A console run headless in this process as `make run` serves it: on loopback, for the machine's
+    operator with every role (it refuses any other address without a sign-in)."""
+    from streamlit import config
+
+    for name in ("ANDOR_AUTH_HEADER", "ANDOR_ROLES"):
+        monkeypatch.delenv(name, raising=False)
+    address = config.get_option("server.address")
+    config.set_option("server.address", "127.0.0.1")
+    yield
+    config.set_option("server.address", address)
+
+
+@pytest.fixture
+def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loopback: None) -> Iterator[str]:
     """The database of a console run headless (streamlit.testing AppTest) in this process, with no demo
     shop: the console's process-wide resources are made anew for it and shut down after."""
     import streamlit as st
-    from streamlit import config
 
     path = str(tmp_path / "console.db")
     monkeypatch.setenv("ANDOR_DB", path)
     monkeypatch.setenv("ANDOR_SHOP", "0")
-    for name in ("ANDOR_AUTH_HEADER", "ANDOR_ROLES"):  # the machine's operator, with every role
-        monkeypatch.delenv(name, raising=False)
-    # Served on loopback, as `make run` serves it: the console refuses any other address without a sign-in.
-    address = config.get_option("server.address")
-    config.set_option("server.address", "127.0.0.1")
     st.cache_resource.clear()
     yield path
     from ui.context import console
 
     console().pool.shutdown()
     st.cache_resource.clear()
-    config.set_option("server.address", address)
 
 
 @pytest.fixture(scope="module")

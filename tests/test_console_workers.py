@@ -194,7 +194,7 @@ def test_the_change_feed_hears_a_write_from_another_connection(postgres_url: str
 
 
 def test_a_console_on_postgresql_reads_no_session_state_while_nothing_changes(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, on_loopback: None
 ) -> None:
     import streamlit as st
 
