@@ -16,6 +16,9 @@
     ├── UnusableOperator      $ANDOR_OPERATOR set to no usable operator name (defined in `sessions.identity`)
     ├── ShopUnavailable       the bundled demo shop could not be started for `eval` (defined in `sessions.evaluation`)
     ├── RunnerChoiceError     an ANDOR_RUNNER value that names no way of running sessions (defined in `sessions.service`)
+    ├── PostgresServerError   a throwaway PostgreSQL server that would not start (defined in `sessions.pgserver`)
+    │   └── MissingPostgres   its binaries are not installed
+    ├── FleetError            a part of `make fleet` that exited or did not answer while it started (defined in `sessions.fleet`)
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
 
 Every message is one sentence a person can act on; the CLI and the console catch these by type

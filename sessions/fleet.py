@@ -29,10 +29,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from sessions.pgserver import MissingPostgres, PostgresServer
+from sessions.errors import SessionsError
+from sessions.pgserver import PostgresServer, PostgresServerError
 from sessions.sql import open_store
 
-__all__ = ["main"]
+__all__ = ["FleetError", "main"]
+
+
+class FleetError(SessionsError):
+    """A part of the fleet exited, or the console did not answer, while the fleet was starting."""
+
 
 ROOT = Path(__file__).resolve().parent.parent
 STOP_SECONDS = 30.0
@@ -78,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except _Stop:
         return 0
-    except (MissingPostgres, RuntimeError) as error:
+    except (PostgresServerError, FleetError) as error:
         print(f"fleet: {error}", file=sys.stderr)
         return 1
     finally:
@@ -138,14 +144,14 @@ def _wait_ready(url: str, children: list[tuple[str, subprocess.Popen[bytes]]]) -
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
         if (ended := _ended(children)) is not None:
-            raise RuntimeError(f"{ended} exited while the fleet was starting")
+            raise FleetError(f"{ended} exited while the fleet was starting")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.3)
-    raise RuntimeError(f"the console did not answer on {url} within {READY_SECONDS:g} s")
+    raise FleetError(f"the console did not answer on {url} within {READY_SECONDS:g} s")
 
 
 def _ended(children: list[tuple[str, subprocess.Popen[bytes]]]) -> str | None:

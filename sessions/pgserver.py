@@ -16,10 +16,16 @@ import tempfile
 from glob import glob
 from pathlib import Path
 
-__all__ = ["MissingPostgres", "PostgresServer", "find_binaries"]
+from sessions.errors import SessionsError
+
+__all__ = ["MissingPostgres", "PostgresServer", "PostgresServerError", "find_binaries"]
 
 
-class MissingPostgres(RuntimeError):
+class PostgresServerError(SessionsError):
+    """The throwaway server could not be started (its log is in the message)."""
+
+
+class MissingPostgres(PostgresServerError):
     """The server binaries are not installed here."""
 
 
@@ -70,10 +76,10 @@ class PostgresServer:
         )
         if result.returncode != 0:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-            raise RuntimeError(f"{args[0]} failed (exit {result.returncode}): {result.stderr.strip()}\n{log}")
+            raise PostgresServerError(f"{args[0]} failed (exit {result.returncode}): {result.stderr.strip()}\n{log}")
 
     def start(self) -> PostgresServer:
-        """`initdb`, then `pg_ctl start`; raises RuntimeError with the server's log when it will not start."""
+        """`initdb`, then `pg_ctl start`; raises PostgresServerError with the server's log when it will not start."""
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
         last: Exception | None = None
         for _ in range(3):  # a free port can be taken between the probe and the start; try another
@@ -88,9 +94,9 @@ class PostgresServer:
                     "pg_ctl", "start", "-w", "-t", "120", "-D", str(self.data), "-l", str(self.log), "-o", options
                 )
                 return self
-            except RuntimeError as error:
+            except PostgresServerError as error:
                 last = error
-        raise RuntimeError(f"the throwaway PostgreSQL server did not start: {last}")
+        raise PostgresServerError(f"the throwaway PostgreSQL server did not start: {last}")
 
     def stop(self) -> None:
         """Stop the server at once (nothing it holds is meant to outlive it) and remove its directory."""
