@@ -37,8 +37,9 @@ def _type_into(page: Page, grid: Locator, row: int, column: str, text: str) -> N
     grid.dblclick(position=_cell(row, column))
     editor = page.get_by_test_id("portal").locator("textarea, input")
     expect(editor.first, f"the editor of row {row}'s {column}").to_be_visible(timeout=15_000)
-    page.keyboard.press("ControlOrMeta+a")
-    page.keyboard.type(text)
+    # Filled, not typed key by key: the number editor reformats as it goes, and a keystroke that landed
+    # during one of its redraws put the caret first ("1.5" became ".51").
+    editor.first.fill(text)
     expect(editor.first, f"row {row}'s {column} typed").to_have_value(text, timeout=15_000)
     page.keyboard.press("Enter")
     expect(editor, f"row {row}'s {column} committed").to_have_count(0, timeout=15_000)
