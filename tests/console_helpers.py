@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
+from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import FloatRect, Locator, Page, expect
@@ -154,7 +155,7 @@ def choose(page: Page, box: Locator, typed: str, option: str | re.Pattern[str]) 
 def step_once(page: Page, console: ConsoleProcess, session_id: str) -> None:
     """Press Step on a paused session and wait until the step is done and the console says so."""
     before = state_of(console, session_id).steps
-    control(page, "step")
+    control(page, console, "step")
     wait_until(
         lambda: (state := state_of(console, session_id)).steps > before and state.status is RunStatus.PAUSED,
         what=f"step {before + 1}",
@@ -226,5 +227,11 @@ def only(page: Page, selector: str) -> Locator:
     return field
 
 
-def control(page: Page, verb: str) -> None:
+def control(page: Page, console: ConsoleProcess, verb: str) -> None:
+    """Press a run control and return once its command is queued: a test that leaves the page right
+    after the click (`wait_for_the_end`) could otherwise close the page before the press reached the
+    console, and the command would never be sent."""
+    session_id = parse_qs(urlparse(page.url).query)["session"][0]
+    before = store_of(console).session(session_id).last_order
     page.locator(f".st-key-ctl_{verb} button").click()
+    wait_until(lambda: store_of(console).session(session_id).last_order > before, 30, f"the {verb} press to be queued")

@@ -43,7 +43,7 @@ def test_break_here_pauses_the_run_as_it_enters_that_node(page: Page, console: C
     remove = page.locator(".st-key-breakpoint_btn").get_by_role("button", name=f"Remove breakpoint ({target})")
     expect(remove, "the button now takes the breakpoint away").to_have_count(1, timeout=30_000)
 
-    control(page, "resume")
+    control(page, console, "resume")
     reason = f"breakpoint: at {target} (set by operator)"
     wait_until(
         lambda: (state := state_of(console, session_id)).status is RunStatus.PAUSED and state.reason == reason,

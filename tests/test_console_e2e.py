@@ -60,7 +60,7 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
     session_id = start_demo(page, console, "wireless-photo-printers")
     wait_until(lambda: state_of(console, session_id).metrics.actions >= 6, what="a few browser actions")
     shot(page, "console-live.png")
-    control(page, "pause")
+    control(page, console, "pause")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, what="the pause")
     expect(page.get_by_text("paused by operator").first).to_be_visible(timeout=30_000)
     edit_node(page, "0")
@@ -70,7 +70,7 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
     state = state_of(console, session_id)
     injected = [n for n in state.tree.walk() if n.origin is Origin.OPERATOR]
     assert [n.parent for n in injected] == ["0"] and injected[0].status is Status.UNVISITED
-    control(page, "resume")
+    control(page, console, "resume")
     wait_for_the_end(page, console, session_id, 90, "the run to finish")
     state = state_of(console, session_id)
     assert state.status is RunStatus.SUCCEEDED
@@ -85,7 +85,7 @@ def test_prune_a_pending_step_and_it_is_skipped(page: Page, console: ConsoleProc
     page.get_by_label("Prune 0.2: reason").fill("sorting is not needed")  # its own field: 0's may linger a redraw
     page.locator(".st-key-prune_submit button").click()
     expect(page.get_by_text("prune applied")).to_be_visible(timeout=15_000)
-    control(page, "resume")
+    control(page, console, "resume")
     wait_for_the_end(page, console, session_id, 60, "the run to finish")
     tree = state_of(console, session_id).tree
     assert tree["0.2"].status is Status.PRUNED and tree["0.2"].reason == "operator: sorting is not needed"
@@ -138,7 +138,7 @@ def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
     time.sleep(1.5)
     shot(page, "console-figure13-injected.png")
-    control(page, "resume")
+    control(page, console, "resume")
     wait_for_the_end(page, console, session_id, 90, "the run to finish", back=True)
     state = state_of(console, session_id)
     assert state.status is RunStatus.SUCCEEDED

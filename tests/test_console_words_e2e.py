@@ -78,7 +78,7 @@ def test_a_failure_a_prune_and_refusals_read_in_the_operators_words(page: Page, 
     open_console(page, console)
     session_id = start_demo(page, console, "over-ear-under-100", paused=True)
     _set_breakpoint_on_failure(page)
-    control(page, "resume")
+    control(page, console, "resume")
     wait_until(
         lambda: (
             (state := state_of(console, session_id)).status is RunStatus.PAUSED
@@ -149,7 +149,7 @@ def test_a_failure_a_prune_and_refusals_read_in_the_operators_words(page: Page, 
         if state_of(console, session_id).finished:
             break
         seq = state_of(console, session_id).seq
-        control(page, "resume")
+        control(page, console, "resume")
         wait_until(
             lambda seq=seq: (
                 (s := state_of(console, session_id)).finished or (s.status is RunStatus.PAUSED and s.seq > seq)
