@@ -256,3 +256,14 @@ def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
         for info in store.sessions():
             if info.status in ("running", "awaiting_approval"):
                 queue_command(store, info.id, {"kind": "pause"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with the most slow tests first, each file's tests in their own order. `make test`'s
+    two workers take whole files in this order (`--dist loadfile`), so a long file taken last no longer
+    leaves one worker running it alone while the other has nothing left (the longest-first rule)."""
+    slow: dict[Path, int] = {}
+    for item in items:
+        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    first_seen = {path: index for index, path in enumerate(dict.fromkeys(item.path for item in items))}
+    items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
