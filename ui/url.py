@@ -29,6 +29,7 @@ __all__ = [
     "forget_node",
     "linked",
     "open_session",
+    "picked_elsewhere",
     "picker_key",
     "read_url",
     "select",
@@ -102,6 +103,17 @@ def shown_session(session_ids: list[str]) -> str | None:
         shown = linked(SESSION_KEY)
         shown = st.session_state[_SESSION] = shown if shown in session_ids else next(iter(session_ids), None)
     return shown if shown is None else _follow(SESSION_KEY, shown, session_ids)
+
+
+def picked_elsewhere(session_ids: Collection[str]) -> bool:
+    """Whether the sidebar's picker holds another of `session_ids` than the session on screen. Its
+    change can reach the server with a run of the live panel only (the timer's request carried the new
+    value), which draws no sidebar; if the whole run that should follow never comes, the page would go
+    on showing one session under a picker naming another. The panel then asks for a whole run itself,
+    and `shown_session` follows the picker."""
+    shown = session_on_screen()
+    value = st.session_state.get(picker_key(SESSION_KEY, shown))
+    return value is not None and value != shown and value in session_ids
 
 
 def session_on_screen() -> str | None:

@@ -20,7 +20,7 @@ import streamlit as st
 from sessions.store import SessionInfo
 from ui.commands import drawn
 from ui.context import Console
-from ui.url import url_behind
+from ui.url import picked_elsewhere, url_behind
 from ui.views.coplan import render_plan_review
 from ui.views.edit import render_approval, render_node_edit, render_settings
 from ui.views.header import render_controls, render_status
@@ -64,8 +64,8 @@ def _finished_panel(ctx: Console, session_id: str) -> None:
 def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo]) -> None:
     follower = live(ctx, session_id)
     state = follower.refresh()
-    if url_behind(session_id, state.tree):
-        st.rerun()  # the whole page: only its run writes the URL (see `ui.url`)
+    if url_behind(session_id, state.tree) or picked_elsewhere([info.id for info in sessions]):
+        st.rerun()  # the whole page: only its run writes the URL and follows the sidebar (see `ui.url`)
     render_controls(ctx, session_id, state)
     render_status(ctx, session_id, state)
     render_approval(ctx, session_id, state, follower.approval_request)
