@@ -227,11 +227,16 @@ def only(page: Page, selector: str) -> Locator:
     return field
 
 
-def control(page: Page, console: ConsoleProcess, verb: str) -> None:
-    """Press a run control and return once its command is queued: a test that leaves the page right
-    after the click (`wait_for_the_end`) could otherwise close the page before the press reached the
-    console, and the command would never be sent."""
+def queued(page: Page, console: ConsoleProcess, press: Callable[[], object], what: str) -> None:
+    """Press (click a button, type a shortcut) and return once the command it sends is queued: a test
+    that leaves the page right after (`wait_for_the_end`) could otherwise close the page before the
+    press reached the console, and on a loaded machine the command was never sent."""
     session_id = parse_qs(urlparse(page.url).query)["session"][0]
     before = store_of(console).session(session_id).last_order
-    page.locator(f".st-key-ctl_{verb} button").click()
-    wait_until(lambda: store_of(console).session(session_id).last_order > before, 30, f"the {verb} press to be queued")
+    press()
+    wait_until(lambda: store_of(console).session(session_id).last_order > before, 30, f"the {what} to be queued")
+
+
+def control(page: Page, console: ConsoleProcess, verb: str) -> None:
+    """Press a run control, once its command is queued (see `queued`)."""
+    queued(page, console, page.locator(f".st-key-ctl_{verb} button").click, f"{verb} press")

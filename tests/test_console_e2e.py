@@ -25,6 +25,7 @@ from console_helpers import (
     only,
     open_console,
     open_tab,
+    queued,
     readme_shot,
     start_demo,
     state_of,
@@ -99,7 +100,7 @@ def test_reject_a_guarded_action(page: Page, console: ConsoleProcess) -> None:
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
     expect(page.locator("strong").filter(has_text="Approval required")).to_be_visible(timeout=15_000)
     only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
-    page.locator(".st-key-reject_submit button").click()
+    queued(page, console, page.locator(".st-key-reject_submit button").click, "rejection")
     wait_for_the_end(page, console, session_id, 60, "the run to finish")
     state = state_of(console, session_id)
     assert state.status is RunStatus.FAILED

@@ -19,6 +19,7 @@ from console_helpers import (
     TASKS,
     node_picker,
     open_console,
+    queued,
     start_demo,
     state_of,
     store_of,
@@ -248,7 +249,7 @@ def test_approve_by_key(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
-    press(page, "approve", button(page, "approve_submit"))
+    queued(page, console, lambda: press(page, "approve", button(page, "approve_submit")), "approve key")
     wait_for_the_end(page, console, session_id, 90, "the run to finish after A")
     state = state_of(console, session_id)
     assert state.status is RunStatus.SUCCEEDED, state.reason
@@ -267,7 +268,7 @@ def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProce
     expect(reason, "the approval box's reason field").to_have_count(1, timeout=30_000)
     reason.press_sequentially("no extra purchases")
     expect(reason).to_have_value("no extra purchases")
-    press(page, "reject", button(page, "reject_submit"))
+    queued(page, console, lambda: press(page, "reject", button(page, "reject_submit")), "reject key")
     wait_for_the_end(page, console, session_id, 60, "the run to fail after X")
     state = state_of(console, session_id)
     assert state.status is RunStatus.FAILED
