@@ -1,9 +1,9 @@
 """`make fleet`: a whole fleet on this machine, for trying it or demonstrating it with one command.
 
-    python -m sessions.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL]
+    python -m sessions.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL] [--shop-port 8766]
 
 A PostgreSQL server in a temporary directory (`sessions.pgserver`; with `--db`, that database
-instead), the workers (`python -m sessions worker --db URL`, each its own process) and the console
+instead), the demo shop in a process of its own (the console's start URLs point at it), the workers (`python -m sessions worker --db URL`, each its own process) and the console
 as their client (`ANDOR_RUNNER=workers`: it records sessions and commands, the workers run them).
 It prints the console's address, and Ctrl-C (or SIGTERM) stops the console, then the workers (each
 hands its running sessions back at a step boundary), then the server, and removes the directory.
@@ -71,10 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = server.start().url
         open_store(url).close()  # the schema, once, before several workers would race to make it
         print(f"fleet: database {url} (temporary files in {root})", flush=True)
+        shop = f"http://127.0.0.1:{args.shop_port}"
+        children.append(("demo shop", _spawn(_shop_command(args), root / "shop.log")))
+        _wait_ready(shop, children, "/")
         for number in range(args.workers):
             command = [sys.executable, "-m", "sessions", "worker", "--db", url]
             children.append((f"worker {number + 1}", _spawn(command, root / f"worker-{number + 1}.log")))
-        console = _spawn(_console_command(args), root / "console.log", {"ANDOR_DB": url, "ANDOR_RUNNER": "workers"})
+        environment = {"ANDOR_DB": url, "ANDOR_RUNNER": "workers", "ANDOR_SHOP_URL": shop}
+        console = _spawn(_console_command(args), root / "console.log", environment)
         children.append(("console", console))
         shown = f"http://{'127.0.0.1' if args.address in ('0.0.0.0', '::') else args.address}:{args.port}"
         _wait_ready(shown, children)
@@ -105,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
         help="where the console listens (default 127.0.0.1; any other needs a sign-in, see the README)",
     )
     parser.add_argument("--db", help="use this PostgreSQL database instead of starting a temporary server")
+    parser.add_argument(
+        "--shop-port", type=int, default=8766, help="the demo shop's port (default 8766, apart from `make run`'s 8765)"
+    )
     return parser
 
 
@@ -126,6 +133,12 @@ def _console_command(args: argparse.Namespace) -> list[str]:
     ]
 
 
+def _shop_command(args: argparse.Namespace) -> list[str]:
+    """The demo shop in a process of its own, up before the workers take their first session: the
+    console starts its own shop only when a page first opens, too late for sessions submitted before."""
+    return [sys.executable, "-m", "demo.shop", "--port", str(args.shop_port)]
+
+
 def _spawn(command: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """A child in a session of its own, its output in `log` (the console's and each worker's stay apart)."""
     with log.open("ab") as out:  # the child keeps its own copy
@@ -140,18 +153,18 @@ def _spawn(command: list[str], log: Path, env: dict[str, str] | None = None) -> 
         )
 
 
-def _wait_ready(url: str, children: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+def _wait_ready(url: str, children: list[tuple[str, subprocess.Popen[bytes]]], path: str = "/_stcore/health") -> None:
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
         if (ended := _ended(children)) is not None:
             raise FleetError(f"{ended} exited while the fleet was starting")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.3)
-    raise FleetError(f"the console did not answer on {url} within {READY_SECONDS:g} s")
+    raise FleetError(f"{url} did not answer within {READY_SECONDS:g} s")
 
 
 def _ended(children: list[tuple[str, subprocess.Popen[bytes]]]) -> str | None:

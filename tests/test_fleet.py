@@ -39,9 +39,12 @@ def test_the_fleet_starts_and_one_ctrl_c_stops_all_of_it() -> None:
         find_binaries()
     except MissingPostgres as missing:
         pytest.skip(str(missing))
-    port = free_port()
+    port, shop_port = free_port(), free_port()
     fleet = subprocess.Popen(
-        [sys.executable, "-m", "sessions.fleet", "--port", str(port), "--workers", str(WORKERS)],
+        [
+            *(sys.executable, "-m", "sessions.fleet", "--port", str(port), "--workers", str(WORKERS)),
+            *("--shop-port", str(shop_port)),
+        ],
         cwd=ROOT,
         env={**os.environ, "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
@@ -61,8 +64,11 @@ def test_the_fleet_starts_and_one_ctrl_c_stops_all_of_it() -> None:
         assert f"console at http://127.0.0.1:{port}" in "".join(lines)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=10) as health:
             assert health.status == 200, "the console answers its health check"
+        # Before any page has opened the console: the workers' sessions need the shop from the start.
+        with urllib.request.urlopen(f"http://127.0.0.1:{shop_port}/", timeout=10) as shop:
+            assert shop.status == 200, "the demo shop answers as soon as the fleet is up"
         children = _children(fleet.pid)
-        assert len(children) == WORKERS + 1, f"three workers and the console: {children}"
+        assert len(children) == WORKERS + 2, f"three workers, the demo shop and the console: {children}"
         postmaster = int((root / "postgres" / "data" / "postmaster.pid").read_text().split()[0])
         assert _alive(postmaster)
 
@@ -73,6 +79,6 @@ def test_the_fleet_starts_and_one_ctrl_c_stops_all_of_it() -> None:
             fleet.kill()
     reader.join(timeout=10)
     assert lines[-1].strip() == "fleet: stopped", lines
-    assert [pid for pid in children if _alive(pid)] == [], "every worker and the console are gone"
+    assert [pid for pid in children if _alive(pid)] == [], "every worker, the shop and the console are gone"
     assert not _alive(postmaster), "the PostgreSQL server is gone"
     assert not root.exists(), f"{root} is removed"

@@ -41,14 +41,19 @@ class Console:
     reads: Reads
     """The store reads every redraw repeats, reused until `changes` says their session changed."""
 
+    shop_elsewhere: str | None = None
+    """`$ANDOR_SHOP_URL`: a demo shop served apart from the console (`make fleet` runs one, so that
+    sessions submitted before anyone opens the console, when its own shop would start, find it)."""
+
     @property
     def shop_url(self) -> str | None:
-        return self.shop.url if self.shop is not None else None
+        return self.shop.url if self.shop is not None else self.shop_elsewhere
 
 
 def _shop() -> ShopServer | None:
-    """The bundled shop on a fixed port, so sessions from an earlier console run can resume against it."""
-    if os.environ.get("ANDOR_SHOP", "1") == "0":
+    """The bundled shop on a fixed port, so sessions from an earlier console run can resume against it;
+    none with `ANDOR_SHOP=0`, or when `ANDOR_SHOP_URL` names one served elsewhere."""
+    if os.environ.get("ANDOR_SHOP", "1") == "0" or os.environ.get("ANDOR_SHOP_URL"):
         return None
     port = int(os.environ.get("ANDOR_SHOP_PORT", _DEFAULT_SHOP_PORT))
     try:
@@ -78,4 +83,5 @@ def console() -> Console:
     if shop is not None:
         atexit.register(shop.stop)
     atexit.register(changes.close)
-    return Console(store, pool, shop, artifacts, changes, Reads(store, changes))
+    elsewhere = os.environ.get("ANDOR_SHOP_URL", "").rstrip("/") or None
+    return Console(store, pool, shop, artifacts, changes, Reads(store, changes), elsewhere)
