@@ -52,6 +52,18 @@ def readme_shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / name), full_page=False)
 
 
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+"""The console's entry point, for AppTest."""
+
+
+def app() -> AppTest:
+    """The console run once headless (AppTest, in this process), failing on any exception it drew."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def node_picker(at: AppTest) -> Selectbox[str]:
     """The node selector of an AppTest run: keyed by the node it shows (`ui.url.picker_key`)."""
     [picker] = [box for box in at.selectbox if (box.key or "").startswith("node_pick_")]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import node_picker
+from console_helpers import APP, app, node_picker
 from streamlit.testing.v1 import AppTest
 
 from planner.config import Breakpoint, EngineConfig
@@ -22,20 +22,12 @@ from sessions.store import EventStore
 from ui.commands import Outcome
 from ui.forms import scope
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
 
 @pytest.fixture
 def db(app_db: str) -> str:
     return app_db
-
-
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def wait_for(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]

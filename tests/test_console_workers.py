@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
+from console_helpers import APP, app
 from postgres import fresh_database
 from streamlit.testing.v1 import AppTest
 
@@ -24,7 +25,6 @@ from sessions.service import WorkerClient
 from sessions.sql import SqlStore, open_store
 from sessions.workers import Worker
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
 
@@ -35,13 +35,6 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -
         assert time.monotonic() < deadline, f"waited {timeout:g} s for {what}"
         time.sleep(0.05)
     return value
-
-
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def markdown_text(at: AppTest) -> str:
