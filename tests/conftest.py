@@ -161,6 +161,16 @@ def postgres_url() -> Any:
 
 
 @pytest.fixture(scope="module")
+def gallery_site() -> Iterator[str]:
+    """The browser gallery's pages (tests/pages/gallery_*.html) served for a test file, as `bench.browser`
+    serves them: the base URL."""
+    from bench.browser import serve_gallery
+
+    with serve_gallery() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     """pytest-playwright's `page` fixtures, with one Playwright per test file instead of one for the
     whole session. Playwright's sync API allows one driver per thread, and the session-wide one kept

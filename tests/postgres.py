@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from sessions.pgserver import MissingPostgres
 
-__all__ = ["database_for", "fresh_database", "password_database"]
+__all__ = ["database_for", "fresh_database", "migrated_to", "password_database"]
 
 
 def fresh_database(server_url: str) -> str:
@@ -68,3 +68,18 @@ def database_for(kind: str, request: Any, tmp_path: Path) -> str:
     if kind == "disk":
         return f"sqlite:///{tmp_path / 'store.db'}"
     return "sqlite://"
+
+
+def migrated_to(url: str, version: int) -> sa.Engine:
+    """The database at `url` brought to schema `version` as that version's code left it (migrations 1
+    to `version`, each recorded), for tests of what a newer store makes of an older database. The
+    caller disposes of the engine once it has written what that version would have."""
+    from sessions.sql import _MIGRATIONS, _driver_url, _migrations_table
+
+    engine = sa.create_engine(_driver_url(url))
+    with engine.begin() as conn:
+        _migrations_table.create(conn)
+        for number, migration in enumerate(_MIGRATIONS[:version], start=1):
+            migration(conn)
+            conn.execute(_migrations_table.insert().values(version=number, applied_at=0.0))
+    return engine

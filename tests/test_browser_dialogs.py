@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import new_state
 
-from bench.browser import find, hits, serve_gallery
+from bench.browser import find, hits
 from planner.browser.chromium import find_chromium
 from planner.browser.dialogs import answer_dialog
 from planner.browser.dry import DryEnvironment
@@ -118,20 +118,14 @@ def test_with_the_guard_off_a_held_confirm_is_a_plain_failure() -> None:
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with serve_gallery() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def env(site: str) -> Iterator[BrowserEnvironment]:
-    with BrowserEnvironment(f"{site}/gallery_dialogs.html") as environment:
+def env(gallery_site: str) -> Iterator[BrowserEnvironment]:
+    with BrowserEnvironment(f"{gallery_site}/gallery_dialogs.html") as environment:
         environment.start()
         yield environment
 
 
-def _click(env: BrowserEnvironment, site: str, name: str, *, approved: bool = False) -> ActionResult:
-    page = env.goto(f"{site}/gallery_dialogs.html").page
+def _click(env: BrowserEnvironment, gallery_site: str, name: str, *, approved: bool = False) -> ActionResult:
+    page = env.goto(f"{gallery_site}/gallery_dialogs.html").page
     assert page is not None
     shown = find(page.text, name)
     assert shown is not None, page.text
@@ -143,16 +137,16 @@ def _click(env: BrowserEnvironment, site: str, name: str, *, approved: bool = Fa
 
 @pytest.mark.browser
 @_needs_chromium
-def test_alert_confirm_and_prompt_are_answered_and_reported(env: BrowserEnvironment, site: str) -> None:
-    saved = _click(env, site, "Save")
+def test_alert_confirm_and_prompt_are_answered_and_reported(env: BrowserEnvironment, gallery_site: str) -> None:
+    saved = _click(env, gallery_site, "Save")
     assert saved.ok and saved.reports == ("the page showed an alert: 'Saved. Your changes are live.'; accepted",)
     assert saved.page is not None and "(the page showed an alert: 'Saved. Your changes are live.'; accepted)" in (
         saved.page.text
     )
-    discarded = _click(env, site, "Discard changes")
+    discarded = _click(env, gallery_site, "Discard changes")
     assert discarded.ok and discarded.page is not None
     assert "status: changes discarded" in discarded.page.text, "the confirm was answered OK, not cancel"
-    renamed = _click(env, site, "Rename")
+    renamed = _click(env, gallery_site, "Rename")
     assert renamed.ok and renamed.page is not None
     assert "Draft: Summer newsletter." in renamed.page.text, "the prompt was answered with its default"
     assert renamed.reports == (
@@ -163,22 +157,24 @@ def test_alert_confirm_and_prompt_are_answered_and_reported(env: BrowserEnvironm
 
 @pytest.mark.browser
 @_needs_chromium
-def test_a_risky_confirm_is_dismissed_and_the_action_fails_unless_approved(env: BrowserEnvironment, site: str) -> None:
-    held = _click(env, site, "Reset")
+def test_a_risky_confirm_is_dismissed_and_the_action_fails_unless_approved(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    held = _click(env, gallery_site, "Reset")
     assert not held.ok and held.error == HELD
     assert held.held_dialog == (
         "the page asked to confirm 'Delete your account? This cannot be undone.', which matches 'delete'"
     )
     assert held.page is not None and "status: account kept" in held.page.text and f"({HELD})" in held.page.text
-    approved = _click(env, site, "Reset", approved=True)
+    approved = _click(env, gallery_site, "Reset", approved=True)
     assert approved.ok and approved.held_dialog is None, approved.error
     assert approved.page is not None and "status: account deleted" in approved.page.text
 
 
 @pytest.mark.browser
 @_needs_chromium
-def test_the_engine_asks_an_operator_with_the_dialogs_text_and_the_approved_run_accepts_it(site: str) -> None:
-    start = f"{site}/gallery_dialogs.html"
+def test_the_engine_asks_an_operator_with_the_dialogs_text_and_the_approved_run_accepts_it(gallery_site: str) -> None:
+    start = f"{gallery_site}/gallery_dialogs.html"
     with BrowserEnvironment(start) as env:
         page = env.observe()
         reset = find(page.text, "Reset")

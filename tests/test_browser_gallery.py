@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.browser import GALLERY, HOVERED, Shown, find, hits, serve_gallery, shown_elements, targets
+from bench.browser import GALLERY, HOVERED, Shown, find, hits, shown_elements, targets
 from planner.actions import Hover, parse_action
 from planner.browser.chromium import find_chromium
 from planner.browser.environment import BrowserEnvironment
@@ -34,20 +34,14 @@ def browser_test(test: Callable[..., None]) -> Callable[..., None]:
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    with serve_gallery() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def env(site: str) -> Iterator[BrowserEnvironment]:
-    with BrowserEnvironment(f"{site}/gallery_clickables.html") as environment:
+def env(gallery_site: str) -> Iterator[BrowserEnvironment]:
+    with BrowserEnvironment(f"{gallery_site}/gallery_clickables.html") as environment:
         environment.start()
         yield environment
 
 
-def open_page(env: BrowserEnvironment, site: str, name: str) -> Page:
-    result = env.goto(f"{site}/{name}.html")
+def open_page(env: BrowserEnvironment, gallery_site: str, name: str) -> Page:
+    result = env.goto(f"{gallery_site}/{name}.html")
     assert result.ok and result.page is not None, result.error
     return result.page
 
@@ -144,8 +138,10 @@ def test_hover_is_an_action_and_harmless() -> None:
 
 
 @browser_test
-def test_clickables_without_a_role_get_ids_named_from_text_label_or_title(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_clickables")
+def test_clickables_without_a_role_get_ids_named_from_text_label_or_title(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_clickables")
     for target in visible_targets(env):
         element(page, target)
     buttons = [shown for shown in shown_elements(page.text) if shown.role == "button"]
@@ -156,10 +152,10 @@ def test_clickables_without_a_role_get_ids_named_from_text_label_or_title(env: B
 
 
 @browser_test
-def test_each_id_acts_on_the_element_the_observation_named(env: BrowserEnvironment, site: str) -> None:
+def test_each_id_acts_on_the_element_the_observation_named(env: BrowserEnvironment, gallery_site: str) -> None:
     for name in ("gallery_clickables", "gallery_names"):
-        for target in visible_targets_of(env, site, name):
-            page = open_page(env, site, name)
+        for target in visible_targets_of(env, gallery_site, name):
+            page = open_page(env, gallery_site, name)
             shown = element(page, target)
             hits(env)
             verb = f"type [{shown.id}] [x] [0]" if shown.role == "textbox" else f"click [{shown.id}]"
@@ -168,14 +164,14 @@ def test_each_id_acts_on_the_element_the_observation_named(env: BrowserEnvironme
             assert set(hits(env)) == {target}, f"{verb} was meant for {target}"
 
 
-def visible_targets_of(env: BrowserEnvironment, site: str, name: str) -> list[str]:
-    open_page(env, site, name)
+def visible_targets_of(env: BrowserEnvironment, gallery_site: str, name: str) -> list[str]:
+    open_page(env, gallery_site, name)
     return visible_targets(env)
 
 
 @browser_test
-def test_ids_stay_the_same_across_observations(env: BrowserEnvironment, site: str) -> None:
-    first = open_page(env, site, "gallery_clickables")
+def test_ids_stay_the_same_across_observations(env: BrowserEnvironment, gallery_site: str) -> None:
+    first = open_page(env, gallery_site, "gallery_clickables")
     again = env.observe()
     assert [(s.id, s.name) for s in shown_elements(first.text)] == [(s.id, s.name) for s in shown_elements(again.text)]
 
@@ -190,8 +186,8 @@ EDITOR_TEXT = {
 
 
 @browser_test
-def test_each_editor_is_one_textbox_showing_its_text(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_editors")
+def test_each_editor_is_one_textbox_showing_its_text(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_editors")
     textboxes = [shown for shown in shown_elements(page.text) if shown.role == "textbox"]
     assert [shown.name for shown in textboxes] == list(EDITOR_TEXT), page.text  # no second box for a hidden text area
     for shown in textboxes:
@@ -200,8 +196,8 @@ def test_each_editor_is_one_textbox_showing_its_text(env: BrowserEnvironment, si
 
 @browser_test
 @pytest.mark.parametrize("name", list(EDITOR_TEXT))
-def test_typing_into_an_editor_replaces_its_text(env: BrowserEnvironment, site: str, name: str) -> None:
-    page = open_page(env, site, "gallery_editors")
+def test_typing_into_an_editor_replaces_its_text(env: BrowserEnvironment, gallery_site: str, name: str) -> None:
+    page = open_page(env, gallery_site, "gallery_editors")
     hits(env)
     typed = env.execute(f"type [{element(page, name).id}] [total = 0\nreturn total] [0]")
     assert typed.ok, typed.error
@@ -222,8 +218,10 @@ _EDITOR_LINES_JS = """name => {
 
 
 @browser_test
-def test_a_read_only_date_field_refuses_typing_at_once_and_its_picker_works(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_inputs")
+def test_a_read_only_date_field_refuses_typing_at_once_and_its_picker_works(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
     date = element(page, "Departure")
     assert "readonly" in date.rest
     typed = env.execute(f"type [{date.id}] [June 3]")
@@ -235,8 +233,8 @@ def test_a_read_only_date_field_refuses_typing_at_once_and_its_picker_works(env:
 
 
 @browser_test
-def test_sliders_take_a_value_by_type_or_select(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_inputs")
+def test_sliders_take_a_value_by_type_or_select(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
     volume = element(page, "Volume")
     typed = env.execute(f"type [{volume.id}] [7]")
     assert typed.ok, typed.error
@@ -252,8 +250,8 @@ def test_sliders_take_a_value_by_type_or_select(env: BrowserEnvironment, site: s
 
 
 @browser_test
-def test_custom_combobox_and_listbox_take_select(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_inputs")
+def test_custom_combobox_and_listbox_take_select(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
     fruit = element(page, "Fruit")
     picked = env.execute(f"select [{fruit.id}] [Banana]")
     assert picked.ok, picked.error
@@ -265,8 +263,8 @@ def test_custom_combobox_and_listbox_take_select(env: BrowserEnvironment, site: 
 
 
 @browser_test
-def test_a_long_select_lists_some_options_and_takes_any(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_inputs")
+def test_a_long_select_lists_some_options_and_takes_any(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
     country = element(page, "Country")
     assert "(+50 more)" in country.rest and "Country 77" not in page.text
     chosen = env.execute(f"select [{country.id}] [Country 77]")
@@ -278,8 +276,8 @@ def test_a_long_select_lists_some_options_and_takes_any(env: BrowserEnvironment,
 
 
 @browser_test
-def test_tabs_fields_checkboxes_and_options_without_a_name_get_one(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_names")
+def test_tabs_fields_checkboxes_and_options_without_a_name_get_one(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_names")
     roles = {name: element(page, name).role for name in visible_targets(env)}
     assert roles == {
         "Mail": "tab",
@@ -302,9 +300,9 @@ def test_tabs_fields_checkboxes_and_options_without_a_name_get_one(env: BrowserE
 
 @browser_test
 def test_every_row_of_a_long_table_is_reachable_by_scrolling_with_stable_ids(
-    env: BrowserEnvironment, site: str
+    env: BrowserEnvironment, gallery_site: str
 ) -> None:
-    page = open_page(env, site, "gallery_long")
+    page = open_page(env, gallery_site, "gallery_long")
     assert re.search(r"\(\d+ more interactive elements below\)", page.text)
     wanted = set(visible_targets(env))
     ids: dict[str, int] = {}
@@ -331,9 +329,9 @@ def test_every_row_of_a_long_table_is_reachable_by_scrolling_with_stable_ids(
 
 @browser_test
 def test_inside_open_shadow_roots_clickables_get_ids_read_only_fields_say_so_and_passwords_are_masked(
-    env: BrowserEnvironment, site: str
+    env: BrowserEnvironment, gallery_site: str
 ) -> None:
-    page = open_page(env, site, "gallery_shadow")
+    page = open_page(env, gallery_site, "gallery_shadow")
     typed = env.execute(f"type [{element(page, 'Password').id}] [pw-secret-9] [0]")
     assert typed.ok, typed.error
     assert typed.page is not None and "pw-secret-9" not in typed.page.text, typed.page.text
@@ -349,7 +347,7 @@ def test_inside_open_shadow_roots_clickables_get_ids_read_only_fields_say_so_and
     }
     assert "readonly" in shown["Birthday"].rest
     for target in ("Sign in", "Italic", "Email"):
-        page = open_page(env, site, "gallery_shadow")
+        page = open_page(env, gallery_site, "gallery_shadow")
         target_id = element(page, target).id
         hits(env)
         verb = f"type [{target_id}] [x] [0]" if target == "Email" else f"click [{target_id}]"
@@ -366,9 +364,9 @@ the text field last: leaving it fires its change event on the next target."""
 
 @browser_test
 def test_ids_in_same_and_cross_origin_frames_stay_put_and_act_on_their_element(
-    env: BrowserEnvironment, site: str
+    env: BrowserEnvironment, gallery_site: str
 ) -> None:
-    page = open_page(env, site, "gallery_frames")
+    page = open_page(env, gallery_site, "gallery_frames")
     assert set(visible_targets(env)) == {"Add a line", *FRAMED}
     documents = [len(frame.content()) for frame in env._require_page().frames]  # no public API; the test must
     assert len(documents) == 3 and page.html_chars >= sum(documents) - 3 * len("<!DOCTYPE html>"), (
@@ -389,8 +387,8 @@ def test_ids_in_same_and_cross_origin_frames_stay_put_and_act_on_their_element(
 
 
 @browser_test
-def test_a_cross_origin_frame_loads_only_where_the_fence_allows_its_host(site: str) -> None:
-    start = f"{site}/gallery_frames.html"
+def test_a_cross_origin_frame_loads_only_where_the_fence_allows_its_host(gallery_site: str) -> None:
+    start = f"{gallery_site}/gallery_frames.html"
     with BrowserEnvironment(start, allowed_domains=["localhost"]) as allowed:
         page = allowed.observe()
         offer = element(page, "Accept offer")
@@ -406,8 +404,10 @@ def test_a_cross_origin_frame_loads_only_where_the_fence_allows_its_host(site: s
 
 
 @browser_test
-def test_a_download_is_saved_with_the_sessions_artifacts_and_reported_never_opened(site: str, tmp_path: Path) -> None:
-    start = f"{site}/gallery_downloads.html"
+def test_a_download_is_saved_with_the_sessions_artifacts_and_reported_never_opened(
+    gallery_site: str, tmp_path: Path
+) -> None:
+    start = f"{gallery_site}/gallery_downloads.html"
     csv = (GALLERY / "gallery_report.csv").read_bytes()
     with BrowserEnvironment(start, tmp_path) as env:
         page = env.observe()
@@ -417,7 +417,7 @@ def test_a_download_is_saved_with_the_sessions_artifacts_and_reported_never_open
             assert result.ok, result.error
             assert hits(env) == ["Download the orders"]
             report = (
-                f"the page downloaded 'orders-q1.csv' ({len(csv)} bytes) from {site}/gallery_report.csv; "
+                f"the page downloaded 'orders-q1.csv' ({len(csv)} bytes) from {gallery_site}/gallery_report.csv; "
                 f"saved as downloads/{saved_as}, not opened"
             )
             assert result.reports == (report,)
@@ -448,13 +448,13 @@ def test_a_download_is_saved_with_the_sessions_artifacts_and_reported_never_open
 @browser_test
 @pytest.mark.parametrize(("target", "via"), [("Invoice 1041", "link"), ("Print preview", "script")])
 def test_a_link_or_script_that_opens_a_new_tab_is_followed_in_the_same_page(
-    env: BrowserEnvironment, site: str, target: str, via: str
+    env: BrowserEnvironment, gallery_site: str, target: str, via: str
 ) -> None:
-    page = open_page(env, site, "gallery_newtab")
+    page = open_page(env, gallery_site, "gallery_newtab")
     hits(env)
     result = env.execute(f"click [{element(page, target).id}]")
     assert result.ok, result.error
-    assert result.page is not None and result.page.url == f"{site}/gallery_newtab_opened.html?via={via}"
+    assert result.page is not None and result.page.url == f"{gallery_site}/gallery_newtab_opened.html?via={via}"
     assert f'heading "Opened by the {via}"' in result.page.text
     assert hits(env) == [target], "the click that opened the tab was meant for its element"
     assert len(env._require_page().context.pages) == 1, "the new tab was left open"
@@ -464,8 +464,8 @@ def test_a_link_or_script_that_opens_a_new_tab_is_followed_in_the_same_page(
 
 
 @browser_test
-def test_hover_opens_a_menu_whose_items_can_then_be_clicked(env: BrowserEnvironment, site: str) -> None:
-    page = open_page(env, site, "gallery_hover")
+def test_hover_opens_a_menu_whose_items_can_then_be_clicked(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_hover")
     assert find(page.text, "Orders") is None
     hits(env, HOVERED)
     hovered = env.execute(f"hover [{element(page, 'Account').id}]")

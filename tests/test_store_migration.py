@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from conftest import BROWNIE_TASK, drive, new_state
-from postgres import database_for
+from postgres import database_for, migrated_to
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Pause, apply_command
@@ -24,7 +24,7 @@ from planner.events import Cause, Event, Kind, NoteAdded
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import SessionState
 from sessions.attention import Need, needing_attention
-from sessions.sql import _MIGRATIONS, SqlStore, _driver_url, _migrations_table
+from sessions.sql import _MIGRATIONS, SqlStore
 
 BUY = Script.model_validate(
     {
@@ -63,12 +63,8 @@ def _sessions() -> dict[str, tuple[SessionState, list[Event], Cause]]:
 def old_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A database at schema version 3 holding `_sessions()` as that version wrote them."""
     url = database_for(request.param, request, tmp_path)
-    engine = sa.create_engine(_driver_url(url))
+    engine = migrated_to(url, 3)
     with engine.begin() as conn:
-        _migrations_table.create(conn)
-        for version, migration in enumerate(_MIGRATIONS[:3], start=1):
-            migration(conn)
-            conn.execute(_migrations_table.insert().values(version=version, applied_at=0.0))
         for session_id, (state, log, _) in _sessions().items():
             conn.execute(
                 sa.text(

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
 from conftest import BROWNIE_TASK, SCRIPTS, new_state, snapshot
-from postgres import database_for
+from postgres import database_for, migrated_to
 
 from planner.commands import Inject, Undo, apply_command, parse_command, undo_refusal
 from planner.events import Event, Kind, NodesAdded
@@ -22,7 +22,7 @@ from planner.state import SessionState, replay
 from planner.templates import Template, parse_ref, parse_values
 from planner.tree import NodeType, Status, TemplateRef
 from sessions.cli import main
-from sessions.sql import _MIGRATIONS, SqlStore, _driver_url, _migrations_table
+from sessions.sql import _MIGRATIONS, SqlStore
 from sessions.templates import export_text, import_text, listing, lookup, with_template
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
@@ -362,13 +362,7 @@ def test_a_bad_file_is_one_sentence_and_saves_nothing(store: SqlStore, text: str
 def version_four_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A database as the previous version left it: migrations 1 to 4, no templates table."""
     url = database_for(request.param, request, tmp_path)
-    engine = sa.create_engine(_driver_url(url))
-    with engine.begin() as conn:
-        _migrations_table.create(conn)
-        for version, migration in enumerate(_MIGRATIONS[:4], start=1):
-            migration(conn)
-            conn.execute(_migrations_table.insert().values(version=version, applied_at=0.0))
-    engine.dispose()
+    migrated_to(url, 4).dispose()
     return url
 
 
