@@ -14,7 +14,7 @@ worker busy, a dead runner's session waits in the queue like any other: behind t
 have waited longer.) Repeated `--kills` times.
 
 The database is `--db`, else $ANDOR_TEST_POSTGRES, else a throwaway server started with initdb/pg_ctl
-(tests/postgres.py). Figures only, no assertions: the machine it runs on decides them.
+(`sessions.pgserver`). Figures only, no assertions: the machine it runs on decides them.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 
 from planner.browser.dry import DRY_START
 from planner.config import EngineConfig
+from sessions.pgserver import PostgresServer, fresh_database
 from sessions.runner import create_session
 from sessions.sql import SqlStore
 
@@ -75,53 +75,41 @@ def server(db: str | None) -> Iterator[str]:
     if given:
         yield given
         return
-    pg = _throwaway().PostgresServer().start()
+    pg = PostgresServer().start()
     try:
         yield pg.url
     finally:
         pg.stop()
 
 
-def _throwaway() -> ModuleType:
-    """tests/postgres.py: the throwaway server and fresh databases the tests use."""
-    if str(ROOT / "tests") not in sys.path:
-        sys.path.insert(0, str(ROOT / "tests"))
-    import postgres
-
-    return postgres
-
-
-def fresh(url: str) -> str:
-    return _throwaway().fresh_database(url)
-
-
-def start_workers(url: str, count: int, *options: str) -> list[subprocess.Popen[str]]:
-    """`count` worker processes, returned once each has said it is ready."""
+def start_workers(url: str, count: int, *options: str, logs: Path) -> list[subprocess.Popen[bytes]]:
+    """`count` worker processes, logging to files in `logs` (a pipe nobody reads would block them),
+    returned once each has said it is ready."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "sessions", "worker", "--db", url, *options],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for _ in range(count)
-    ]
-    for worker in workers:
-        line = worker.stderr.readline() if worker.stderr else ""
-        if " ready " not in line:
-            raise SystemExit(f"a worker did not start: {line}")
+    workers, files = [], []
+    for n in range(count):
+        log = logs / f"worker-{n}.log"
+        files.append(log)
+        with log.open("wb") as out:  # the child keeps its own copy
+            command = [sys.executable, "-m", "sessions", "worker", "--db", url, *options]
+            workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out))
+    deadline = time.monotonic() + 60
+    while not all(" ready " in log.read_text(errors="replace") for log in files):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"a worker did not start: {[log.read_text(errors='replace')[-300:] for log in files]}")
+        time.sleep(0.1)
     return workers
 
 
-def stop_workers(workers: list[subprocess.Popen[str]]) -> None:
+def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
     for worker in workers:
         if worker.poll() is None:
             worker.send_signal(signal.SIGTERM)
     for worker in workers:
-        worker.communicate(timeout=120)
+        try:
+            worker.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            worker.kill()
 
 
 def wait_all_ended(store: SqlStore, count: int, timeout: float = 1800) -> None:
@@ -135,9 +123,9 @@ def wait_all_ended(store: SqlStore, count: int, timeout: float = 1800) -> None:
         time.sleep(0.05)
 
 
-def steps_per_second(url: str, workers: int, sessions: int, model: str) -> float:
-    store = SqlStore(fresh(url))
-    processes = start_workers(store.url, workers)
+def steps_per_second(url: str, workers: int, sessions: int, model: str, logs: Path) -> float:
+    store = SqlStore(fresh_database(url))
+    processes = start_workers(store.url, workers, logs=logs)
     try:
         started = time.monotonic()
         for n in range(sessions):
@@ -151,10 +139,10 @@ def steps_per_second(url: str, workers: int, sessions: int, model: str) -> float
     return steps / elapsed
 
 
-def failover(url: str, model: str) -> tuple[float, float]:
+def failover(url: str, model: str, logs: Path) -> tuple[float, float]:
     """(seconds from lease expiry to takeover, seconds from kill to takeover) for one killed worker."""
-    store = SqlStore(fresh(url))
-    processes = start_workers(store.url, 2, "--lease-seconds", f"{LEASE_S:g}")
+    store = SqlStore(fresh_database(url))
+    processes = start_workers(store.url, 2, "--lease-seconds", f"{LEASE_S:g}", logs=logs)
     victim = processes[0]
     mine = f"{socket.gethostname()}:{victim.pid}:"
     try:
@@ -177,7 +165,7 @@ def failover(url: str, model: str) -> tuple[float, float]:
         victim.wait(60)
         orphan = store.session(session_id)
         if orphan.status != "running":  # it ended between the look and the kill: try again
-            return failover(url, model)
+            return failover(url, model, logs)
         while (store.session(orphan.id).lease_owner or mine).startswith(mine):
             time.sleep(0.01)
         taken = time.time()
@@ -202,14 +190,14 @@ def main(argv: list[str] | None = None) -> None:
         long_script.write_text(json.dumps(LONG_SCRIPT))
         rates = {}
         for count in (int(n) for n in args.workers.split(",")):
-            rates[count] = steps_per_second(url, count, args.sessions, model)
+            rates[count] = steps_per_second(url, count, args.sessions, model, Path(scratch))
         base = rates.get(1)
         print(f"{args.sessions} dry sessions (40 steps each), one session at a time per worker, {os.cpu_count()} cores")
         print(f"{'workers':>8} {'steps/s':>9} {'speed-up':>9} {'efficiency':>11}")
         for count, rate in rates.items():
             speedup = rate / base if base else float("nan")
             print(f"{count:>8} {rate:>9.0f} {speedup:>9.2f} {speedup / count:>11.2f}")
-        waits = [failover(url, f"script:{long_script}") for _ in range(args.kills)]
+        waits = [failover(url, f"script:{long_script}", Path(scratch)) for _ in range(args.kills)]
         after_lease = [w[0] for w in waits]
         after_kill = [w[1] for w in waits]
         print(f"failover, lease {LEASE_S:g} s, {args.kills} kills:")

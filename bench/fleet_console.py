@@ -20,10 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -32,9 +29,10 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 from bench.console import _cpu_seconds, _p95
-from bench.fleet import LONG_CONFIG, LONG_SCRIPT, LONG_TASK, ROOT, fresh, server
+from bench.fleet import LONG_CONFIG, LONG_SCRIPT, LONG_TASK, server, start_workers, stop_workers
 from planner.browser.dry import DRY_START
 from planner.events import SessionStatus
+from sessions.pgserver import fresh_database
 from sessions.runner import create_session, queue_command
 from sessions.sql import SqlStore
 from ui.server import start_console
@@ -51,35 +49,6 @@ CHROMIUM_ARGS = [
 ]
 _STEPPED = "paused after one step"
 """The reason of the event a `step` ends with: the event whose arrival on screen is timed."""
-
-
-def start_workers(url: str, count: int, concurrency: int, logs: Path) -> list[subprocess.Popen[bytes]]:
-    """Worker processes logging to files (a pipe nobody reads would block them), once each is ready."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    workers, files = [], []
-    for n in range(count):
-        log = logs / f"worker-{n}.log"
-        files.append(log)
-        with log.open("wb") as out:
-            command = [sys.executable, "-m", "sessions", "worker", "--db", url, "--concurrency", str(concurrency)]
-            workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out))
-    deadline = time.monotonic() + 60
-    while not all(" ready " in log.read_text(errors="replace") for log in files):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"a worker did not start: {[log.read_text(errors='replace')[-300:] for log in files]}")
-        time.sleep(0.1)
-    return workers
-
-
-def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
-    for worker in workers:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-    for worker in workers:
-        try:
-            worker.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            worker.kill()
 
 
 class Operator(threading.Thread):
@@ -145,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch, server(args.db) as pg:
         script = Path(scratch) / "long.json"
         script.write_text(json.dumps(LONG_SCRIPT))
-        url = fresh(pg)
+        url = fresh_database(pg)
         store = SqlStore(url)
         ids = [
             create_session(
@@ -160,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
             for n in range(args.sessions)
         ]
         watched, background = ids[0], ids[1:]
-        workers = start_workers(url, args.workers, args.concurrency, Path(scratch))
+        workers = start_workers(url, args.workers, "--concurrency", str(args.concurrency), logs=Path(scratch))
         os.environ["ANDOR_RUNNER"] = "workers"
         console = start_console(url)
         operator = Operator(store, background, args.rate)

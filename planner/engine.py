@@ -135,12 +135,7 @@ class Engine:
             or self.state.breakpoint_passed == node.id
         ):
             return False
-        self._rec.record(
-            Kind.SESSION_STATUS,
-            status=RunStatus.PAUSED,
-            reason=f"breakpoint: at {node.id} (set by operator)",
-            breakpoint_node=node.id,
-        )
+        self._break(node.id, f"breakpoint: at {node.id} (set by operator)")
         return True
 
     def _held_before(self, position: Position) -> bool:
@@ -156,15 +151,20 @@ class Engine:
                 self._ask_approval(node.id, node.action, rule, target)
                 return True
         if Breakpoint.BEFORE_ACTION in self.config.breakpoints and state.breakpoint_passed != node.id:
-            self._rec.record(
-                Kind.SESSION_STATUS,
-                status=RunStatus.PAUSED,
-                cause=Cause.BREAKPOINT,
-                reason=f"breakpoint: before {node.id} ({node.action})",
-                breakpoint_node=node.id,
-            )
+            self._break(node.id, f"breakpoint: before {node.id} ({node.action})")
             return True
         return False
+
+    def _break(self, node_id: str, reason: str) -> None:
+        """Pause at a breakpoint on `node_id`: the resumed run passes it (`breakpoint_node`), and the
+        attention inbox files the pause as a breakpoint, not as a problem (`cause`)."""
+        self._rec.record(
+            Kind.SESSION_STATUS,
+            status=RunStatus.PAUSED,
+            cause=Cause.BREAKPOINT,
+            reason=reason,
+            breakpoint_node=node_id,
+        )
 
     def _ask_approval(self, node_id: str, action: str, rule: str, target: ElementInfo | None) -> None:
         """Hold `action` for an operator, with the element it would touch and a picture of it, taken

@@ -13,12 +13,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import uuid
 from glob import glob
 from pathlib import Path
 
 from sessions.errors import SessionsError
 
-__all__ = ["MissingPostgres", "PostgresServer", "PostgresServerError", "find_binaries"]
+__all__ = ["MissingPostgres", "PostgresServer", "PostgresServerError", "find_binaries", "fresh_database"]
 
 
 class PostgresServerError(SessionsError):
@@ -105,3 +106,20 @@ class PostgresServer:
                 self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def fresh_database(server_url: str) -> str:
+    """A new, empty database on the server at `server_url` (the tests' and benchmarks' isolation);
+    returns its URL."""
+    import sqlalchemy as sa
+
+    from sessions.sql import database_url
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(database_url(server_url), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    finally:
+        engine.dispose()
+    return server_url.rsplit("/", 1)[0] + f"/{name}"

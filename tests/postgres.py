@@ -12,23 +12,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from sessions.pgserver import MissingPostgres
+from sessions.pgserver import MissingPostgres, fresh_database
+from sessions.sql import database_url
 
 __all__ = ["database_for", "fresh_database", "migrated_to", "password_database"]
-
-
-def fresh_database(server_url: str) -> str:
-    """A new, empty database on the server; returns its URL."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    engine = sa.create_engine(
-        server_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
-    )
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    finally:
-        engine.dispose()
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def password_database(server_url: str, password: str) -> str:
@@ -40,9 +27,7 @@ def password_database(server_url: str, password: str) -> str:
     cannot be written (a server of someone else's, through $ANDOR_TEST_POSTGRES)."""
     tag = uuid.uuid4().hex[:12]
     role, name = f"r_{tag}", f"t_{tag}"
-    engine = sa.create_engine(
-        server_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
-    )
+    engine = sa.create_engine(database_url(server_url), isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
             hba = Path(conn.execute(sa.text("SHOW hba_file")).scalar_one())
@@ -74,9 +59,9 @@ def migrated_to(url: str, version: int) -> sa.Engine:
     """The database at `url` brought to schema `version` as that version's code left it (migrations 1
     to `version`, each recorded), for tests of what a newer store makes of an older database. The
     caller disposes of the engine once it has written what that version would have."""
-    from sessions.sql import _MIGRATIONS, _driver_url, _migrations_table
+    from sessions.sql import _MIGRATIONS, _migrations_table
 
-    engine = sa.create_engine(_driver_url(url))
+    engine = sa.create_engine(database_url(url))
     with engine.begin() as conn:
         _migrations_table.create(conn)
         for number, migration in enumerate(_MIGRATIONS[:version], start=1):

@@ -4,6 +4,7 @@ per entry, until the operator removes it; refusals are one sentence; the command
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,12 @@ from planner.browser.dry import DRY_START, DryEnvironment
 from planner.commands import Edit, NodeBreakpoint, Prune, Reopen, Resume, SetBreakpoints, Step, apply_command
 from planner.config import Breakpoint
 from planner.engine import Engine
-from planner.events import Event, Kind
+from planner.events import Cause, Event, Kind
 from planner.frames import Frame, next_position
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState, apply
 from planner.tree import Status
+from sessions.attention import Need, needing_attention
 from sessions.cli import main
 from sessions.runner import create_session
 from sessions.sql import open_store
@@ -67,6 +69,19 @@ def test_the_run_pauses_as_it_is_about_to_enter_the_node_and_passes_it_once(brow
     assert state.status is RunStatus.SUCCEEDED, state.reason
     assert _pauses(log, AT_03) == 1, "0.3 expands into an action, then runs it: one entry, one pause"
     assert state.config.node_breakpoints == {"0.3"}, "the breakpoint stays set until removed"
+
+
+def test_the_pause_is_a_breakpoints_and_the_inbox_files_it_so(brownie: Script, tmp_path: Path) -> None:
+    """A pause at a node breakpoint carries the breakpoint cause, as one before an action does: with none,
+    the attention inbox filed it as a session paused by a problem."""
+    state, engine, log = _started(brownie, 1)
+    _send(state, log, NodeBreakpoint(node="0.3"))
+    _run(engine, log)
+    assert (state.reason, state.cause) == (AT_03, Cause.BREAKPOINT)
+    store = open_store(str(tmp_path / "s.db"))
+    create_session(store, BROWNIE_TASK, "demo", start_url=DRY_START, config=MECHANICS, session_id="bp", paused=True)
+    listed = replace(store.session("bp"), status=state.status.value, cause=state.cause.value, reason=state.reason)
+    assert [(item.need, item.why) for item in needing_attention([listed])] == [(Need.BREAKPOINT, AT_03)]
 
 
 def test_a_node_entered_again_after_a_reset_pauses_again(brownie: Script) -> None:
