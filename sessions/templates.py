@@ -31,6 +31,7 @@ __all__ = [
     "import_text",
     "listing",
     "lookup",
+    "newest",
     "save_subtree",
     "with_template",
 ]
@@ -88,16 +89,28 @@ def save_subtree(
     return store.save_template(template)
 
 
+def newest(store: EventStore) -> dict[str, list[Template]]:
+    """Every template by name, its versions oldest first (`EventStore.templates` lists them so): the
+    last of each is the one a bare name means."""
+    versions: dict[str, list[Template]] = {}
+    for template in store.templates():
+        versions.setdefault(template.name, []).append(template)
+    return versions
+
+
 def listing(store: EventStore) -> list[dict[str, Any]]:
     """One row per name: its newest version's description, params and size, and every version it has."""
-    rows: dict[str, dict[str, Any]] = {}
-    for template in store.templates():
-        row = rows.setdefault(template.name, {"name": template.name, "versions": []})
-        row["versions"].append(template.version)
-        row.update(
-            version=template.version, description=template.description, params=template.params, nodes=template.size
-        )
-    return list(rows.values())
+    return [
+        {
+            "name": name,
+            "versions": [t.version for t in kept],
+            "version": kept[-1].version,
+            "description": kept[-1].description,
+            "params": kept[-1].params,
+            "nodes": kept[-1].size,
+        }
+        for name, kept in newest(store).items()
+    ]
 
 
 def delete(store: EventStore, ref: str) -> int:

@@ -202,6 +202,34 @@ def test_a_watchers_prune_is_refused_and_nothing_is_queued(app_db: str, monkeypa
     store.close()
 
 
+def test_a_watcher_starts_no_session_and_saves_no_template(app_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes that are not commands (a new session, the template library) follow the same roles: drawn
+    while bob could edit, then cut to watch, his presses write nothing (a template's callback is refused
+    by the rule; the start form, judged in the run that draws it, is drawn disabled)."""
+    store = open_store(app_db)
+    session_id = _paused_with_two_goals(store)
+    monkeypatch.setenv("ANDOR_OPERATOR", "bob")
+    monkeypatch.setenv("ANDOR_ROLES", "bob=edit")
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    _keyed(at.text_input, "tpl_name").input("two goals")
+    monkeypatch.setenv("ANDOR_ROLES", "bob=watch")
+    at.form_submit_button(key="template_save_submit").click()
+    at.run()
+    assert md("bob may not change the plan templates: needs the edit role.") in [e.value for e in at.error]
+    assert store.templates() == [], "the refused save wrote nothing"
+    assert at.form_submit_button(key="template_save_submit").disabled
+    monkeypatch.setenv("ANDOR_ROLES", "bob=edit")
+    at.run()
+    monkeypatch.setenv("ANDOR_ROLES", "bob=watch")
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    assert [info.id for info in store.sessions()] == [session_id], "the watcher's start made no session"
+    start = at.form_submit_button(key="start_session")
+    assert start.disabled and start.help == md("bob may not start a session: needs the edit role")
+    store.close()
+
+
 def test_an_approvers_approval_is_signed_with_their_name(app_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     def guard(action: str, target: object) -> str | None:
         return "clicks need approval" if action.startswith("click") else None

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
+from console_helpers import APP
+from console_helpers import app as closed_app
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
@@ -20,8 +21,6 @@ from sessions.runner import create_session
 from sessions.sql import open_store
 from sessions.store import EventStore
 from sessions.templates import export_text
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 @pytest.fixture
@@ -67,10 +66,21 @@ def _save_three(store: EventStore) -> None:
 
 
 def app() -> AppTest:
+    """The console with the template library open (a closed one builds nothing inside)."""
     at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state["template_library"] = True
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def test_a_closed_library_draws_no_rows(db: str) -> None:
+    _save_three(open_store(db))
+    closed = closed_app()
+    assert rows(closed) == [] and not [b for b in closed.button if b.key and b.key.startswith("template_delete")]
+    closed.session_state["template_library"] = True
+    closed.run()
+    assert len(rows(closed)) == 2, "opened, it lists every template name"
 
 
 def rows(at: AppTest) -> list[str]:

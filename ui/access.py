@@ -41,17 +41,20 @@ from sessions.markdown import md
 __all__ = [
     "COMMAND_ROLES",
     "ROLES",
+    "WRITE_ROLES",
     "AccessRefused",
     "Headers",
     "NotSignedIn",
     "Operator",
     "admit",
     "current",
+    "drawing_for",
     "identify",
     "is_loopback",
     "locked",
     "parse_roles",
     "refusal",
+    "refused_now",
     "show_operator",
 ]
 
@@ -84,6 +87,14 @@ COMMAND_ROLES: dict[str, tuple[str, frozenset[str]]] = {
 """Each command kind: what the refusal says the operator may not do, and the roles it needs (all of them).
 Templates and an adopted counterfactual are sent as these kinds (inject, plan, edit_action, ...)."""
 
+WRITE_ROLES: dict[str, tuple[str, frozenset[str]]] = {
+    "start": ("start a session", frozenset({"edit"})),
+    "fork": ("fork a session", frozenset({"edit"})),
+    "templates": ("change the plan templates", frozenset({"edit"})),
+}
+"""What the console writes to the store without a command (a new session, a fork, the template
+library), in `COMMAND_ROLES`' terms: a watcher changes nothing, whichever way the write goes."""
+
 _ROLES_SYNTAX = "write NAME=ROLE+ROLE entries separated by commas, with * for everyone else"
 
 
@@ -113,8 +124,9 @@ class Operator:
         return self.name or "this operator"
 
     def refusal(self, kind: str) -> str | None:
-        """Why this operator may not send a command of this kind, in one sentence; None when they may."""
-        verb, needed = COMMAND_ROLES[kind]
+        """Why this operator may not send a command of this kind (or make a write of `WRITE_ROLES`), in one
+        sentence; None when they may."""
+        verb, needed = COMMAND_ROLES[kind] if kind in COMMAND_ROLES else WRITE_ROLES[kind]
         missing = [role for role in ROLES if role in needed and role not in self.roles]
         if not missing:
             return None
@@ -227,13 +239,39 @@ def current() -> Operator:
     return identify(os.environ, st.context.headers, st.get_option("server.address"), login)
 
 
-def refusal(kind: str) -> str | None:
-    """Why the operator at this page may not send a command of this kind (None: they may): a view
-    disables the button or form and shows this as its help."""
+_DRAWN_FOR = "_access_drawn_for"
+"""Session state: the operator (or the refusal) the page is being drawn for, resolved once per run."""
+
+
+def drawing_for() -> Operator | AccessRefused:
+    """Resolve the operator for the run about to draw (the page's whole run, and each run of the live
+    panel's fragment): the twenty-odd buttons of a redraw ask `refusal` of it instead of reading the
+    request, the secrets and the environment again (0.2 ms each). `ui.commands.send` still asks
+    `current` itself: a press is judged by the rule, never by what a page was drawn with."""
+    try:
+        drawn: Operator | AccessRefused = current()
+    except AccessRefused as refused:
+        drawn = refused
+    st.session_state[_DRAWN_FOR] = drawn
+    return drawn
+
+
+def refused_now(kind: str) -> str | None:
+    """Why the operator of the press being handled may not do `kind` (None: they may), judged by the
+    rule (`current`), as `ui.commands.send` judges a command: for the writes of `WRITE_ROLES`."""
     try:
         return current().refusal(kind)
     except AccessRefused as refused:
         return str(refused)
+
+
+def refusal(kind: str) -> str | None:
+    """Why the operator at this page may not send a command of this kind (None: they may): a view
+    disables the button or form and shows this as its help."""
+    drawn = st.session_state.get(_DRAWN_FOR)
+    if drawn is None:
+        drawn = drawing_for()
+    return str(drawn) if isinstance(drawn, AccessRefused) else drawn.refusal(kind)
 
 
 def locked(kind: str) -> dict[str, Any]:
@@ -246,13 +284,14 @@ def locked(kind: str) -> dict[str, Any]:
 def admit() -> Operator | None:
     """The page's operator, or None after drawing the one sentence that says why the console will not
     serve this request (with a sign-in button when signing in would help): the page draws nothing else."""
-    try:
-        return current()
-    except NotSignedIn as why:
-        st.info(md(str(why)))
+    drawn = drawing_for()
+    if isinstance(drawn, Operator):
+        return drawn
+    if isinstance(drawn, NotSignedIn):
+        st.info(md(str(drawn)))
         st.button("Sign in", key="sign_in", on_click=st.login, type="primary")
-    except AccessRefused as why:
-        st.error(md(str(why)))
+    else:
+        st.error(md(str(drawn)))
     return None
 
 

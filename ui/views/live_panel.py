@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.state import SessionState
 from sessions.store import SessionInfo
+from ui.access import drawing_for
 from ui.commands import drawn
 from ui.context import Console
 from ui.url import picked_elsewhere, url_behind
@@ -48,22 +50,24 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def _running_panel(ctx: Console, session_id: str) -> None:
-    if live(ctx, session_id).refresh().finished:
+    drawing_for()  # once a tick, for every button's role check (see `ui.access`)
+    state = live(ctx, session_id).refresh()
+    if state.finished:
         st.rerun()  # the whole page, once: from now on it is the finished session's, which does not refresh
     sessions = ctx.reads.sessions()  # once a tick, if anything changed: the inbox check and the table share it
     if inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
-    _panel(ctx, session_id, sessions)
+    _panel(ctx, session_id, sessions, state)
 
 
 @st.fragment
 def _finished_panel(ctx: Console, session_id: str) -> None:
-    _panel(ctx, session_id, ctx.reads.sessions())
+    _panel(ctx, session_id, ctx.reads.sessions(), live(ctx, session_id).refresh())
 
 
-def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo]) -> None:
+def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: SessionState) -> None:
+    """The session's panel drawn from `state`, which the caller has just refreshed (one log read a tick)."""
     follower = live(ctx, session_id)
-    state = follower.refresh()
     if url_behind(session_id, state.tree) or picked_elsewhere([info.id for info in sessions]):
         st.rerun()  # the whole page: only its run writes the URL and follows the sidebar (see `ui.url`)
     render_controls(ctx, session_id, state)

@@ -26,6 +26,7 @@ from sessions.errors import SessionsError
 from sessions.markdown import md, short
 from sessions.runner import create_session
 from sessions.store import SessionInfo
+from ui.access import locked
 from ui.context import Console
 from ui.status import worker_name
 from ui.url import SESSION_KEY, SESSIONS_TABLE, open_session, picker_key, session_on_screen, shown_session
@@ -114,7 +115,7 @@ def _new_session_form(ctx: Console) -> None:
             help="The agent plans the task, then pauses before any browser action so you can edit the plan "
             "as a whole (reorder, delete, add sub-goals) and start it.",
         )
-        if not st.form_submit_button("Start session", type="primary", key="start_session"):
+        if not st.form_submit_button("Start session", type="primary", key="start_session", **locked("start")):
             return
     task = tasks.get(choice)
     text = custom.strip() if choice == _CUSTOM else task.task if task else ""

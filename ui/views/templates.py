@@ -16,11 +16,21 @@ import streamlit as st
 
 from planner.errors import PlannerError
 from planner.state import SessionState
-from planner.templates import Template, parse_values
+from planner.templates import parse_values
 from planner.tree import Node, NodeType
 from sessions.errors import SessionsError
 from sessions.markdown import md
-from sessions.templates import delete, describe, export_text, import_text, listing, save_subtree, with_template
+from sessions.templates import (
+    delete,
+    describe,
+    export_text,
+    import_text,
+    listing,
+    newest,
+    save_subtree,
+    with_template,
+)
+from ui.access import locked, refused_now
 from ui.context import Console
 from ui.forms import Scope, scope, show_result, submit
 
@@ -42,19 +52,11 @@ def _show_note(where: Scope, form: str) -> None:
         (st.success if ok else st.error)(md(message))
 
 
-def _newest(ctx: Console) -> list[Template]:
-    """Each name's newest version, by name."""
-    newest: dict[str, Template] = {}
-    for template in ctx.store.templates():
-        newest[template.name] = template
-    return list(newest.values())
-
-
 def render_template_inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> None:
     """Pick a template, fill its parameters (one field each) and inject it under, before or after `node`."""
     if state.finished:
         return
-    templates = _newest(ctx)
+    templates = [versions[-1] for versions in newest(ctx.store).values()]
     where = scope(session_id, node.id)
     parent = state.tree.parent(node)
     places = ([_UNDER] if node.type is not NodeType.ACTION else []) + ([_BEFORE, _AFTER] if parent else [])
@@ -107,6 +109,7 @@ def render_template_inject(ctx: Console, session_id: str, state: SessionState, n
             key="template_inject_submit",
             on_click=submit,
             args=(ctx, where, "template", payload),
+            **locked("inject"),
         )
         show_result(where, "template")
 
@@ -127,13 +130,20 @@ def render_template_save(ctx: Console, session_id: str, state: SessionState, nod
             st.text_input("Description (optional)", key=where.key("tpl_description"))
             st.checkbox(f"Only the sub-goals of {node.id}, not {node.id} itself", key=where.key("tpl_children"))
             st.form_submit_button(
-                "Save template", key="template_save_submit", on_click=_save, args=(ctx, where, session_id, node.id)
+                "Save template",
+                key="template_save_submit",
+                on_click=_save,
+                args=(ctx, where, session_id, node.id),
+                **locked("templates"),
             )
         _show_note(where, "save")
 
 
 def _save(ctx: Console, where: Scope, session_id: str, node_id: str) -> None:
     """Save, then empty the form; a refusal keeps what was typed and says why in one sentence."""
+    if refused := refused_now("templates"):
+        _note(where, "save", False, f"{refused}.")
+        return
     name = (st.session_state.get(where.key("tpl_name")) or "").strip()
     if not name:
         _note(where, "save", False, "Give the template a name before saving.")
@@ -161,7 +171,11 @@ def render_template_library(ctx: Console, session_id: str) -> None:
     """Every template (its newest version, and how many there are), each with a delete button; export
     all as one JSON file, and import such a file (every template in it becomes a new version)."""
     where = scope(session_id)
-    with st.expander("Templates", key="template_library"):
+    # Built only while open (its open state kept on the server, as the model calls' are): the live
+    # panel redraws every 0.75 s, and a closed library read the whole templates table each time.
+    with st.expander("Templates", key="template_library", on_change="rerun") as library:
+        if not library.open:
+            return
         rows = listing(ctx.store)
         if not rows:
             st.caption("No templates yet: save a subtree from the Edit plan tab.")
@@ -177,6 +191,7 @@ def render_template_library(ctx: Console, session_id: str) -> None:
                     icon=":material/delete:",
                     on_click=_delete,
                     args=(ctx, where, row["name"]),
+                    **locked("templates"),
                 )
         if rows:
             st.download_button(
@@ -188,11 +203,14 @@ def render_template_library(ctx: Console, session_id: str) -> None:
                 key="template_export",
             )
         st.file_uploader("Import templates (a JSON file exported here)", type=["json"], key=where.key("tpl_upload"))
-        st.button("Import", key="template_import_submit", on_click=_import, args=(ctx, where))
+        st.button("Import", key="template_import_submit", on_click=_import, args=(ctx, where), **locked("templates"))
         _show_note(where, "library")
 
 
 def _delete(ctx: Console, where: Scope, name: str) -> None:
+    if refused := refused_now("templates"):
+        _note(where, "library", False, f"{refused}.")
+        return
     try:
         count = delete(ctx.store, name)
     except (PlannerError, SessionsError) as error:
@@ -202,6 +220,9 @@ def _delete(ctx: Console, where: Scope, name: str) -> None:
 
 
 def _import(ctx: Console, where: Scope) -> None:
+    if refused := refused_now("templates"):
+        _note(where, "library", False, f"{refused}.")
+        return
     uploaded = st.session_state.get(where.key("tpl_upload"))
     if uploaded is None:
         _note(where, "library", False, "Choose a JSON file of templates first.")
