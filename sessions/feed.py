@@ -173,10 +173,13 @@ class Reads:
         return self._read("pending", session_id, lambda: self.store.pending(session_id))
 
     def recent_actions(self, window: float, *, max_age: float = 5.0) -> dict[str, int]:
-        """Actions per session in the last `window` seconds (`EventStore.recent_actions`), reused
-        until any session changes or `max_age` seconds pass (the window slides with time)."""
+        """Actions per session in the last `window` seconds (`EventStore.recent_actions`), reused for
+        `max_age` seconds whatever changes meanwhile: a rate over minutes moves little in seconds, and
+        in a busy fleet some session changes on every redraw (on SQLite every look is a change)."""
         tick = int(time.monotonic() // max_age)
-        return self._read("recent_actions", None, lambda: self.store.recent_actions(time.time() - window), tick)
+        return self._read(
+            "recent_actions", None, lambda: self.store.recent_actions(time.time() - window), tick, by_changes=False
+        )
 
     def load(self, session_id: str, *, after: int) -> list[Event]:
         """The session's events past `after`, read now: a follower of the log (`ui.views.live.Live`)
@@ -185,8 +188,11 @@ class Reads:
             self.reads += 1
         return self.store.load(session_id, after=after)
 
-    def _read(self, what: str, session_id: str | None, read: Callable[[], Any], tick: int = 0) -> Any:
-        stamp = (self.changes.stamp(session_id), tick)  # before the read: a change during it moves the stamp again
+    def _read(
+        self, what: str, session_id: str | None, read: Callable[[], Any], tick: int = 0, *, by_changes: bool = True
+    ) -> Any:
+        """`read()`, or its last value while the session's stamp (unless not `by_changes`) and `tick` stand."""
+        stamp = (self.changes.stamp(session_id) if by_changes else 0, tick)  # before the read: see the docstring
         with self._lock:
             memo = self._memo.get((what, session_id))
         if memo is not None and memo[0] == stamp:

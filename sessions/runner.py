@@ -128,7 +128,6 @@ def fork_session(store: EventStore, session_id: str, at: int) -> str:
         steps=state.steps,
         parent_id=session_id,
         forked_at=at,
-        actions=state.metrics.actions,
         cost_usd=state.metrics.cost_usd,
     )
     return new_id
@@ -162,26 +161,33 @@ def command_outcome(store: EventStore, session_id: str, command_id: str, *, afte
 
     Give `after` the session's last event number from before the command was queued: an outcome
     can only come later, so the read never goes through the log's older events."""
-    for event in store.load(session_id, after=after):
-        handled = event.payload
-        if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
-            if isinstance(handled, CommandApplied):
-                return CommandOutcome(True, None, event.seq, handled.warning)
-            return CommandOutcome(False, handled.reason, event.seq)
-    return None
+    return _outcome_in(store.load(session_id, after=after), command_id)
 
 
 def wait_for_outcome(
     store: EventStore, session_id: str, command_id: str, timeout: float, *, after: int = 0
 ) -> CommandOutcome | None:
     """Poll until a runner applied or rejected the command (`command_outcome`); None if none did
-    within `timeout` seconds (the command stays queued and applies when the session runs)."""
+    within `timeout` seconds (the command stays queued and applies when the session runs). Each
+    look reads only the events the last one has not seen."""
     deadline = time.monotonic() + timeout
     while True:
-        done = command_outcome(store, session_id, command_id, after=after)
+        events = store.load(session_id, after=after)
+        done = _outcome_in(events, command_id)
         if done is not None or time.monotonic() >= deadline:
             return done
+        after = events[-1].seq if events else after
         time.sleep(0.05)
+
+
+def _outcome_in(events: list[Event], command_id: str) -> CommandOutcome | None:
+    for event in events:
+        handled = event.payload
+        if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
+            if isinstance(handled, CommandApplied):
+                return CommandOutcome(True, None, event.seq, handled.warning)
+            return CommandOutcome(False, handled.reason, event.seq)
+    return None
 
 
 def _alive(pid: int) -> bool:
@@ -473,7 +479,6 @@ class Runner:
                 cause=_cause(state),
                 reason=state.reason,
                 steps=state.steps,
-                actions=state.metrics.actions,
                 cost_usd=state.metrics.cost_usd,
                 handled=handled or (),
                 lease=self._lease.generation,

@@ -131,10 +131,9 @@ _templates = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
 )
 
-# -- version 6: the fleet view's columns, kept by every append: actions run, spend so far (None: not
-# known, for a session not written since), and when the status last changed (how long a pause has
-# waited); and an index of action events by time, for the actions of the last minutes per session --
-_sessions.append_column(sa.Column("actions", sa.Integer, nullable=False, server_default="0"))
+# -- version 6: the fleet view's columns, kept by every append: spend so far (None: not known, for a
+# session not written since) and when the status last changed (how long a pause has waited); and an
+# index of action events by time, for the actions of the last minutes per session --
 _sessions.append_column(sa.Column("cost_usd", sa.Float))
 _sessions.append_column(sa.Column("status_since", sa.Float))
 _ACTION_KIND = "action_executed"
@@ -163,7 +162,6 @@ def _advance(fenced: bool) -> sa.Update:
         "steps": sa.bindparam("s_steps"),
         "last_seq": sa.bindparam("s_last"),
         "updated_at": sa.bindparam("s_now"),
-        "actions": sa.func.coalesce(sa.bindparam("s_actions", type_=sa.Integer), _sessions.c.actions),
         "cost_usd": sa.func.coalesce(sa.bindparam("s_cost", type_=sa.Float), _sessions.c.cost_usd),
         "status_since": sa.case(
             (_sessions.c.status == sa.bindparam("s_status"), _sessions.c.status_since), else_=sa.bindparam("s_now")
@@ -282,18 +280,12 @@ def _templates_v5(conn: Connection) -> None:
 
 
 def _fleet_v6(conn: Connection) -> None:
-    """The fleet view's columns: each session's actions counted from its log, its status taken as
-    changed when its row last did (the closest the old rows know), its spend left unknown until
-    its next append (it is a fold of the log's model calls, which the runner keeps); and the index."""
-    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN actions INTEGER NOT NULL DEFAULT 0"))
+    """The fleet view's columns: each session's status taken as changed when its row last did (the
+    closest the old rows know), its spend left unknown until its next append (it is a fold of the
+    log's model calls, which the runner keeps); and the index."""
     conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN cost_usd FLOAT"))
     conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN status_since FLOAT"))
-    counted = (
-        sa.select(sa.func.count())
-        .where(_events.c.session_id == _sessions.c.id, _events.c.kind == _ACTION_KIND)
-        .scalar_subquery()
-    )
-    conn.execute(_sessions.update().values(actions=counted, status_since=_sessions.c.updated_at))
+    conn.execute(_sessions.update().values(status_since=_sessions.c.updated_at))
     conn.execute(sa.text(_RECENT_ACTIONS_INDEX))
 
 
@@ -511,7 +503,6 @@ class SqlStore(EventStore):
         parent_id: str | None = None,
         forked_at: int | None = None,
         cause: str | None = None,
-        actions: int = 0,
         cost_usd: float | None = None,
     ) -> None:
         now = time.time()
@@ -534,7 +525,6 @@ class SqlStore(EventStore):
                     updated_at=now,
                     parent_id=parent_id,
                     forked_at=forked_at,
-                    actions=actions,
                     cost_usd=cost_usd,
                     status_since=now,
                 )
@@ -557,7 +547,6 @@ class SqlStore(EventStore):
         lease: int | None = None,
         beat: float | None = None,
         cause: str | None = None,
-        actions: int | None = None,
         cost_usd: float | None = None,
     ) -> int | None:
         if not events:
@@ -574,7 +563,6 @@ class SqlStore(EventStore):
             "s_last": events[-1].seq,
             "s_now": time.time(),
             "s_beat": beat,
-            "s_actions": actions,
             "s_cost": cost_usd,
         }
         with self._tx() as conn:

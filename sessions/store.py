@@ -104,8 +104,6 @@ class SessionInfo:
     last_order: int = 0
     """The order number of the newest command queued for the session (0: none yet)."""
     cause: str | None = None
-    actions: int = 0
-    """Browser actions run so far (the fleet view's step rate counts them over time)."""
     cost_usd: float | None = None
     """The model calls' estimated spend so far, in USD; None where the writer did not say."""
     status_since: float | None = None
@@ -140,10 +138,9 @@ class EventStore(ABC):
         parent_id: str | None = None,
         forked_at: int | None = None,
         cause: str | None = None,
-        actions: int = 0,
         cost_usd: float | None = None,
     ) -> None:
-        """Create the session row and its first events together (`actions` and `cost_usd` as in `append`)."""
+        """Create the session row and its first events together (`cost_usd` as in `append`)."""
 
     @abstractmethod
     def append(
@@ -158,11 +155,10 @@ class EventStore(ABC):
         lease: int | None = None,
         beat: float | None = None,
         cause: str | None = None,
-        actions: int | None = None,
         cost_usd: float | None = None,
     ) -> int | None:
         """Append events whose seqs continue the log, update the listing projection (`status`,
-        `cause`, `reason`, `steps`, and unless None `actions` and `cost_usd`: the state after them;
+        `cause`, `reason`, `steps`, and unless None `cost_usd`: the state after them;
         `status_since` moves when the status changes) and mark commands
         handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
         when `lease` (a runner's fencing token) is no longer the session's lease generation. With

@@ -292,22 +292,22 @@ def test_an_append_under_the_lease_with_a_beat_is_a_heartbeat(store: EventStore)
     assert store.claim("s1", "b", now=1020.0, stale_after=15) is None, "the lease is still alive at 1020"
 
 
-def test_the_listing_keeps_actions_spend_and_when_the_status_last_changed(store: EventStore) -> None:
+def test_the_listing_keeps_spend_and_when_the_status_last_changed_and_counts_recent_actions(store: EventStore) -> None:
     """The fleet view's columns come from the listing: kept by every append, never by replaying a log."""
     _created(store)
     created = store.session("s1")
-    assert (created.actions, created.cost_usd, created.status_since) == (0, None, created.created_at)
+    assert (created.cost_usd, created.status_since) == (None, created.created_at)
     old, now = time.time() - 3600, time.time()
     acted = [
         Event(seq, Kind.ACTION_EXECUTED, "0.1", ActionExecuted(url="dry://start", action="click [1]", ok=True), 1, at)
         for seq, at in ((2, old), (3, now))
     ]
-    store.append("s1", acted, status="running", reason=None, steps=2, actions=2, cost_usd=0.25)
+    store.append("s1", acted, status="running", reason=None, steps=2, cost_usd=0.25)
     running = store.session("s1")
-    assert (running.actions, running.cost_usd, running.status_since) == (2, 0.25, created.status_since)
+    assert (running.cost_usd, running.status_since) == (0.25, created.status_since)
     store.append("s1", _events(4, 1), status="paused", reason="breakpoint", steps=2)
     paused = store.session("s1")
-    assert (paused.actions, paused.cost_usd) == (2, 0.25), "an append that does not say keeps them"
+    assert paused.cost_usd == 0.25, "an append that does not say keeps it"
     assert paused.status_since is not None and paused.status_since > created.status_since, "the status changed"
     assert store.recent_actions(now - 60) == {"s1": 1}, "only the action of the last minute"
     assert store.recent_actions(old - 1) == {"s1": 2}

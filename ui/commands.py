@@ -17,7 +17,6 @@ one's answer and is not queued again.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 import streamlit as st
 
 from sessions.errors import InvalidCommand
-from sessions.runner import command_outcome, queue_command
+from sessions.runner import CommandOutcome, command_outcome, queue_command, wait_for_outcome
 from sessions.store import EventStore, SessionFinished
 from ui.access import AccessRefused, current
 from ui.context import Console
@@ -118,7 +117,11 @@ def settle(store: EventStore, outcome: Outcome) -> Outcome:
     the engine's warning, if any) or rejected; anything else is returned as it is."""
     if outcome.result != "queued":
         return outcome
-    done = command_outcome(store, outcome.session_id, outcome.command_id, after=outcome.after)
+    return _answered(outcome, command_outcome(store, outcome.session_id, outcome.command_id, after=outcome.after))
+
+
+def _answered(outcome: Outcome, done: CommandOutcome | None) -> Outcome:
+    """A queued outcome with the runner's answer, once there is one."""
     if done is None:
         return outcome
     if done.applied:
@@ -137,7 +140,4 @@ def _send(ctx: Console, session_id: str, payload: dict[str, Any]) -> Outcome:
     queued = Outcome(
         "queued", f"{name} queued; it applies at the next step boundary", session_id, command_id, seen, name
     )
-    deadline = time.monotonic() + QUICK_ANSWER
-    while (answer := settle(ctx.store, queued)) is queued and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return answer
+    return _answered(queued, wait_for_outcome(ctx.store, session_id, command_id, QUICK_ANSWER, after=seen))
