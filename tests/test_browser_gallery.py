@@ -81,9 +81,22 @@ def test_unnamed_controls_are_named_from_the_text_beside_or_inside_them() -> Non
 
 def test_read_only_fields_say_so() -> None:
     snapshot = '- textbox "Departure" [ref=e2] [box=10,20,185,21]: 2030-06-03'
-    observation = render_page("http://x/", "X", snapshot, readonly=[(10.0, 20.0, 185.0, 21.0)])
+    observation = render_page("http://x/", "X", snapshot, readonly=[(True, (10.0, 20.0, 185.0, 21.0))])
     assert '[2] textbox "Departure" readonly value="2030-06-03"' in observation.text
     assert observation.elements[2].readonly
+
+
+def test_a_read_only_field_in_a_frame_leaves_the_pages_field_at_the_same_box_editable() -> None:
+    """Boxes are each document's own: a frame's read-only field at its top left has the same box as a
+    field at the page's top left, and only the frame's is read-only (the page's was refused typing)."""
+    snapshot = """- textbox "Main name" [ref=e2] [box=8,8,150,20]
+- iframe [ref=e3]:
+  - textbox "Booked on" [ref=f1e2] [box=8,8,150,20]: 2030-06-03
+"""
+    observation = render_page("http://x/", "X", snapshot, readonly=[(False, (8.0, 8.0, 150.0, 20.0))])
+    [main] = [e for e in observation.elements.values() if e.name == "Main name"]
+    [framed] = [e for e in observation.elements.values() if e.name == "Booked on"]
+    assert not main.readonly and framed.readonly
 
 
 def test_a_cut_observation_counts_the_elements_below_and_says_where_they_start() -> None:

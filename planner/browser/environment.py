@@ -45,8 +45,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, PASSWORDS_JS
-from planner.browser.observation import Element, render_page
+from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
+from planner.browser.observation import Element, Place, render_page
 from planner.errors import PlannerError
 from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
@@ -64,7 +64,6 @@ _SNAPSHOT_ATTEMPTS = 3
 _MIN_SCROLL_SHARE = 8
 """A scroll that brings the first cut line to the top moves at least 1/8 of the screen, so it always moves on."""
 
-_Box = tuple[float, float, float, float]
 _ElementAction = Click | Hover | Type | Select
 _BrowserAction = _ElementAction | Scroll | GoBack | Goto
 """Every action but `note`, which never reaches the browser."""
@@ -487,12 +486,16 @@ class BrowserEnvironment:
         self._nav_status, self._nav_requested, self._blocked_host = None, False, None
         self._held = None
         self._popups.clear()
-        self._promised()  # what the page's own scripts did since the last action is not this action's promise
+        # Only an action on an element can promise a tab; what the page's own scripts noted since the
+        # last one is not this action's promise (scroll, back and goto leave it for the next to forget).
+        touches = isinstance(action, _ElementAction)
+        if touches:
+            self._promised()
         error: str | None = None
         self._approved = approved
         try:
             self._perform(action)
-            self._follow_popup()
+            self._follow_popup(promised=self._promised() if touches else "")
             error = self._navigation_problem()
         except _ActionFailed as failure:
             error = str(failure)
@@ -796,15 +799,15 @@ class BrowserEnvironment:
         except Error:
             pass  # the page is mid-commit; the observation retries until it settles
 
-    def _follow_popup(self) -> None:
+    def _follow_popup(self, promised: str) -> None:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
 
         Chromium reports a new tab only once its first document starts to arrive, which can be long
         after the action: when the action promised a tab (`_NEW_TAB_JS`), it is awaited, and a tab
         that never comes fails the action instead of leaving the agent silently on the old page. A
         tab nothing promised (a script's own doing) is followed when it came during the action.
+        `promised` is what the action promised (`_promised`, read once after it).
         """
-        promised = self._promised()
         if promised and not self._popups:
             self._await_popup(promised)
         if not self._popups:
@@ -869,7 +872,7 @@ class BrowserEnvironment:
         failure = ""
         for _ in range(_SNAPSHOT_ATTEMPTS):
             try:
-                readonly, editors, markup = self._mark()
+                readonly, editors, markup, passwords = self._mark()
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
                 title = page.title()
                 observation = render_page(
@@ -877,7 +880,7 @@ class BrowserEnvironment:
                     title,
                     snapshot,
                     self.observation_budget,
-                    self._password_values(),
+                    passwords,
                     readonly,
                     self._reading_top(page.url),
                     reports,
@@ -911,32 +914,29 @@ class BrowserEnvironment:
         reading_url, top = self._reading
         return top if reading_url == url else 0.0
 
-    def _mark(self) -> tuple[list[_Box], dict[_Box, str], int]:
+    def _mark(self) -> tuple[list[Place], dict[Place, str], int, list[str]]:
         """Mark clickables without a role, editors, and unnamed tabs in every frame (`marks.MARK_JS`);
-        returns the boxes of read-only text fields, the editors' boxes with the text they hold, and the
-        size of the raw HTML the observation stands for: every frame's, its open shadow roots' included."""
-        boxes: list[_Box] = []
-        editors: dict[_Box, str] = {}
+        returns the places of read-only text fields, the editors' places with the text they hold, the
+        size of the raw HTML the observation stands for (every frame's, its open shadow roots'
+        included), and the password fields' contents, to mask. A place is a box in its own frame's
+        pixels, as the snapshot gives it, with whether that frame is the page's main one: a field in
+        the page and one in a frame can have the same box."""
+        page = self._require_page()
+        readonly: list[Place] = []
+        editors: dict[Place, str] = {}
         markup = 0
-        for frame in self._require_page().frames:
+        passwords: list[str] = []
+        for frame in page.frames:
             try:
                 found = frame.evaluate(MARK_JS)
             except Error:
                 continue  # a frame detached or navigating; the snapshot shows it as it is
-            boxes.extend((float(x), float(y), float(w), float(h)) for x, y, w, h in found["readonly"])
-            editors.update({(float(x), float(y), float(w), float(h)): text for x, y, w, h, text in found["editors"]})
+            main = frame is page.main_frame
+            readonly.extend((main, (float(x), float(y), float(w), float(h))) for x, y, w, h in found["readonly"])
+            editors.update({(main, (float(x), float(y), float(w), float(h))): t for x, y, w, h, t in found["editors"]})
             markup += found["markup"]
-        return boxes, editors, markup
-
-    def _password_values(self) -> list[str]:
-        """Current password field contents; the observation masks them (the snapshot does not)."""
-        values: list[str] = []
-        for frame in self._require_page().frames:
-            try:
-                values.extend(frame.evaluate(PASSWORDS_JS))
-            except Error:
-                continue  # a frame detached or navigating; it has nothing to hide yet
-        return values
+            passwords.extend(found["passwords"])
+        return readonly, editors, markup, passwords
 
     def _screenshot(self, suffix: str = "") -> str | None:
         """The viewport as a numbered JPEG in the screenshot folder (`suffix` marks an approval's preview);

@@ -24,7 +24,6 @@ snapshot shows them as bare text. Two page scripts close that gap:
   and options that have no name from the DOM alone (`aria-controls`' panel heading, an inner
   `title` or `alt`), and reports the boxes of read-only text fields, which the snapshot does not
   mark, so the observation can.
-- `PASSWORDS_JS` reads the password fields' contents, which the observation masks.
 
 Both look inside open shadow roots too (web components keep their fields and buttons there, where
 `querySelectorAll` does not reach; the snapshot and `aria-ref` do): a password typed into a
@@ -41,7 +40,7 @@ Marking changes only ARIA attributes (`role`, `aria-label`, and an editor's `ari
 
 from __future__ import annotations
 
-__all__ = ["EDITOR_TEXT_JS", "LISTENERS_JS", "MARK_JS", "PASSWORDS_JS"]
+__all__ = ["EDITOR_TEXT_JS", "LISTENERS_JS", "MARK_JS"]
 
 LISTENERS_JS = """(() => {
   const key = Symbol.for('andor.clickListeners');
@@ -218,19 +217,12 @@ MARK_JS = (
   }
   const markup = all.reduce((sum, e) => sum + (e.shadowRoot ? e.shadowRoot.innerHTML.length : 0),
     document.documentElement.outerHTML.length);
-  return { readonly, editors, markup };
+  const passwords = all.filter(e => e.matches('input[type=password]')).map(e => e.value).filter(Boolean);
+  return { readonly, editors, markup, passwords };
 }"""
 )
 """Marks clickables and editors and names unnamed tabs and options; returns the read-only fields'
-boxes, rounded as the snapshot rounds its own (`[box=x,y,w,h]`, viewport pixels), the editors'
-boxes with their text, and the size of the frame's markup (its open shadow roots' included)."""
-
-PASSWORDS_JS = (
-    "() => {"
-    + _DEEP_JS
-    + """
-  return deepAll(document).filter(e => e.matches('input[type=password]')).map(e => e.value).filter(Boolean);
-}"""
-)
-"""The current contents of the frame's password fields, those in open shadow roots included, for the
-observation to mask (the snapshot shows a field's value as it is)."""
+boxes, rounded as the snapshot rounds its own (`[box=x,y,w,h]`, the frame's viewport pixels), the
+editors' boxes with their text, the size of the frame's markup (its open shadow roots' included), and
+the current contents of its password fields, for the observation to mask (the snapshot shows a
+field's value as it is)."""

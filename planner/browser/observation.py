@@ -28,6 +28,7 @@ __all__ = [
     "INTERACTIVE_ROLES",
     "Element",
     "PageText",
+    "Place",
     "SnapshotNode",
     "parse_snapshot",
     "render_page",
@@ -102,6 +103,9 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
 
 _Box = tuple[float, float, float, float]
+Place = tuple[bool, _Box]
+"""Where an element is: whether in the page's main document (else in a frame), and its box in that
+document's own pixels, as the snapshot gives boxes (a frame's start at its own top left)."""
 _Fragment = tuple[str, tuple[int, ...]]
 
 
@@ -282,8 +286,9 @@ def _walk(nodes: list[SnapshotNode]) -> Iterator[SnapshotNode]:
         yield from _walk(node.children)
 
 
-def _assign_ids(roots: list[SnapshotNode]) -> dict[str, int]:
-    """Number interactive refs: the main document's by their ``eN``, each frame's in a block of its own.
+def _assign_ids(roots: list[SnapshotNode]) -> tuple[dict[str, int], str | None]:
+    """Number interactive refs: the main document's by their ``eN``, each frame's in a block of its own;
+    returns the numbers by ref, and the main document's prefix.
 
     Refs of one document share a prefix (``e``, ``f3e``...; the number grows with every document a page
     loads); the first ref is the main document's root, so refs with its prefix keep their number. A
@@ -294,7 +299,7 @@ def _assign_ids(roots: list[SnapshotNode]) -> dict[str, int]:
     matches = [(node, _REF.match(node.ref)) for node in _walk(roots) if node.ref]
     parsed = [(node, match) for node, match in matches if match is not None]
     if not parsed:
-        return {}
+        return {}, None
     main_prefix = parsed[0][1].group(1)
     ids: dict[str, int] = {}
     others: list[tuple[str, int, int]] = []  # (ref, its document's number, its own number)
@@ -314,7 +319,7 @@ def _assign_ids(roots: list[SnapshotNode]) -> dict[str, int]:
     for document in documents:  # a frame older than the main document (none seen so far): after the rest
         blocks.setdefault(document, max(blocks.values(), default=0) + 1)
     ids.update({ref: blocks[document] * stride + n for ref, document, n in others})
-    return ids
+    return ids, main_prefix
 
 
 def _prefix_number(prefix: str | None) -> int:
@@ -396,12 +401,19 @@ def _name_unnamed(
 
 class _Renderer:
     def __init__(
-        self, ids: dict[str, int], secrets: Collection[str], readonly: Collection[_Box], editors: Mapping[_Box, str]
+        self,
+        ids: dict[str, int],
+        secrets: Collection[str],
+        readonly: Collection[Place],
+        editors: Mapping[Place, str],
+        main_prefix: str | None,
     ) -> None:
         self.ids = ids
         self.secrets = secrets
         self.readonly = readonly
         self.editors = editors
+        self.main_prefix = main_prefix
+        """The refs' prefix of the main document (`_assign_ids`): a ref without it is in a frame."""
         self.lines: list[_Line] = []
         self.elements: dict[int, Element] = {}
 
@@ -410,8 +422,12 @@ class _Renderer:
     def _interactive(self, node: SnapshotNode) -> _Fragment:
         ref = node.ref or ""
         element_id = self.ids[ref]
-        readonly = node.role in _VALUE_ROLES and node.box in self.readonly
-        edited = self.editors.get(node.box) if node.role in _VALUE_ROLES and node.box is not None else None
+        match = _REF.match(ref)
+        in_main = match is not None and match.group(1) == self.main_prefix
+        place: Place | None = (in_main, node.box) if node.box is not None else None
+        valued = node.role in _VALUE_ROLES and place is not None
+        readonly = valued and place in self.readonly
+        edited = self.editors.get(place) if valued and place is not None else None
         self.elements[element_id] = Element(
             ref=ref, role=node.role, name=node.name, readonly=readonly, editor=edited is not None
         )
@@ -783,22 +799,22 @@ def render_page(
     snapshot: str,
     budget: int = 6000,
     secrets: Collection[str] = (),
-    readonly: Collection[_Box] = (),
+    readonly: Collection[Place] = (),
     reading_top: float = 0.0,
     reports: Sequence[str] = (),
-    editors: Mapping[_Box, str] | None = None,
+    editors: Mapping[Place, str] | None = None,
     viewport_height: float | None = None,
 ) -> PageText:
     """Render a snapshot as compact page text of at most `budget` characters.
 
     `secrets` are values to mask if they appear as a field's value (the current password inputs'
     contents), so a typed password never reaches a model prompt or the event log. `readonly` are
-    the boxes of read-only text fields (the snapshot does not mark them): such a field shows
+    the places (`Place`) of read-only text fields (the snapshot does not mark them): such a field shows
     `readonly`, so a model clicks it (it usually opens a picker) rather than typing. `reading_top`
     (viewport pixels) is where reading starts when the budget is short: 0, or lower once the page is
     scrolled to its end and lines on screen were still cut. `reports` (what the page did beside the
     action: a dialog it showed, a file it downloaded) head the text, each in parentheses, never cut.
-    `editors` maps the boxes of rich text and code editors to the text they hold, which the snapshot
+    `editors` maps the places of rich text and code editors to the text they hold, which the snapshot
     does not show as a value: such a textbox shows it as `value=`, and `Element.editor` says how to type.
     `viewport_height`, when given, lets the budget keep the screen's controls first: their lines
     survive a short budget with the text beside them shortened.
@@ -806,7 +822,8 @@ def render_page(
     roots = parse_snapshot(snapshot)
     _name_unnamed(roots)
     secret = frozenset(s for s in secrets if s)
-    renderer = _Renderer(_assign_ids(roots), secret, frozenset(readonly), editors or {})
+    ids, main_prefix = _assign_ids(roots)
+    renderer = _Renderer(ids, secret, frozenset(readonly), editors or {}, main_prefix)
     for root in roots:
         renderer.render(root)
     header = [f"URL: {url}", f"Title: {title}", *(f"({report})" for report in reports)]
