@@ -66,9 +66,6 @@ class WorkerClient:
     console never offers to restart a runner, and its status line says which worker holds the lease.
     A runner's failure is the session's own reason in the store, not an error of this process."""
 
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
-
     def ensure_running(self, session_id: str) -> bool:
         """Nothing to start: the write that made the session runnable already told the workers."""
         return False
@@ -90,7 +87,7 @@ def runners_for(mode: str | None, store: EventStore, artifacts: Path | None = No
     if choice == "embedded":
         return RunnerPool(store, artifacts)
     if choice == "workers":
-        return WorkerClient(store)
+        return WorkerClient()
     raise RunnerChoiceError(
         f"ANDOR_RUNNER={(mode or '')[:40]!r} is not a way of running sessions; use 'embedded' (runs in the console, "
         "the default) or 'workers' (python -m sessions worker processes run them)"

@@ -78,12 +78,17 @@ def _follow(name: str, shown: str, options: Collection[str]) -> str:
     the picker's callback: Streamlit skips that callback when the live panel's timer request carries
     the new value first (a fragment's run calls only the fragment's callbacks, and the whole run after
     it sees no change), and the sidebar then showed one session and the page another."""
-    key = picker_key(name, shown)
-    value = st.session_state.get(key)
-    if value is None or value == shown or value not in options:
+    value = _picked(name, shown, options)
+    if value is None:
         return shown
     (open_session if name == SESSION_KEY else select)(value)
     return value
+
+
+def _picked(name: str, shown: str | None, options: Collection[str]) -> str | None:
+    """The other option the picker `name` keyed by `shown` holds, if the operator picked one."""
+    value = st.session_state.get(picker_key(name, shown))
+    return value if value is not None and value != shown and value in options else None
 
 
 def open_session(session_id: str) -> None:
@@ -111,9 +116,7 @@ def picked_elsewhere(session_ids: Collection[str]) -> bool:
     value), which draws no sidebar; if the whole run that should follow never comes, the page would go
     on showing one session under a picker naming another. The panel then asks for a whole run itself,
     and `shown_session` follows the picker."""
-    shown = session_on_screen()
-    value = st.session_state.get(picker_key(SESSION_KEY, shown))
-    return value is not None and value != shown and value in session_ids
+    return _picked(SESSION_KEY, session_on_screen(), session_ids) is not None
 
 
 def session_on_screen() -> str | None:

@@ -20,7 +20,6 @@ from planner.events import CommandApplied, ModelCalled
 from sessions.counterfactual import REASKABLE, Counterfactual, Mark, Plan, adoption, reask
 from sessions.errors import SessionsError
 from sessions.markdown import md, md_line, short
-from sessions.reading import load_state
 from ui.forms import Scope, scope, show_result, submit
 from ui.views.live import Live
 
@@ -173,7 +172,7 @@ def _adopt(follower: Live, where: Scope, cf: Counterfactual) -> None:
 def _send_adoption(follower: Live, where: Scope, cf: Counterfactual) -> None:
     """Send the commands that adopt the answer in the session as it is now; a refusal shows as the form's error."""
     try:
-        commands = [c.model_dump(mode="json") for c in adoption(load_state(follower.ctx.store, cf.session_id), cf)]
+        commands = [c.model_dump(mode="json") for c in adoption(follower.refresh(), cf)]
     except (PlannerError, SessionsError) as error:
         commands = [str(error)]
     st.session_state.setdefault(_ADOPTED, {})[where] = len(commands)

@@ -103,7 +103,7 @@ def _marked_chart(state: SessionState, changed: tuple[str, ...], key: str, heigh
 def _compare_with_parent(ctx: Console, session_id: str, fork: SessionState, parent_id: str, at_seq: int) -> None:
     """Where this fork and the session it was forked from went separate ways, node by node."""
     try:  # cached by (session, last event): the live panel redraws this every 0.75 s
-        parent = _time_travel(ctx).at(parent_id, ctx.store.session(parent_id).last_seq)
+        parent = _time_travel(ctx).at(parent_id, ctx.reads.session(parent_id).last_seq)
     except SessionsError as error:
         st.caption(f"The session this was forked from cannot be read: {md(str(error))}")
         return
