@@ -253,6 +253,20 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess
 
 
 @pytest.fixture(autouse=True)
+def _no_page_errors(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every browser test fails when a page it drove threw a script error: an error in Streamlit's
+    frontend (a delta it cannot place) blanks the console for good, and a test that only waits for
+    an element would report that as a timeout somewhere else."""
+    if "page" not in request.fixturenames:
+        yield
+        return
+    errors: list[str] = []
+    request.getfixturevalue("page").on("pageerror", lambda error: errors.append(f"{error.name}: {error.message}"))
+    yield
+    assert not errors, f"the page threw: {errors}"
+
+
+@pytest.fixture(autouse=True)
 def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
     """After each test, pause the runs it left going: the next test then shares the machine with
     nothing but its own run (on a loaded machine, a leftover run made the next test's clicks miss)."""
