@@ -26,6 +26,7 @@ import re
 import statistics
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -75,6 +76,8 @@ ACTIONS = [
 ]
 GOAL_RATIO = 8.0
 MAX_SCROLLS = 40
+SLOW_FILE_SECONDS = 1.0
+"""How long the gallery's server takes to answer `slow/NAME`."""
 MAX_MISSES_SHOWN = 5
 STATELESS = frozenset({"gallery_long", "gallery_hover"})
 """Pages whose targets can all be acted on one after the other without opening the page again."""
@@ -175,8 +178,9 @@ def _server(handler: type[_QuietHandler], other_origin: str) -> ThreadingHTTPSer
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    """The gallery's files; `other-origin.js`, which says where the other origin's server is; and
-    `attachment/NAME`, a gallery file sent as an attachment (`Content-Disposition`), as a download."""
+    """The gallery's files; `other-origin.js`, which says where the other origin's server is;
+    `attachment/NAME`, a gallery file sent as an attachment (`Content-Disposition`), as a download; and
+    `slow/NAME`, a gallery file answered after `SLOW_FILE_SECONDS` (a busy file server)."""
 
     def __init__(self, other_origin: str, *args: Any, **kwargs: Any) -> None:
         self.other_origin = other_origin
@@ -188,6 +192,9 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         elif self.path.startswith("/attachment/"):  # a file the server asks the browser to save, not show
             name = Path(self.path).name
             self._send((GALLERY / name).read_bytes(), "text/csv", f'attachment; filename="{name}"')
+        elif self.path.startswith("/slow/"):
+            time.sleep(SLOW_FILE_SECONDS)
+            self._send((GALLERY / Path(self.path).name).read_bytes(), "text/csv")
         else:
             super().do_GET()
 

@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -155,12 +156,15 @@ _NEW_TAB_JS = """(() => {
     const link = state.click && !state.click.defaultPrevented && state.clicked?.closest?.('a[href], area[href]');
     const submit = state.submit && !state.submit.defaultPrevented ? state.submit : null;
     const formTarget = submit && (submit.submitter?.hasAttribute('formtarget') ? submit.submitter.getAttribute('formtarget') : own(submit.target));
-    const why = link && newTab(own(link)) ? 'the link opens a new tab'
+    // Chromium downloads a same-origin, blob: or data: link that has a download attribute, whatever its target.
+    const download = !!link && link.hasAttribute('download')
+      && (/^(blob|data):/i.test(link.href) || new URL(link.href, location.href).origin === location.origin);
+    const tab = download ? '' : link && newTab(own(link)) ? 'the link opens a new tab'
       : submit && newTab(formTarget) ? 'the form opens its result in a new tab'
       : state.opened;
     state.click = state.clicked = state.submit = null;
     state.opened = '';
-    return why;
+    return { tab, download };
   };
   addEventListener('click', e => { state.click = e; state.clicked = e.composedPath()[0]; }, true);
   addEventListener('submit', e => { state.submit = e; }, true);
@@ -174,11 +178,13 @@ _NEW_TAB_JS = """(() => {
     return tab;
   };
 })()"""
-"""Runs in every document before its own scripts: notes what an action promises about a new tab, so
-the environment waits for the tab instead of racing Chromium's late report of it. A click on a link
-(or a submit of a form) that targets a new tab, unless a script prevented its default, or a
-`window.open` into a new tab; `promised()` says which (empty: none) and forgets it."""
-_PROMISED_JS = "() => window[Symbol.for('andor.newTab')]?.promised() ?? ''"
+"""Runs in every document before its own scripts: notes what an action promises, a new tab or a
+download, so the environment waits for it instead of racing Chromium's late report of it. A tab: a
+click on a link (or a submit of a form) that targets a new tab, unless a script prevented its
+default, or a `window.open` into a new tab. A download: a click on a link with a `download`
+attribute that Chromium honours (the page's own script clicking one it made counts too).
+`promised()` says which ({tab: why or '', download: true or false}) and forgets it."""
+_PROMISED_JS = "() => window[Symbol.for('andor.newTab')]?.promised() ?? {tab: '', download: false}"
 
 _drivers = threading.local()
 
@@ -213,6 +219,14 @@ class BrowserThreadError(PlannerError):
 
 class _ActionFailed(Exception):
     """An expected failure of one action; its message becomes `ActionResult.error`."""
+
+
+@dataclass(frozen=True)
+class _Promise:
+    """What an action promised that Chromium reports late (`_NEW_TAB_JS`): why a new tab opens, a download."""
+
+    tab: str = ""
+    download: bool = False
 
 
 def _first_line(error: BaseException) -> str:
@@ -296,6 +310,8 @@ class BrowserEnvironment:
         self._crashed = False
         self._nav_status: tuple[str, int] | None = None
         self._nav_requested = False
+        self._attachment = False
+        """The action's navigation was answered with an attachment, which Chromium downloads."""
         self._nav_pending: set[Request] = set()
         self._blocked_host: str | None = None
         self._approved = False
@@ -484,6 +500,7 @@ class BrowserEnvironment:
         except BrowserUnavailable as error:
             return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
         self._nav_status, self._nav_requested, self._blocked_host = None, False, None
+        self._attachment = False
         self._held = None
         self._popups.clear()
         # Only an action on an element can promise a tab; what the page's own scripts noted since the
@@ -495,7 +512,10 @@ class BrowserEnvironment:
         self._approved = approved
         try:
             self._perform(action)
-            self._follow_popup(promised=self._promised() if touches else "")
+            promise = self._promised() if touches else _Promise()
+            self._follow_popup(promised=promise.tab)
+            if (promise.download or self._attachment) and not self._downloads:
+                self._await_download()
             error = self._navigation_problem()
         except _ActionFailed as failure:
             error = str(failure)
@@ -761,13 +781,15 @@ class BrowserEnvironment:
             self._nav_status = (response.url, response.status)
 
     def _await_download(self) -> None:
-        """Wait for the download a navigation turned into, which Playwright reports after failing the goto."""
+        """Wait for the download the action started: Chromium reports it a moment after the goto failed
+        on it, the answer said "attachment" or the click on a download link, which on a loaded
+        machine is after the action has returned (its report then went with the next action)."""
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
         while not self._downloads and time.monotonic() < deadline:
             page.wait_for_timeout(_POLL_MS)
         if not self._downloads:
-            raise _ActionFailed(f"the URL started a download that did not come within {self.timeout_ms / 1000:g} s")
+            raise _ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
 
     def _settle(self) -> None:
         """Give a click or submit time to start a navigation, then wait for any page to load.
@@ -824,16 +846,17 @@ class BrowserEnvironment:
         if self._blocked_host is None and is_web_url(url):  # not about:blank, nor the fence's error page
             self._navigate(url)
 
-    def _promised(self) -> str:
-        """Why the last action opens a new tab, as the frames' `_NEW_TAB_JS` noted it (each forgets
-        it on reading); empty when it promised none."""
-        promises = []
+    def _promised(self) -> _Promise:
+        """What the last action promised, a new tab or a download, as the frames' `_NEW_TAB_JS` noted it
+        (each forgets it on reading)."""
+        tab, download = "", False
         for frame in self._require_page().frames:
             try:
-                promises.append(frame.evaluate(_PROMISED_JS))
+                promise = frame.evaluate(_PROMISED_JS)
             except Error:
                 continue  # a frame detached or navigating: its new document has promised nothing
-        return next((promise for promise in promises if promise), "")
+            tab, download = tab or str(promise.get("tab") or ""), download or bool(promise.get("download"))
+        return _Promise(tab, download)
 
     def _await_popup(self, promised: str) -> None:
         """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
@@ -1091,6 +1114,8 @@ class BrowserEnvironment:
         self._nav_pending.discard(request)
         if _is_top_navigation(request):
             self._nav_status = (response.url, response.status)
+            if response.headers.get("content-disposition", "").strip().lower().startswith("attachment"):
+                self._attachment = True  # Chromium downloads it instead: `_run` waits for the download
 
     # -- the fence ----------------------------------------------------------------------------------
 
