@@ -107,6 +107,17 @@ def wait_for_the_end(
         expect(page.locator("svg text").first, "the session's tree, drawn again").to_be_visible(timeout=30_000)
 
 
+def count_dom_changes(page: Page, seconds: float) -> int:
+    """How many DOM changes the page makes in `seconds`, after a moment for the last redraw to settle."""
+    time.sleep(2)
+    page.evaluate(
+        """() => { window.__changes = 0; new MutationObserver(m => { window.__changes += m.length; })
+        .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true}); }"""
+    )
+    time.sleep(seconds)
+    return page.evaluate("() => window.__changes")
+
+
 def open_console(page: Page, console: ConsoleProcess) -> None:
     page.set_viewport_size({"width": 1500, "height": 1150})
     page.goto(console.url)

@@ -5,12 +5,22 @@ row, adds one, moves it up by its order number) and starts the run, which follow
 from __future__ import annotations
 
 import pytest
-from console_helpers import open_console, readme_shot, start_demo, state_of, wait_for_the_end, wait_until
+from console_helpers import (
+    count_dom_changes,
+    open_console,
+    readme_shot,
+    start_demo,
+    state_of,
+    store_of,
+    wait_for_the_end,
+    wait_until,
+)
 from playwright.sync_api import Locator, Page, expect
 
 from planner.state import RunStatus
 from planner.status import REMOVED
 from planner.tree import Origin, Status
+from sessions.runner import queue_command
 from ui.server import ConsoleProcess
 from ui.views.coplan import COLUMN_WIDTHS
 
@@ -37,9 +47,10 @@ def _type_into(page: Page, grid: Locator, row: int, column: str, text: str) -> N
     grid.dblclick(position=_cell(row, column))
     editor = page.get_by_test_id("portal").locator("textarea, input")
     expect(editor.first, f"the editor of row {row}'s {column}").to_be_visible(timeout=15_000)
-    # Filled, not typed key by key: the number editor reformats as it goes, and a keystroke that landed
-    # during one of its redraws put the caret first ("1.5" became ".51").
-    editor.first.fill(text)
+    # Key by key, at a person's pace: a redraw of the panel while the editor is open put the caret first
+    # ("1.5" became ".51"), which is why a paused session's panel is drawn only when something changes.
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type(text, delay=120)
     expect(editor.first, f"row {row}'s {column} typed").to_have_value(text, timeout=15_000)
     page.keyboard.press("Enter")
     expect(editor, f"row {row}'s {column} committed").to_have_count(0, timeout=15_000)
@@ -60,6 +71,13 @@ def test_start_paused_review_the_first_plan_edit_it_and_start(page: Page, consol
     expect(grid.locator("canvas").first).to_be_visible(timeout=30_000)
     page.wait_for_timeout(500)  # the canvas settles its layout after it is first drawn
     readme_shot(page, "console-plan-review.png")
+
+    # A paused session's page stands still while the operator reads and edits it (it was redrawn every
+    # 0.75 s), yet follows what changes elsewhere: another operator's cost cap shows without a reload.
+    changes = count_dom_changes(page, 5.0)
+    assert changes < 50, f"{changes} DOM changes in 5 s on a paused session's page"
+    queue_command(store_of(console), session_id, {"kind": "budget", "max_cost_usd": 7.5, "by": "bob"})
+    expect(page.get_by_text("cost cap $7.5").first, "the cost cap set elsewhere").to_be_visible(timeout=30_000)
 
     grid.click(position={"x": _MARKERS / 2, "y": 2 * _ROW + _ROW / 2})  # select row 2 (0.2, the sort)
     page.keyboard.press("Delete")

@@ -21,6 +21,7 @@ from console_helpers import (
     choose,
     click_node,
     control,
+    count_dom_changes,
     edit_node,
     only,
     open_console,
@@ -339,13 +340,7 @@ def test_a_finished_session_page_stops_refreshing(page: Page, console: ConsolePr
     session_id = start_demo(page, console, "cheapest-espresso")
     wait_until(lambda: state_of(console, session_id).finished, 90, "the run to finish")
     expect(page.get_by_text(re.compile(r"succeeded — done in \d+ steps")).first).to_be_visible(timeout=30_000)
-    time.sleep(2)  # let the last redraw settle before counting
-    page.evaluate(
-        """() => { window.__changes = 0; new MutationObserver(m => { window.__changes += m.length; })
-        .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true}); }"""
-    )
-    time.sleep(5)
-    changes = page.evaluate("() => window.__changes")
+    changes = count_dom_changes(page, 5.0)
     assert changes < 50, f"{changes} DOM changes in 5 s on a finished session's page"
 
 

@@ -46,10 +46,8 @@ def main() -> None:
         drawn()
         return
     state = live(ctx, session_id).refresh()
-    # One timer per page: the live panel's while the session can change, else the inbox's own.
-    timed = state.finished
-    with inbox:
-        render_inbox(ctx, TITLE, timed=timed)
+    with inbox:  # one timer per page: the live panel's keeps the inbox current (`ui.views.live_panel`)
+        render_inbox(ctx, TITLE, timed=False)
     write_url(session_id, state.tree)
     task = state.task
     heading = short(task, HEADING_CHARS)
@@ -62,5 +60,3 @@ def main() -> None:
             render_exports(ctx, session_id)
     render_live_panel(ctx, session_id)
     drawn()
-    if state.finished and not timed:
-        st.rerun()  # the run ended while this page was drawn, and its panel stopped: the inbox keeps time now

@@ -1,11 +1,19 @@
 """The session page: controls, status, approval box, tree, live page, the node's action bar, inspector, plan
 editing, timeline, plan changes.
 
-While the run can still change it is one fragment that Streamlit redraws on a timer, so every part
-follows the run, and widgets keep their keys across redraws, so forms keep what the operator is
-typing. A finished session cannot change, so its page is drawn once and redrawn only when the
-operator interacts. Only the sidebar (which session, a new session) and the exports redraw the whole
-app; the exports live outside this fragment (see `ui.views.export`).
+While the run goes on it is one fragment that Streamlit redraws on a timer, so every part follows
+the run, and widgets keep their keys across redraws, so forms keep what the operator is typing.
+
+A session that is not running (paused, stopped, waiting for an approval, or finished) changes only
+when a command reaches it, so its panel is drawn once and again only when the operator interacts
+with it or something changed: a timed fragment that draws nothing (`_watch`) asks the store, and the
+whole page is drawn again when the session's log moved, the attention inbox is behind, or the All
+sessions tab is open and the listing changed. A redraw every 0.75 s while the operator edits the
+plan of a paused run cost them keystrokes and clicks: the review table's number editor moved the
+caret mid-typing ("1.5" became ".51"), and a click on the tree or a key shortcut landed while the
+chart or the button was being drawn again. Only the sidebar (which session, a new session), the
+exports and the watcher redraw the whole app; the exports live outside this fragment (see
+`ui.views.export`).
 
 Which tab is open is bound to the URL (`?tab=`, `?panel=`), like the session and the node.
 
@@ -17,7 +25,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.state import SessionState
+from planner.state import RunStatus, SessionState
 from sessions.store import SessionInfo
 from ui.access import drawing_for
 from ui.commands import drawn
@@ -36,24 +44,39 @@ from ui.views.sidebar import RATE_WINDOW, render_sessions
 from ui.views.timeline import keep_timeline, render_timeline
 from ui.views.tree import render_node_picker, render_tree
 
-__all__ = ["REFRESH_SECONDS", "render_live_panel"]
+__all__ = ["FINISHED_REFRESH_SECONDS", "REFRESH_SECONDS", "STILL_REFRESH_SECONDS", "render_live_panel"]
 
 REFRESH_SECONDS = 0.75
 
 
+STILL_REFRESH_SECONDS = 0.75
+"""How often a page whose session is not running asks the store whether anything changed."""
+FINISHED_REFRESH_SECONDS = 3.0
+"""The same for a finished session, which only the inbox or the listing can change."""
+
+_DRAWN = "_still_drawn"
+"""Session state: what the still panel was last drawn from, (session id, event number, the listing
+if the All sessions tab was open, else None); the watcher compares the store with it."""
+
+
 def render_live_panel(ctx: Console, session_id: str) -> None:
-    if live(ctx, session_id).refresh().finished:
-        _finished_panel(ctx, session_id)
-    else:
+    """The panel for the session's status now: redrawn on a timer while it runs, else drawn on change.
+
+    A whole run of the page draws the inbox just before this, so the panel's checks compare with it."""
+    state = live(ctx, session_id).refresh()
+    if state.status is RunStatus.RUNNING:
         _running_panel(ctx, session_id)
+        return
+    _still_panel(ctx, session_id)
+    (_watch_finished if state.finished else _watch)(ctx, session_id)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def _running_panel(ctx: Console, session_id: str) -> None:
     drawing_for()  # once a tick, for every button's role check (see `ui.access`)
     state = live(ctx, session_id).refresh()
-    if state.finished:
-        st.rerun()  # the whole page, once: from now on it is the finished session's, which does not refresh
+    if state.status is not RunStatus.RUNNING:
+        st.rerun()  # the whole page, once: from now on the panel is drawn only when something changes
     sessions = ctx.reads.sessions()  # once a tick, if anything changed: the inbox check and the table share it
     if inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
@@ -61,27 +84,73 @@ def _running_panel(ctx: Console, session_id: str) -> None:
 
 
 @st.fragment
-def _finished_panel(ctx: Console, session_id: str) -> None:
-    _panel(ctx, session_id, ctx.reads.sessions(), live(ctx, session_id).refresh())
+def _still_panel(ctx: Console, session_id: str) -> None:
+    """Drawn by the page's run and by the operator's presses in it; the watcher asks for the rest."""
+    drawing_for()
+    state = live(ctx, session_id).refresh()
+    if state.status is RunStatus.RUNNING:
+        st.rerun()  # a press here resumed the run: the whole page, for the panel that follows it
+    sessions = ctx.reads.sessions()
+    fleet = _panel(ctx, session_id, sessions, state)
+    st.session_state[_DRAWN] = (session_id, state.seq, sessions if fleet else None)
 
 
-def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: SessionState) -> None:
-    """The session's panel drawn from `state`, which the caller has just refreshed (one log read a tick)."""
+@st.fragment(run_every=STILL_REFRESH_SECONDS)
+def _watch(ctx: Console, session_id: str) -> None:
+    """Draws nothing: asks for a whole run once the store differs from what the still panel shows."""
+    _rerun_if_changed(ctx, session_id)
+
+
+@st.fragment(run_every=FINISHED_REFRESH_SECONDS)
+def _watch_finished(ctx: Console, session_id: str) -> None:
+    """`_watch` for a finished session, less often: only the inbox or the listing can change there."""
+    _rerun_if_changed(ctx, session_id)
+
+
+def _rerun_if_changed(ctx: Console, session_id: str) -> None:
+    drawn = st.session_state.get(_DRAWN)
+    if drawn is None or drawn[0] != session_id:
+        return  # the panel has not been drawn for this session yet: its run comes first
+    sessions = ctx.reads.sessions()
+    fleet = drawn[2]
+    state = live(ctx, session_id).refresh()
+    if (
+        state.seq != drawn[1]
+        or inbox_behind(sessions)
+        or (fleet is not None and sessions != fleet)
+        # as in `_panel`: this timer's request can carry the sidebar's pick or a URL the page is past
+        or url_behind(session_id, state.tree)
+        or picked_elsewhere([info.id for info in sessions])
+    ):
+        st.rerun()
+
+
+def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: SessionState) -> bool:
+    """The session's panel drawn from `state`, which the caller has just refreshed (one log read a tick);
+    whether the All sessions tab, drawn from `sessions`, is open."""
     follower = live(ctx, session_id)
     if url_behind(session_id, state.tree) or picked_elsewhere([info.id for info in sessions]):
         st.rerun()  # the whole page: only its run writes the URL and follows the sidebar (see `ui.url`)
     render_controls(ctx, session_id, state)
-    render_status(ctx, session_id, state)
-    render_approval(ctx, session_id, state, follower.approval_request)
+    # The parts that come and go sit in slots that are always there (an empty one is not drawn), so
+    # nothing after them moves to another place in the page between two redraws: a moved element
+    # is drawn anew while the old one lingers until the redraw ends, and the page showed two sets of
+    # tabs under the pointer for a moment.
+    with st.container(key="status_slot"):
+        render_status(ctx, session_id, state)
+    with st.container(key="approval_slot"):
+        render_approval(ctx, session_id, state, follower.approval_request)
     left, right = st.columns([3, 2], gap="medium")
     with right:
-        render_plan_review(ctx, session_id, state)
-        node_id = render_node_picker(state)
-        node = state.tree.get(node_id) if node_id else None
-        render_node_actions(ctx, session_id, state, node)
+        with st.container(key="review_slot"):
+            render_plan_review(ctx, session_id, state)
+        with st.container(key="node_slot"):
+            node_id = render_node_picker(state)
+            node = state.tree.get(node_id) if node_id else None
+            render_node_actions(ctx, session_id, state, node)
     with left:
         aside = (lambda: render_live_page(follower)) if shows_live_page(state) else None
-        render_tree(ctx, session_id, state, follower.failed, aside)
+        render_tree(ctx, session_id, state, aside)
     with right:
         node_tab, edit_tab, run_tab = st.tabs(["Node", EDIT_TAB, "Task & answer"], key=PANEL_KEY, bind="query-params")
         with node_tab:
@@ -111,3 +180,4 @@ def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: Se
         if sessions_tab.open:
             render_sessions(sessions, ctx.reads.recent_actions(RATE_WINDOW))
     drawn()
+    return bool(sessions_tab.open)

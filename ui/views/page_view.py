@@ -1,10 +1,10 @@
-"""The live page: the newest browser screenshot beside the tree, the action and page it shows, and its age.
+"""The live page: the newest browser screenshot beside the tree, the action and page it shows, and when.
 
 An operator watching a run sees the plan and the page together without opening a tab. The image is
-an element of its own that depends only on the screenshot file: while no action happens,
-every 0.75 s redraw sends Streamlit the same element, which it forwards to the browser as a reference
-to the message the browser already holds (its forward-message cache), and the `<img>` stays as it is.
-Only the age, a separate line of text, changes between actions.
+an element of its own that depends only on the screenshot file, so a redraw between actions leaves
+the `<img>` as it is; only the age, a separate line of text, changes. A page whose session is not
+running is not redrawn on a timer (`ui.views.live_panel`), so there the screenshot says the time it
+was taken instead of an age that would stand still.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import streamlit as st
 
 from planner.browser.dry import is_dry
 from planner.events import ActionExecuted, Event
-from planner.state import SessionState
+from planner.state import RunStatus, SessionState
 from sessions.markdown import md_line
 from ui.views.live import Live
 
@@ -87,9 +87,14 @@ def shows_live_page(state: SessionState) -> bool:
     return not state.finished and not is_dry(state.start_url)
 
 
+def _taken(at: float, running: bool) -> str:
+    """When the screenshot was taken: its age while the page redraws on a timer, else the time of day."""
+    return _ago(time.time() - at) if running else f"taken at {time.strftime('%H:%M:%S', time.localtime(at))}"
+
+
 def render_live_page(follower: Live) -> None:
-    """The newest screenshot, the action that took it, its page and its age (`shows_live_page` says
-    when there is one)."""
+    """The newest screenshot, the action that took it, its page and when it was taken
+    (`shows_live_page` says when there is one)."""
     state = follower.state
     event = _shot_event(follower)
     path = state.last_screenshot
@@ -109,7 +114,7 @@ def render_live_page(follower: Live) -> None:
         with words:
             outcome = "" if run.ok else f", which failed: {run.error or 'no reason given'}"
             st.caption(
-                f"**Live page** · {_ago(time.time() - event.at)}  \n"
+                f"**Live page** · {_taken(event.at, state.status is RunStatus.RUNNING)}  \n"
                 + md_line(f"after {run.action} at {event.node_id}{outcome}", _SHOWN_CHARS),
                 help=md_line(run.url or "", _SHOWN_CHARS),
             )
