@@ -126,7 +126,9 @@ class SessionState:
     the session has its `status` (None: a status change whose writer did not say); `reason` says it to
     people. `made_by` and `edited_by` name, by node id, the operator whose command made the node and
     the one whose command last changed it (`CommandApplied.by`); a node whose operator is not known
-    is in neither.
+    is in neither. `failed` holds the nodes whose last outcome was a failure, those the engine then
+    pruned included (a failed action ends PRUNED), so every view tells a failure from a prune; a node
+    tried again (reopened, repaired) leaves it.
     """
 
     task: str = ""
@@ -162,6 +164,7 @@ class SessionState:
     edits: list[Event] = field(default_factory=list)
     made_by: dict[str, str] = field(default_factory=dict)
     edited_by: dict[str, str] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
@@ -183,7 +186,7 @@ class SessionState:
         cap = self.config.max_cost_usd
         if cap is None or self.metrics.cost_usd < cap:
             return None
-        return f"cost budget spent: ${self.metrics.cost_usd:.4f} of ${cap:g}; raise it to go on"
+        return f"cost cap reached: ${self.metrics.cost_usd:.4f} spent of ${cap:g}; raise the cap to go on"
 
     @property
     def awaits_constraints(self) -> bool:
@@ -325,12 +328,20 @@ def _subtrees_added(state: SessionState, parent: Node, p: NodesAdded) -> list[st
     return top
 
 
+_TRIED_AGAIN = frozenset({Status.UNVISITED, Status.VISITED, Status.SUCCESS})
+"""A node moved to one of these after failing is being tried again (reopened, repaired): no longer a failure."""
+
+
 def _status_changed(state: SessionState, event: Event) -> None:
     p = cast(StatusChanged, event.payload)
     node = state.tree[event.node_id]
     new = p.status
     move(node, new)
     node.reason = p.reason
+    if new is Status.FAIL:
+        state.failed.add(node.id)
+    elif new in _TRIED_AGAIN:
+        state.failed.discard(node.id)
     if node.id == ROOT_ID:
         state.final_answer = p.answer
     if new in CLOSED:
@@ -422,6 +433,7 @@ def _action_executed(state: SessionState, event: Event) -> None:
     state.metrics.actions += 1
     if not p.ok:
         state.metrics.failed_actions += 1
+        state.failed.add(node.id)
     if not is_note(p.action):
         state.proposals.clear()
     _see_page(state, p)

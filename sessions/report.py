@@ -140,16 +140,11 @@ def _frames(events: list[Event]) -> list[dict[str, Any]]:
     """
     state = SessionState()
     seen: dict[str, dict[str, Any]] = {}
-    failed: set[str] = set()
     frames = []
     for event in events:
         apply(state, event)
-        if isinstance(event.payload, ActionExecuted) and not event.payload.ok and event.node_id:
-            failed.add(event.node_id)
         changes = {}
         for node in state.tree.walk():
-            if node.status.value == "FAIL":
-                failed.add(node.id)
             now = {
                 "p": node.parent,
                 "t": node.type.value,
@@ -159,7 +154,7 @@ def _frames(events: list[Event]) -> list[dict[str, Any]]:
                 "o": node.origin.value,
                 "r": node.reason,
                 "k": list(node.children),
-                "f": node.id in failed,
+                "f": node.id in state.failed,
                 "e": node.protected,
             }
             before = seen.get(node.id, {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -444,6 +445,14 @@ def test_the_cost_cap_is_set_from_the_edit_tab_and_shown_in_the_status(db: str) 
     wait_for(lambda: load_state(store, session_id).config.max_cost_usd == 2.5)
     at.run()
     assert "cost cap $2.5" in markdown_text(at)
+    answered(at, "cost cap applied")  # the form's name, never the command's kind ("budget applied")
+    at.form_submit_button(key="budget_submit").click()  # the same cap again
+    at.run()
+    deadline = time.monotonic() + 30
+    while not any("that is the cost cap already" in e.value for e in at.error):
+        assert time.monotonic() < deadline, f"no refusal of the unchanged cap: {[e.value for e in at.error]}"
+        time.sleep(0.05)
+        at.run()
 
 
 def markdown_strings(at: AppTest) -> list[str]:
@@ -569,6 +578,21 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     [whole] = [e for e in at.expander if e.label == f"Whole description ({len(task):,} characters)"]
     assert [t.value for t in whole.text] == [task]
 
+    # A reason is cut too (an operator's prune reason may run to 2,000 characters), whole one click away.
+    reason = ("the shop lists this item twice, so skip it " * 45).strip()
+    pruned = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    queue_command(store, pruned, {"kind": "inject", "parent": "0", "node_type": "AND", "goals": ["look it up"]})
+    queue_command(store, pruned, {"kind": "prune", "node": "0.1", "reason": reason})
+    console().pool.ensure_running(pruned)
+    wait_for(lambda: (node := load_state(store, pruned).tree.get("0.1")) is not None and node.status is Status.PRUNED)
+    at = app()
+    node_picker(at).select("0.1")
+    at.run()
+    [line] = [m.value for m in at.markdown if m.value.startswith("Reason: ")]
+    assert len(line) < 700 and line.endswith("…"), line
+    [whole] = [e for e in at.expander if e.label.startswith("Whole reason (")]
+    assert [t.value for t in whole.text] == [f"operator: {reason}"]
+
 
 def test_a_bundled_tasks_answer_is_checked_beside_the_status(db: str) -> None:
     from demo.tasks import load_tasks
@@ -649,10 +673,32 @@ def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db
     assert any(m.value.startswith(f"**Compared with {md(parent)}** (forked at event 3") for m in at.markdown)
     compared = next(df.value for df in at.dataframe if "in this fork" in df.value.columns)
     assert len(compared) > 0 and (compared["in the parent"] != compared["in this fork"]).all()
+    # The failed alternatives of the fork are marked ✗ in its compared chart, as in the live one (the
+    # engine pruned them: without the mark they read as an operator's prune).
+    failed = load_state(store, fork).failed
+    assert failed and all(node_id in chart_failures(at, "Plan tree of this fork") for node_id in failed)
+    assert not chart_failures(at, f"Plan tree of the parent, {parent}"), "the parent's run never failed"
+    at.slider(key=f"timeline_{fork}").set_value(load_state(store, fork).seq - 1)
+    at.run()
+    assert not at.exception, at.exception
+    past = chart_failures(at, re.compile(r"^Plan tree at event \d+$"))
+    assert past == failed, "the plan scrubbed back to draws its failures like the live one"
     at.slider(key=f"timeline_{fork}").set_value(4)
     at.run()
     assert not at.exception, at.exception
     assert any(c.value.startswith("Since event 4: ") and "(marked Δ)" in c.value for c in at.caption)
+
+
+def chart_failures(at: AppTest, alt: str | re.Pattern[str]) -> set[str]:
+    """The node ids the chart named `alt` draws as failures (✗)."""
+    charts = [
+        json.loads(e.proto.spec)
+        for e in at.get("echarts_chart")
+        if (e.proto.alt == alt if isinstance(alt, str) else alt.match(e.proto.alt))
+    ]
+    assert len(charts) == 1, f"one chart {alt!r}"
+    items = charts[0]["series"][0]["data"]
+    return {item["id"] for item in items if "✗" in item["label"]["formatter"].split("\n")[0]}  # its marks line
 
 
 def _press_twice_then_once_more(db: str, session_id: str) -> None:

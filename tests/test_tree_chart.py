@@ -107,17 +107,21 @@ def test_shape_and_tag_follow_type_colour_follows_status(failed_run: SessionStat
     items = items_by_id(chart)
     assert set(items) == set(failed_run.tree.nodes)
     colour_of: dict[Status, set[str]] = {}
+    assert failed_run.failed, "the scripted run fails an action (then the engine prunes it)"
     for node in failed_run.tree.walk():
         item = items[node.id]
         assert item["symbol"] == SHAPES[node.type.value]
-        assert item["label"]["formatter"].lstrip("✎↻ ").startswith(TAGS[node.type.value] + " " + node.id)
+        assert item["label"]["formatter"].lstrip("✗✎↻ ").startswith(TAGS[node.type.value] + " " + node.id)
+        assert item["label"]["formatter"].startswith("✗") is (node.id in failed_run.failed)
+        if node.id in failed_run.failed:
+            continue  # drawn as a failure at full strength whatever its status (the next tests)
         colour_of.setdefault(node.status, set()).add(item["itemStyle"]["color"])
         removed = node.status in (Status.PRUNED, Status.DELETED)
         assert (item["itemStyle"].get("opacity") == 0.35) is removed
         assert (item["itemStyle"].get("borderType") == "dashed") is removed
-    assert {status.value for status in colour_of} == {"SUCCESS", "PRUNED", "DELETED"}
+    assert {status.value for status in colour_of} == {"SUCCESS", "DELETED"}  # every pruned node here failed
     assert all(len(colours) == 1 for colours in colour_of.values())
-    assert colour_of[Status.SUCCESS] != colour_of[Status.PRUNED] == colour_of[Status.DELETED]
+    assert colour_of[Status.SUCCESS] != colour_of[Status.DELETED]
 
 
 def test_every_open_status_has_its_own_colour() -> None:
@@ -214,8 +218,10 @@ def test_a_node_with_a_planned_action_is_marked_with_the_action_in_its_tooltip()
 
 def test_hide_removed_drops_pruned_and_deleted_subtrees(failed_run: SessionState) -> None:
     chart = build_chart(failed_run, hide_removed=True, collapse_closed=False)
-    assert chart.node_ids == ["0", "0.1", "0.4", "0.5"]
-    assert chart.hidden == 4 and chart.collapsed == {}
+    # The failed OR and its two failed actions stay, though the engine pruned them: a failure is never
+    # hidden; the deleted step is.
+    assert chart.node_ids == ["0", "0.1", "0.2", "0.2.1", "0.2.2", "0.4", "0.5"]
+    assert chart.hidden == 1 and chart.collapsed == {}
     shown = build_chart(failed_run, collapse_closed=False)
     assert "0.2.1" in shown.node_ids and shown.hidden == 0
 

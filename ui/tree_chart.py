@@ -119,7 +119,6 @@ def build_chart(
     focus: str | None = None,
     collapse_closed: bool = True,
     max_nodes: int = 400,
-    failed: Collection[str] = (),
     changed: Collection[str] = (),
 ) -> TreeChart:
     """The chart for `state`: shapes by node type, colours by status, the agent's position and path.
@@ -130,9 +129,10 @@ def build_chart(
     filters leave of the root, the active path and the selected and focused nodes' ancestors is always
     drawn, so the chart exceeds `max_nodes` only if those chains alone are longer.
 
-    `failed` names the nodes whose last outcome was a failure (`Live.failed`; a failed action ends
-    PRUNED): each is drawn red with ✗ at full strength whatever its status, never folded or hidden,
-    with the way down to it drawn red, so a failure is seen at a glance and told from a prune.
+    A node whose last outcome was a failure (`SessionState.failed`; a failed action ends PRUNED) is
+    drawn red with ✗ at full strength whatever its status, never folded or hidden, with the way down
+    to it drawn red, so a failure is seen at a glance and told from a prune, in the live plan and in
+    every past or compared one alike.
 
     `changed` names nodes that differ later on (the timeline draws a past state): each is marked Δ.
     A node with an operator's breakpoint (`EngineConfig.node_breakpoints`) is marked ⏸.
@@ -149,7 +149,7 @@ def build_chart(
     current = path[-1] if path else (state.current if state.current in nodes else None)
     selected = selected if selected in nodes else None
     focus = focus if focus in nodes else None
-    failures = [node_id for node_id in failed if node_id in nodes]
+    failures = sorted(node_id for node_id in state.failed if node_id in nodes)
     current_chain = _chain(tree, current)
     failure_chains = [_chain(tree, node_id) for node_id in failures]
     chains = [path, current_chain, _chain(tree, selected), _chain(tree, focus), *failure_chains]

@@ -12,17 +12,20 @@ import streamlit as st
 from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
-from sessions.markdown import md, md_line
+from sessions.markdown import md, md_line, short
 from ui.url import select
 from ui.views.counterfactual import render_reask
 from ui.views.live import Live
 from ui.views.page_view import screenshot_url
-from ui.views.whole import show_text
+from ui.views.whole import show_line, show_text, show_whole
 
 __all__ = ["render_inspector", "render_run_panel"]
 
 _SHOWN_CHARS = 600
-"""A description or final answer longer than this is cut, with the whole of it under an expander."""
+"""A description, reason, action or final answer longer than this is cut, with the whole of it under an
+expander: a 10,000-character text pushed the forms beside it thousands of pixels down."""
+_NOTE_CHARS = 300
+"""Each note is cut to one line of this many characters; all of them whole are under one expander."""
 
 
 def _screenshot(path: str | None, caption: str, alt: str) -> None:
@@ -33,6 +36,13 @@ def _screenshot(path: str | None, caption: str, alt: str) -> None:
         st.caption("No screenshot for this step.")
 
 
+def _code(text: str, what: str) -> None:
+    """An action as code, cut like the other texts (an operator's edit or a model can make it long)."""
+    cut = short(text, _SHOWN_CHARS)
+    st.code(cut, language=None)
+    show_whole(text, cut, what)
+
+
 def render_inspector(follower: Live, node_id: str | None) -> None:
     state = follower.state
     node = state.tree.get(node_id) if node_id else None
@@ -40,7 +50,7 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
         st.caption("Select a node in the tree.")
         return
     status = f"**{node.status.value}**"
-    if node.id in follower.failed:
+    if node.id in state.failed:
         status = "**✗ FAILED**" + (f", then {status}" if node.status is not Status.FAIL else "")
     made, edited = state.made_by.get(node.id), state.edited_by.get(node.id)
     maker = f"operator {md(made)}" if node.origin is Origin.OPERATOR and made else node.origin.value
@@ -58,17 +68,17 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
             for text in node.earlier:
                 st.text(text)
     if node.reason:
-        st.markdown(f"Reason: {md(node.reason)}")
+        show_line("Reason: ", node.reason, _SHOWN_CHARS, "reason")
     if node.action:
         st.markdown("Action:")
-        st.code(node.action, language=None)
+        _code(node.action, "action")
     planned = state.proposals.get(node.id)
     if planned:
         st.markdown("Planned ahead (runs without its own model call while this page stays current):")
-        st.code(planned, language=None)
+        _code(planned, "planned action")
     if node.url:
         st.caption("Planned on")
-        st.text(node.url)
+        st.text(short(node.url, _SHOWN_CHARS))
     _node_events(follower, node.id)
 
 
@@ -76,18 +86,19 @@ def _node_events(follower: Live, node_id: str) -> None:
     events = follower.by_node.get(node_id, [])
     payloads = [event.payload for event in events]
     for expanded in (p for p in payloads if isinstance(p, NodeExpanded) and p.note):
-        st.caption(f"Expansion: {md(expanded.note or '')}")
+        st.caption(f"Expansion: {md_line(expanded.note or '', _SHOWN_CHARS)}")
     executed = [p for p in payloads if isinstance(p, ActionExecuted)]
     for run in executed[-1:]:
-        outcome = "succeeded" if run.ok else f"failed: {run.error}"
-        st.markdown(f"Outcome: {md(outcome)}")
-        st.text(f"Page after: {run.url or ''} ({run.obs_chars:,} chars observed of {run.html_chars:,} HTML)")
+        show_line("Outcome: ", "succeeded" if run.ok else f"failed: {run.error}", _SHOWN_CHARS, "outcome")
+        st.text(
+            f"Page after: {short(run.url or '', 200)} ({run.obs_chars:,} chars observed of {run.html_chars:,} HTML)"
+        )
         _screenshot(run.screenshot, f"after {md_line(run.action)}", "browser screenshot after the action")
     for observed in (p for p in payloads if isinstance(p, Observed)):
         st.markdown("Observation summary:")
-        st.text(observed.summary)
+        show_text(observed.summary, _SHOWN_CHARS, "observation summary")
         if observed.progress:
-            st.caption(f"Progress: {md(observed.progress)}")
+            st.caption(f"Progress: {md_line(observed.progress, _SHOWN_CHARS)}")
     calls = [e for e in events if isinstance(e.payload, ModelCalled)]
     usages = [cast(ModelCalled, e.payload).usage for e in calls]
     tokens = sum(usage.get("input_tokens", 0) + usage.get("output_tokens", 0) for usage in usages)
@@ -141,14 +152,16 @@ def render_run_panel(state: SessionState) -> None:
         show_text(state.final_answer or "(none)", _SHOWN_CHARS, "final answer")
     st.markdown(f"**Notes ({len(state.notes)})**")
     for note in state.notes:
-        st.markdown(f"- {md(note)}")
+        st.markdown(f"- {md_line(note, _NOTE_CHARS)}")
+    if any(len(note) > _NOTE_CHARS for note in state.notes):
+        show_whole("\n".join(state.notes), "", "notes")
     if state.progress:
         st.markdown("**Progress**")
-        st.text(state.progress)
+        show_text(state.progress, _SHOWN_CHARS, "progress")
     if state.feedback and not state.finished:
-        st.caption(f"Next: {md(state.feedback)}")
+        st.caption(f"Next: {md_line(state.feedback, _SHOWN_CHARS)}")
     st.markdown("**Current page**")
-    st.text(state.url or "")
+    st.text(short(state.url or "", _SHOWN_CHARS))
     _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
 
 

@@ -10,23 +10,16 @@ from collections import defaultdict
 import streamlit as st
 
 from planner.diff import EditDiff, PlanChanges
-from planner.events import ActionExecuted, Event, Kind, StatusChanged
+from planner.events import Event, Kind
 from planner.state import SessionState
-from planner.tree import Status
 from ui.context import Console
 
 __all__ = ["Live", "live"]
 
 
-_RETRIED = frozenset({Status.UNVISITED, Status.VISITED, Status.SUCCESS})
-"""A node moved to one of these after failing is being tried again (reopened, repaired): no longer a failure."""
-
-
 class Live:
     """The latest state of one session plus its events indexed by node, for the inspector.
 
-    `failed` holds the nodes whose last outcome was a failure, including those the engine then pruned
-    (a failed action ends PRUNED): the tree shows them as failures, never as an operator's prune.
     `approval_request` is the event number of the newest approval request, which names the request.
     `plan_changes` is every change to the plan so far, the operator's edits and the engine's
     re-expansions and repairs, found as the events are folded (no second pass over the log).
@@ -38,7 +31,6 @@ class Live:
         self.state = SessionState()
         self.by_node: defaultdict[str, list[Event]] = defaultdict(list)
         self.recent: list[Event] = []
-        self.failed: set[str] = set()
         self.approval_request = 0
         self._changes = PlanChanges()
         self._stamp: int | None = None
@@ -64,15 +56,7 @@ class Live:
         return self._changes.diffs
 
     def _note(self, event: Event) -> None:
-        payload = event.payload
-        if isinstance(payload, StatusChanged) and event.node_id is not None:
-            if payload.status is Status.FAIL:
-                self.failed.add(event.node_id)
-            elif payload.status in _RETRIED:
-                self.failed.discard(event.node_id)
-        elif isinstance(payload, ActionExecuted) and not payload.ok and event.node_id is not None:
-            self.failed.add(event.node_id)
-        elif event.kind is Kind.APPROVAL_REQUESTED:
+        if event.kind is Kind.APPROVAL_REQUESTED:
             self.approval_request = event.seq
 
 

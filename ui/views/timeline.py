@@ -9,7 +9,7 @@ from planner.diff import plan_diff
 from planner.events import Payload
 from planner.state import SessionState
 from sessions.errors import SessionsError
-from sessions.markdown import md, short
+from sessions.markdown import md, md_line, short
 from sessions.runner import fork_session
 from sessions.service import TimeTravel
 from ui.access import locked
@@ -49,7 +49,7 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     seq = st.slider("Event", 1, last_seq, last_seq, key=key)
     st.session_state.setdefault(_SCRUBBED, {})[key] = seq < last_seq
     state = latest if seq == last_seq else _time_travel(ctx).at(session_id, seq)
-    st.markdown(f"At event {seq}: step {state.steps}, {md(state.status.value)} — {md(status_line(state))}")
+    st.markdown(f"At event {seq}: step {state.steps}, {md(state.status.value)} — {md_line(status_line(state), 300)}")
     if seq == last_seq:
         st.caption("This is the live plan, drawn above; move the slider back to see the plan as it was then.")
     else:

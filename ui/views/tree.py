@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -21,7 +21,6 @@ def render_tree(
     ctx: Console,
     session_id: str,
     state: SessionState,
-    failed: Collection[str] = (),
     aside: Callable[[], None] | None = None,
 ) -> None:
     """The toggles, then the chart. `aside` draws next to the toggles (the live page): there it takes
@@ -48,7 +47,6 @@ def render_tree(
         focus=selected if st.session_state.get("focus_selected") and selected in state.tree else None,
         collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
         max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
-        failed=failed,
     )
     key = f"tree_{session_id}"
     st.session_state[f"{key}_ids"] = chart.node_ids

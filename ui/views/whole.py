@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["show_text", "show_whole"]
+from sessions.markdown import md_line, short
+
+__all__ = ["show_line", "show_text", "show_whole"]
 
 _LINES = 12
 """Lines of a text block shown before it is cut (a short text of many lines is as tall as a long one)."""
@@ -27,4 +29,12 @@ def show_text(text: str, limit: int, what: str) -> None:
         st.text(text)
         return
     st.text(cut.rstrip() + " …")
+    show_whole(text, cut, what)
+
+
+def show_line(label: str, text: str, limit: int, what: str) -> None:
+    """`label` (Markdown the caller wrote) and `text` (untrusted) on one line, cut to `limit`
+    characters, with the whole of it under an expander when cut."""
+    cut = short(text, limit)
+    st.markdown(f"{label}{md_line(cut)}")
     show_whole(text, cut, what)
