@@ -72,6 +72,7 @@ __all__ = [
     "Stop",
     "Undo",
     "apply_command",
+    "command_problem",
     "describe_command_error",
     "parse_command",
     "sender",
@@ -470,8 +471,21 @@ def describe_command_error(error: ValidationError) -> str:
 
     pydantic locates a problem inside a tagged union under the tag ("inject", "goals", 0); the
     sentence names the command instead, and its fields in the operator's words (`FIELD_NAMES`):
-    "invalid inject command: sub-goals #1: cannot be blank".
+    "invalid inject command: sub-goals #1: cannot be blank". A form that sent the command says which
+    one itself, and shows only what is wrong (`command_problem`).
     """
+    subject, problem = _command_error(error)
+    return f"{subject}: {problem}"
+
+
+def command_problem(error: ValidationError) -> str:
+    """What is wrong with a refused command, without naming it ("sub-goals #1: cannot be blank"): for
+    a form, whose own title already says which command it sends."""
+    return _command_error(error)[1]
+
+
+def _command_error(error: ValidationError) -> tuple[str, str]:
+    """The command named (its kind as the CLI spells it) and what is wrong with it, apart."""
     first = error.errors(include_url=False)[0]
     if not first["loc"] and first["type"] in _NOT_A_COMMAND:
         kinds = ", ".join(COMMAND_MODELS)
@@ -482,11 +496,11 @@ def describe_command_error(error: ValidationError) -> str:
             given = "its kind is missing"
         else:
             given = "a command is an object with named fields, its kind among them"
-        return f"invalid command: {given}; use one of {kinds}"
+        return "invalid command", f"{given}; use one of {kinds}"
     kind = first["loc"][0] if first["loc"] else None
     subject = f"invalid {shown(kind.replace('_', ' '), 30)} command" if isinstance(kind, str) else "invalid command"
     detail = describe_validation_error(error, skip=1 if kind is not None else 0, names=FIELD_NAMES, keyed={"params"})
-    return f"{subject}: {detail}"
+    return subject, detail
 
 
 _NOT_A_COMMAND = frozenset({"union_tag_invalid", "union_tag_not_found", "model_attributes_type", "dict_type"})
@@ -990,7 +1004,7 @@ def _node_breakpoint(state: SessionState, command: NodeBreakpoint) -> list[_Effe
 
 def _set_budget(state: SessionState, command: SetBudget) -> list[_Effect]:
     if command.max_cost_usd == state.config.max_cost_usd:
-        raise CommandRejected("that is the budget already")
+        raise CommandRejected("that is the cost cap already")
     return [lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"max_cost_usd": command.max_cost_usd})]
 
 

@@ -127,7 +127,7 @@ class Cause(StrEnum):
     APPROVAL = "approval"
     """An action waits for the operator's approval."""
     BUDGET = "budget"
-    """The cost budget is spent."""
+    """The cost cap is reached."""
     ERROR = "error"
     """A problem: the model was unavailable, the runner failed, no runner could be built."""
     INTERRUPTED = "interrupted"

@@ -39,7 +39,12 @@ class SessionInputError(SessionsError):
 
 
 class InvalidCommand(SessionsError):
-    """A command that is not of any documented shape (rejected before it is queued)."""
+    """A command that is not of any documented shape (rejected before it is queued). `problem` is what
+    is wrong without naming the command, for a form that already says which one it sends."""
+
+    def __init__(self, message: str, problem: str | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem or message
 
 
 class UnknownModel(SessionsError):

@@ -29,7 +29,15 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from planner.commands import ActionCheck, Command, apply_command, describe_command_error, parse_command, sender
+from planner.commands import (
+    ActionCheck,
+    Command,
+    apply_command,
+    command_problem,
+    describe_command_error,
+    parse_command,
+    sender,
+)
 from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Cause, CommandApplied, CommandRejected, Event, Kind
@@ -139,7 +147,7 @@ def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | 
     try:
         parsed = parse_command(command) if isinstance(command, dict) else command
     except ValidationError as error:
-        raise InvalidCommand(describe_command_error(error)) from None
+        raise InvalidCommand(describe_command_error(error), command_problem(error)) from None
     store.enqueue(session_id, parsed.command_id, parsed.model_dump(mode="json"))
     return parsed.command_id
 

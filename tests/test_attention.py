@@ -101,7 +101,7 @@ def test_a_problem_that_paused_the_run_needs_the_operator() -> None:
     capped, _ = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=0.015))
     run_until_held(capped, Engine(capped, Billed(), DryEnvironment()))
     need = needs(listed(capped))
-    assert need is not None and need[0] is Need.ERROR and need[1].startswith("paused: cost budget spent"), need
+    assert need is not None and need[0] is Need.ERROR and need[1].startswith("paused: cost cap reached"), need
 
 
 class _Crashing(DryEnvironment):

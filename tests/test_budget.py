@@ -17,7 +17,7 @@ def test_a_spent_budget_pauses_the_run_and_refuses_to_resume_until_raised() -> N
     engine = Engine(state, Billed(), DryEnvironment())
     drive(engine, log)
     assert state.status is RunStatus.PAUSED and state.metrics.model_calls == 3
-    assert state.reason == "cost budget spent: $0.0300 of $0.025; raise it to go on"
+    assert state.reason == "cost cap reached: $0.0300 spent of $0.025; raise the cap to go on"
 
     for command in (Resume(), Step()):
         [refused] = apply_command(state, command)
@@ -38,7 +38,7 @@ def test_without_a_cap_the_cost_is_only_counted() -> None:
 def test_setting_the_same_budget_is_rejected() -> None:
     state, _ = new_state(BROWNIE_TASK, EngineConfig(max_cost_usd=2.0))
     [rejected] = apply_command(state, SetBudget(max_cost_usd=2.0))
-    assert rejected.payload.reason == "that is the budget already"
+    assert rejected.payload.reason == "that is the cost cap already"
     [applied, _] = apply_command(state, SetBudget(max_cost_usd=None))
     assert applied.kind is Kind.CONFIG_CHANGED and state.over_budget is None
 

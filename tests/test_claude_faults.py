@@ -559,7 +559,7 @@ def test_a_cost_cap_still_triggers_when_an_answer_claims_negative_tokens(
     fake.repair()
     log.extend(apply_command(state, Resume()))
     drive(engine, log)
-    assert state.status is RunStatus.PAUSED and (state.reason or "").startswith("cost budget spent"), state.reason
+    assert state.status is RunStatus.PAUSED and (state.reason or "").startswith("cost cap reached"), state.reason
 
 
 BROKEN = {

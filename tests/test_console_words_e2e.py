@@ -127,7 +127,7 @@ def test_a_failure_a_prune_and_refusals_read_in_the_operators_words(page: Page, 
     expect(blank, "blank lines are no sub-goal").to_be_visible(timeout=30_000)
     goals.fill("\n".join(f"check shop {i}" for i in range(51)))
     page.locator(".st-key-inject_submit button").click()
-    many = page.locator(ALERTS).filter(has_text="invalid inject command: sub-goals: too many (51); at most 50")
+    many = page.locator(ALERTS).filter(has_text="Sub-goals: too many (51); at most 50")
     expect(many, "51 sub-goals refused in the operator's words").to_be_visible(timeout=30_000)
     _no_pydantic(page)
     open_tab(page, "Run settings")

@@ -94,9 +94,26 @@ def _every_status_change(tmp_path: Path) -> list[Event]:
     return [event for event in log if event.kind is Kind.SESSION_STATUS]
 
 
+_V1_WORDS = (("cost cap reached: ", "cost budget spent: "),)
+"""Reasons reworded since version 1, as (today's start, the start that code wrote)."""
+
+
 def _as_version_1(event: Event) -> dict:
-    """The event's payload as the code before version 2 wrote it: no cause."""
-    return {key: value for key, value in event.data.items() if key != "cause"}
+    """The event's payload as the code before version 2 wrote it: no cause, the reason in its words."""
+    data = {key: value for key, value in event.data.items() if key != "cause"}
+    for today, then in _V1_WORDS:
+        if (data.get("reason") or "").startswith(today):
+            data["reason"] = then + data["reason"][len(today) :]
+    return data
+
+
+def _upgraded(event: Event) -> SessionStatus:
+    """`event`'s payload read back from its version 1 copy, with today's reason (the upcaster keeps the old words)."""
+    old = Event.from_data(event.seq, Kind.SESSION_STATUS.value, event.node_id, _as_version_1(event), version=1)
+    assert old.version == 2
+    payload = old.payload
+    assert isinstance(payload, SessionStatus)
+    return payload.model_copy(update={"reason": event.payload.reason})  # type: ignore[attr-defined]
 
 
 def test_session_status_is_at_version_2() -> None:
@@ -112,8 +129,7 @@ def test_every_status_change_the_product_makes_says_its_cause_and_a_version_1_co
     recorded = {Cause.OPERATOR, Cause.STEP, Cause.BREAKPOINT, Cause.PLAN_REVIEW, Cause.BUDGET, Cause.ERROR}
     assert causes == recorded | {Cause.INTERRUPTED}, causes
     for event in changes:
-        old = Event.from_data(event.seq, Kind.SESSION_STATUS.value, event.node_id, _as_version_1(event), version=1)
-        assert (old.version, old.payload) == (2, event.payload), f"{event.data} read back from version 1"
+        assert _upgraded(event) == event.payload, f"{event.data} read back from version 1"
 
 
 def test_the_upcaster_reads_a_reason_it_does_not_know() -> None:

@@ -134,7 +134,9 @@ def _send(ctx: Console, session_id: str, payload: dict[str, Any]) -> Outcome:
     seen = ctx.store.session(session_id).last_seq
     try:
         command_id = queue_command(ctx.store, session_id, payload)
-    except (InvalidCommand, SessionFinished) as error:
+    except InvalidCommand as error:  # the form says which command it sends: only what is wrong, as a sentence
+        return Outcome("invalid", error.problem[:1].upper() + error.problem[1:])
+    except SessionFinished as error:
         return Outcome("invalid", str(error))
     ctx.pool.ensure_running(session_id)
     queued = Outcome(
