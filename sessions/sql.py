@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from planner.events import Event
     from planner.templates import Template
 
-__all__ = ["CHANGED_CHANNEL", "SqlStore", "database_url", "open_store"]
+__all__ = ["CHANGED_CHANNEL", "SqlStore", "database_url", "open_store", "without_password"]
 
 _SEQ_LIMIT = 2**31 - 1
 """Sequence numbers are 32-bit integer columns; bounds beyond this are clamped, not overflowed."""
@@ -352,6 +352,23 @@ def _driver_url(url: str) -> str:
     if scheme in ("postgresql", "postgres"):
         return f"postgresql+psycopg://{rest}"
     return url
+
+
+def without_password(db: str) -> str:
+    """A database URL as printed output may show it (the CLI's command lines, `make fleet`'s first
+    line): its password left out, so the line still works where the password comes from PGPASSWORD
+    or a password file, and shows nothing to whoever reads the terminal or a log it went to. A path,
+    or a URL with no password, is shown as given."""
+    if "://" not in db:
+        return db
+    try:
+        url = sa.make_url(db)
+    except ArgumentError:  # not a URL the store opened, so it holds no password it used
+        return db
+    if url.password is None:
+        return db
+    kept = sa.URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
+    return kept.render_as_string(hide_password=False)
 
 
 def _safe_url(url: str) -> str:
