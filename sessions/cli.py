@@ -962,8 +962,8 @@ def _worker_arguments(parser: argparse.ArgumentParser) -> None:
         "--lease-seconds",
         type=_amount(1, True, 3600),
         default=STALE_AFTER,
-        help=f"seconds without a heartbeat before a runner is presumed dead (default {STALE_AFTER:g}); "
-        "use the same value for every runner of a database",
+        help=f"seconds without a heartbeat before this worker's runs are presumed dead (default {STALE_AFTER:g}); "
+        "kept with each lease it takes, so every other runner judges its leases by it",
     )
 
 
