@@ -127,26 +127,10 @@ def run_summary(session_id: str, state: SessionState) -> dict[str, Any]:
 
 def _cli_line(*words: str, db: str | None) -> str:
     """A command line a person can paste: quoted where the shell needs it, with the same --db but
-    never its password (`_without_password`)."""
-    return " ".join([PROG, *map(shlex.quote, words), *(["--db", shlex.quote(_without_password(db))] if db else [])])
+    never its password (`sessions.sql.without_password`)."""
+    from sessions.sql import without_password
 
-
-def _without_password(db: str) -> str:
-    """A database URL as printed output may show it: its password left out, so the line still works
-    where the password comes from PGPASSWORD or a password file and shows nothing to whoever reads
-    the terminal or a log it went to. A path, or a URL with no password, is shown as given."""
-    if "://" not in db:
-        return db
-    import sqlalchemy as sa
-
-    try:
-        url = sa.make_url(db)
-    except sa.exc.ArgumentError:  # not a URL the store opened, so it holds no password it used
-        return db
-    if url.password is None:
-        return db
-    kept = sa.URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
-    return kept.render_as_string(hide_password=False)
+    return " ".join([PROG, *map(shlex.quote, words), *(["--db", shlex.quote(without_password(db))] if db else [])])
 
 
 def _pause_notice(state: SessionState, session_id: str, db: str | None, detached: bool) -> str:
@@ -978,8 +962,8 @@ def _worker_arguments(parser: argparse.ArgumentParser) -> None:
         "--lease-seconds",
         type=_amount(1, True, 3600),
         default=STALE_AFTER,
-        help=f"seconds without a heartbeat before a runner is presumed dead (default {STALE_AFTER:g}); "
-        "use the same value for every runner of a database",
+        help=f"seconds without a heartbeat before this worker's runs are presumed dead (default {STALE_AFTER:g}); "
+        "kept with each lease it takes, so every other runner judges its leases by it",
     )
 
 

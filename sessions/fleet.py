@@ -3,8 +3,9 @@
     python -m sessions.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL] [--shop-port 8766]
 
 A PostgreSQL server in a temporary directory (`sessions.pgserver`; with `--db`, that database
-instead), the demo shop in a process of its own (the console's start URLs point at it), the workers (`python -m sessions worker --db URL`, each its own process) and the console
-as their client (`ANDOR_RUNNER=workers`: it records sessions and commands, the workers run them).
+instead), the demo shop in a process of its own (the console's start URLs point at it), the workers
+(`python -m sessions worker`, each its own process) and the console as their client
+(`ANDOR_RUNNER=workers`: it records sessions and commands, the workers run them).
 It prints the console's address, and Ctrl-C (or SIGTERM) stops the console, then the workers (each
 hands its running sessions back at a step boundary), then the server, and removes the directory.
 If any of them exits by itself, the rest are stopped the same way: a fleet with a part missing
@@ -12,6 +13,11 @@ would look alive while doing nothing.
 
 The children run in sessions of their own, so a terminal's Ctrl-C reaches only this process, which
 stops them in that order rather than all at once.
+
+The database URL reaches the workers and the console in their environment (`ANDOR_DB`), never on
+their command lines: `ps` shows every process's arguments to every user of the machine, while a
+process's environment is readable only by its own user. What the fleet prints leaves the password
+out (`sessions.sql.without_password`), as the CLI's printed command lines do.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from types import FrameType
 
 from sessions.errors import SessionsError
 from sessions.pgserver import PostgresServer, PostgresServerError
-from sessions.sql import open_store
+from sessions.sql import open_store, without_password
 
 __all__ = ["FleetError", "main"]
 
@@ -70,14 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             server = PostgresServer(root / "postgres")  # kept before it starts: a Ctrl-C meanwhile still stops it
             url = server.start().url
         open_store(url).close()  # the schema, once, before several workers would race to make it
-        print(f"fleet: database {url} (temporary files in {root})", flush=True)
+        print(f"fleet: database {without_password(url)} (temporary files in {root})", flush=True)
         shop = f"http://127.0.0.1:{args.shop_port}"
         children.append(("demo shop", _spawn(_shop_command(args), root / "shop.log")))
         _wait_ready(shop, children, "/")
+        database = {"ANDOR_DB": url}
         for number in range(args.workers):
-            command = [sys.executable, "-m", "sessions", "worker", "--db", url]
-            children.append((f"worker {number + 1}", _spawn(command, root / f"worker-{number + 1}.log")))
-        environment = {"ANDOR_DB": url, "ANDOR_RUNNER": "workers", "ANDOR_SHOP_URL": shop}
+            command = [sys.executable, "-m", "sessions", "worker"]
+            children.append((f"worker {number + 1}", _spawn(command, root / f"worker-{number + 1}.log", database)))
+        environment = {**database, "ANDOR_RUNNER": "workers", "ANDOR_SHOP_URL": shop}
         console = _spawn(_console_command(args), root / "console.log", environment)
         children.append(("console", console))
         shown = f"http://{'127.0.0.1' if args.address in ('0.0.0.0', '::') else args.address}:{args.port}"

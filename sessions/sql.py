@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from planner.events import Event
     from planner.templates import Template
 
-__all__ = ["CHANGED_CHANNEL", "SqlStore", "database_url", "open_store"]
+__all__ = ["CHANGED_CHANNEL", "SqlStore", "database_url", "open_store", "without_password"]
 
 _SEQ_LIMIT = 2**31 - 1
 """Sequence numbers are 32-bit integer columns; bounds beyond this are clamped, not overflowed."""
@@ -141,6 +141,10 @@ _ACTION_KIND = "action_executed"
 _RECENT_ACTIONS_INDEX = f"CREATE INDEX ix_events_actions_at ON events (at) WHERE kind = '{_ACTION_KIND}'"
 """A partial index, in the SQL both databases speak: an `sa.Index` with dialect `where` options would
 load the PostgreSQL dialect on import, 0.05 s more for every command line, SQLite ones included."""
+
+# -- version 7: the lease's length, set by the runner that takes it, so every claimer judges a lease
+# stale by its holder's own length: runners of one database may be started with different ones --
+_sessions.append_column(sa.Column("lease_seconds", sa.Float))
 
 _migrations_table = sa.Table(
     "schema_migrations",
@@ -289,6 +293,12 @@ def _fleet_v6(conn: Connection) -> None:
     conn.execute(sa.text(_RECENT_ACTIONS_INDEX))
 
 
+def _lease_seconds_v7(conn: Connection) -> None:
+    """The lease length column, unknown for the leases already held: a claimer judges those by its own
+    length, as every claimer did before this version."""
+    conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN lease_seconds FLOAT"))
+
+
 _MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_v1,
     _lease_and_unique_order_v2,
@@ -296,6 +306,7 @@ _MIGRATIONS: list[Callable[[Connection], None]] = [
     _cause_v4,
     _templates_v5,
     _fleet_v6,
+    _lease_seconds_v7,
 ]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
@@ -352,6 +363,23 @@ def _driver_url(url: str) -> str:
     if scheme in ("postgresql", "postgres"):
         return f"postgresql+psycopg://{rest}"
     return url
+
+
+def without_password(db: str) -> str:
+    """A database URL as printed output may show it (the CLI's command lines, `make fleet`'s first
+    line): its password left out, so the line still works where the password comes from PGPASSWORD
+    or a password file, and shows nothing to whoever reads the terminal or a log it went to. A path,
+    or a URL with no password, is shown as given."""
+    if "://" not in db:
+        return db
+    try:
+        url = sa.make_url(db)
+    except ArgumentError:  # not a URL the store opened, so it holds no password it used
+        return db
+    if url.password is None:
+        return db
+    kept = sa.URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
+    return kept.render_as_string(hide_password=False)
 
 
 def _safe_url(url: str) -> str:
@@ -713,7 +741,11 @@ class SqlStore(EventStore):
         with self._tx() as conn:
             row = conn.execute(
                 sa.select(
-                    _sessions.c.lease_owner, _sessions.c.lease_gen, _sessions.c.runner_pid, _sessions.c.heartbeat_at
+                    _sessions.c.lease_owner,
+                    _sessions.c.lease_gen,
+                    _sessions.c.runner_pid,
+                    _sessions.c.heartbeat_at,
+                    _sessions.c.lease_seconds,
                 )
                 .where(_sessions.c.id == session_id)
                 .with_for_update()
@@ -723,14 +755,20 @@ class SqlStore(EventStore):
             held = (
                 (row.lease_owner is not None or row.runner_pid is not None)
                 and row.heartbeat_at is not None
-                and row.heartbeat_at >= now - stale_after
+                and row.heartbeat_at >= now - (row.lease_seconds if row.lease_seconds is not None else stale_after)
             )
             if held and not (row.lease_owner is not None and gone(row.lease_owner)):
                 return None
             taken = conn.execute(
                 _sessions.update()
                 .where(_sessions.c.id == session_id, _sessions.c.lease_gen == row.lease_gen)
-                .values(lease_owner=owner, lease_gen=row.lease_gen + 1, runner_pid=pid, heartbeat_at=now)
+                .values(
+                    lease_owner=owner,
+                    lease_gen=row.lease_gen + 1,
+                    runner_pid=pid,
+                    heartbeat_at=now,
+                    lease_seconds=stale_after,
+                )
             )
             if taken.rowcount == 1:
                 _changed(conn, session_id)  # the console shows who holds the lease
@@ -754,7 +792,7 @@ class SqlStore(EventStore):
             conn.execute(
                 _sessions.update()
                 .where(_sessions.c.id == session_id, _sessions.c.lease_gen == lease)
-                .values(lease_owner=None, runner_pid=None, heartbeat_at=None)
+                .values(lease_owner=None, runner_pid=None, heartbeat_at=None, lease_seconds=None)
             )
             _notify(conn, session_id)
             _changed(conn, session_id)
@@ -768,7 +806,7 @@ class SqlStore(EventStore):
         free = sa.or_(
             sa.and_(sessions.lease_owner.is_(None), sessions.runner_pid.is_(None)),
             sessions.heartbeat_at.is_(None),
-            sessions.heartbeat_at < now - stale_after,
+            sessions.heartbeat_at < now - sa.func.coalesce(sessions.lease_seconds, stale_after),
         )  # the negation of `claim`'s "held"
         waiting = sa.exists().where(_commands.c.session_id == sessions.id, _commands.c.handled.is_(False))
         candidates = (
@@ -784,7 +822,13 @@ class SqlStore(EventStore):
                 claimed = conn.execute(
                     _sessions.update()
                     .where(sessions.id == row.id, sessions.lease_gen == row.lease_gen)
-                    .values(lease_owner=owner, lease_gen=row.lease_gen + 1, runner_pid=pid, heartbeat_at=now)
+                    .values(
+                        lease_owner=owner,
+                        lease_gen=row.lease_gen + 1,
+                        runner_pid=pid,
+                        heartbeat_at=now,
+                        lease_seconds=stale_after,
+                    )
                 )
                 if claimed.rowcount == 1:
                     taken.append((row.id, row.lease_gen + 1))

@@ -108,6 +108,10 @@ class SessionInfo:
     """The model calls' estimated spend so far, in USD; None where the writer did not say."""
     status_since: float | None = None
     """When `status` last changed: how long a paused session has waited for a person."""
+    lease_seconds: float | None = None
+    """The lease holder's own lease length (its `stale_after`): its lease is stale once its heartbeat is
+    older than this, whatever length the runner asking uses; None without a lease, or for one taken
+    before the store kept it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,20 +207,27 @@ class EventStore(ABC):
         gone: Callable[[str], bool] = lambda owner: False,
         pid: int | None = None,
     ) -> int | None:
-        """Take the runner lease if it is free (no holder, a heartbeat older than `stale_after`, or a
-        holder `gone` says is dead): a compare-and-set, so of many racers exactly one wins. Returns
-        the new lease generation (the fencing token), or None when another runner holds it."""
+        """Take the runner lease if it is free (no holder, a heartbeat older than the holder's lease
+        length, or a holder `gone` says is dead): a compare-and-set, so of many racers exactly one wins.
+        `stale_after` is this claimer's lease length, kept with the lease it takes (`lease_seconds`),
+        and used for a holder whose length is not known. Returns the new lease generation (the fencing
+        token), or None when another runner holds it.
+
+        `now` and the heartbeats are the runners' own clocks (`time.time()`), so the machines of one
+        database must keep their clocks in step (NTP): a claimer whose clock runs ahead by half a
+        lease could take a lease whose holder has not yet stopped acting."""
 
     @abstractmethod
     def claim_runnable(
         self, owner: str, now: float, stale_after: float, *, limit: int, pid: int | None = None
     ) -> list[tuple[str, int]]:
         """Take the leases of up to `limit` sessions that need a runner and have none: not ended, no live
-        holder (no lease, or a heartbeat older than `stale_after`), and either running (new, handed
-        back, or left by a runner that died) or with a command waiting (a resume or an approval for a
-        paused one). Each lease is taken as `claim` takes it (the next generation, the fencing token),
-        all in one transaction that skips sessions another worker is claiming at that moment.
-        Returns (session id, lease generation) pairs, least recently updated first."""
+        holder (no lease, or a heartbeat older than its holder's lease length), and either running
+        (new, handed back, or left by a runner that died) or with a command waiting (a resume or an
+        approval for a paused one). Each lease is taken as `claim` takes it (the next generation, the
+        fencing token, `stale_after` kept as its length), all in one transaction that skips sessions
+        another worker is claiming at that moment. Returns (session id, lease generation) pairs, least
+        recently updated first."""
 
     @abstractmethod
     def wait_for_work(self, timeout: float) -> bool:

@@ -1,6 +1,7 @@
 """Operators and access (`ui/access.py`): who the operator is, what their roles let them send, and
-when the console refuses to serve; then the console itself (AppTest) refusing a watcher's prune,
-signing an approver's approval, and drawing nothing but the refusal off loopback."""
+when the console refuses to serve (and when it trusts a sign-in proxy's header); then the console
+itself (AppTest) refusing a watcher's prune, signing an approver's approval, and drawing nothing but
+the refusal off loopback."""
 
 from __future__ import annotations
 
@@ -25,17 +26,34 @@ from sessions.reading import load_state
 from sessions.runner import Runner, create_session, queue_command
 from sessions.sql import open_store
 from sessions.store import EventStore
-from ui.access import COMMAND_ROLES, AccessRefused, NotSignedIn, Operator, identify, is_loopback, parse_roles
+from ui.access import (
+    COMMAND_ROLES,
+    PROXY_SECRET_HEADER,
+    AccessRefused,
+    NotSignedIn,
+    Operator,
+    identify,
+    is_loopback,
+    parse_roles,
+)
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 NONE = StreamlitHeaders([])
 PROXY = {"ANDOR_AUTH_HEADER": "X-Forwarded-User"}
+SECRET = "b8f0c1d2e3a4f5061728394a5b6c7d8e"
+SIGNED = {**PROXY, "ANDOR_AUTH_PROXY_SECRET": SECRET}
+"""A console behind a sign-in proxy that must prove itself with a shared secret (needed beyond loopback)."""
 
 
 def headers(*pairs: tuple[str, str]) -> StreamlitHeaders:
     """A request's headers as `st.context.headers` gives them (names in any case, a name given twice kept twice)."""
     return StreamlitHeaders(pairs)
+
+
+def via_proxy(*pairs: tuple[str, str]) -> StreamlitHeaders:
+    """A request's headers as the proxy forwards it: with the proxy's secret."""
+    return headers(*pairs, (PROXY_SECRET_HEADER, SECRET))
 
 
 def refused(*args: object) -> str:
@@ -129,23 +147,59 @@ def test_beyond_loopback_without_sign_in_the_console_serves_no_one(address: str 
 
 
 def test_behind_a_proxy_the_operator_is_the_header_and_a_request_without_it_is_refused() -> None:
-    roles = {**PROXY, "ANDOR_ROLES": "alice@x.org=edit+approve,*=watch"}
-    alice = identify(roles, headers(("x-forwarded-user", "Alice@X.org")), "0.0.0.0", None)
+    roles = {**SIGNED, "ANDOR_ROLES": "alice@x.org=edit+approve,*=watch"}
+    alice = identify(roles, via_proxy(("x-forwarded-user", "Alice@X.org")), "0.0.0.0", None)
     assert alice == Operator("Alice@X.org", frozenset({"watch", "edit", "approve"})), "names match in any case"
-    assert identify(roles, headers(("X-Forwarded-User", "bob")), "0.0.0.0", None).roles == {"watch"}
-    assert identify(PROXY, headers(("X-Forwarded-User", "bob")), "0.0.0.0", None).roles == {"watch"}, (
+    assert identify(roles, via_proxy(("X-Forwarded-User", "bob")), "0.0.0.0", None).roles == {"watch"}
+    assert identify(SIGNED, via_proxy(("X-Forwarded-User", "bob")), "0.0.0.0", None).roles == {"watch"}, (
         "signed in, without ANDOR_ROLES, one may only watch"
     )
-    assert refused(roles, NONE, "127.0.0.1", None) == (
+    assert refused(roles, via_proxy(), "127.0.0.1", None) == (
         "This console is behind a sign-in proxy and this request has no X-Forwarded-User header."
     )
-    for bad in (headers(("X-Forwarded-User", "bob\nmallory")), headers(("X-Forwarded-User", "   "))):
+    for bad in (via_proxy(("X-Forwarded-User", "bob\nmallory")), via_proxy(("X-Forwarded-User", "   "))):
         assert (
             refused(roles, bad, "0.0.0.0", None)
             == "The request's X-Forwarded-User header does not name one operator, so it is refused."
         )
-    twice = headers(("X-Forwarded-User", "alice@x.org"), ("X-Forwarded-User", "bob"))
+    twice = via_proxy(("X-Forwarded-User", "alice@x.org"), ("X-Forwarded-User", "bob"))
     assert "does not name one operator" in refused(roles, twice, "0.0.0.0", None), "never guessed between two"
+
+
+@pytest.mark.parametrize("address", [None, "0.0.0.0", "10.0.0.5"])
+def test_beyond_loopback_a_proxys_header_is_trusted_only_with_its_shared_secret(address: str | None) -> None:
+    """Anyone who reaches the console directly can write X-Forwarded-User; only the proxy knows the
+    secret. Without one configured, a console others can reach serves no one, whatever a request says."""
+    admin = headers(("X-Forwarded-User", "admin"))
+    sentence = refused({**PROXY, "ANDOR_ROLES": "admin=edit+approve"}, admin, address, None)
+    assert sentence == (
+        f"This console listens on {address or 'every interface'} and would trust any client's X-Forwarded-User "
+        "header, so it serves no one: set ANDOR_AUTH_PROXY_SECRET to a long random value that the sign-in proxy "
+        f"sends in the {PROXY_SECRET_HEADER} header."
+    )
+    forged = (
+        "This request did not come through the sign-in proxy (no valid X-Andor-Proxy-Secret header), so it is refused."
+    )
+    assert refused(SIGNED, admin, address, None) == forged, "a direct request, without the secret"
+    for guess in ("", SECRET[:-1], SECRET + "0", SECRET.upper(), "ä" * 32):
+        wrong = headers(("X-Forwarded-User", "admin"), (PROXY_SECRET_HEADER, guess))
+        assert refused(SIGNED, wrong, address, None) == forged, guess
+    both = headers(("X-Forwarded-User", "admin"), (PROXY_SECRET_HEADER, "guess"), (PROXY_SECRET_HEADER, SECRET))
+    assert refused(SIGNED, both, address, None) == forged, "two values are never guessed between"
+    assert identify(SIGNED, via_proxy(("X-Forwarded-User", "admin")), address, None).name == "admin"
+
+
+def test_a_short_proxy_secret_is_refused_and_on_loopback_the_header_alone_is_trusted() -> None:
+    short = {**PROXY, "ANDOR_AUTH_PROXY_SECRET": "hunter2"}
+    assert refused(short, via_proxy(("X-Forwarded-User", "bob")), "0.0.0.0", None) == (
+        "ANDOR_AUTH_PROXY_SECRET is shorter than 16 characters, so the console serves no one: "
+        "give it a long random value, such as `openssl rand -hex 32` prints."
+    )
+    alone = headers(("X-Forwarded-User", "bob"))
+    assert identify(PROXY, alone, "127.0.0.1", None).name == "bob", "only this machine, the proxy's, reaches it"
+    assert "did not come through the sign-in proxy" in refused(SIGNED, alone, "127.0.0.1", None), (
+        "a secret that is set is required on loopback too"
+    )
 
 
 def test_with_st_login_the_operator_is_the_signed_in_email() -> None:
@@ -268,5 +322,21 @@ def test_beyond_loopback_without_sign_in_the_console_draws_only_the_refusal(app_
     assert not at.exception, at.exception
     [refusal] = at.error
     assert refusal.value.startswith("This console listens on 0.0.0.0 without a sign-in, so it serves no one")
+    drawn = [node for node in at.main.children.values()] + [node for node in at.sidebar.children.values()]
+    assert len(drawn) == 1, f"the refusal is the whole page: {drawn}"
+
+
+def test_beyond_loopback_a_header_sign_in_without_the_proxys_secret_draws_only_the_refusal(
+    app_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANDOR_AUTH_HEADER", "X-Forwarded-User")
+    monkeypatch.delenv("ANDOR_AUTH_PROXY_SECRET", raising=False)
+    config.set_option("server.address", "0.0.0.0")  # app_db puts it back
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.exception, at.exception
+    [refusal] = at.error
+    assert refusal.value == md(refused(PROXY, NONE, "0.0.0.0", None)), "the rule's sentence"
+    assert "would trust any client's" in refusal.value, refusal.value
     drawn = [node for node in at.main.children.values()] + [node for node in at.sidebar.children.values()]
     assert len(drawn) == 1, f"the refusal is the whole page: {drawn}"

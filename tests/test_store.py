@@ -221,6 +221,57 @@ def test_a_released_lease_cannot_write(store: EventStore) -> None:
         store.heartbeat("s1", lease, now=1001.0)
 
 
+def test_a_lease_is_judged_stale_by_its_holders_own_length(store: EventStore) -> None:
+    """The lease length goes with the lease: a worker started with a 4 s lease must not take a session
+    from a runner with a 15 s one between two of its heartbeats (3 s apart, so up to 3 s old at any
+    time, and later on a busy machine), and a 15 s claimer need not wait 15 s after a 4 s holder."""
+    _created(store)
+    held = store.claim("s1", "cli", now=1000.0, stale_after=15)
+    assert held == 1
+    assert store.session("s1").lease_seconds == 15
+    assert store.claim("s1", "short", now=1005.0, stale_after=4) is None, "alive by its holder's 15 s"
+    assert store.claim_runnable("short", now=1005.0, stale_after=4, limit=5) == [], "alive for workers too"
+    assert store.claim_runnable("short", now=1016.0, stale_after=4, limit=5) == [("s1", 2)], "stale after 15 s"
+    assert store.session("s1").lease_seconds == 4, "the new holder's own length"
+    assert store.claim("s1", "long", now=1019.0, stale_after=15) is None
+    assert store.claim("s1", "long", now=1021.0, stale_after=15) == 3, "stale 4 s after the short holder's beat"
+    store.release("s1", 3)
+    assert store.session("s1").lease_seconds is None, "no lease, no length"
+
+
+def test_claim_runnable_takes_the_sessions_that_need_a_runner_and_no_others(store: EventStore) -> None:
+    """Runnable: not ended, no live holder, and running (new, handed back, its runner dead) or with a
+    command waiting (a resume, an approval). Not: paused with nothing queued, ended, freshly held."""
+    now = 5000.0
+    store.create_session("new", "task", "script", _events(1, 1), status="running")
+    store.create_session("handed back", "task", "script", _events(1, 1), status="running")
+    store.release("handed back", store.claim("handed back", "gone", now=now - 1, stale_after=15) or 0)
+    store.create_session("resumed", "task", "script", _events(1, 1), status="paused")
+    store.enqueue("resumed", "r1", {"kind": "resume"})
+    store.create_session("approved", "task", "script", _events(1, 1), status="awaiting_approval")
+    store.enqueue("approved", "a1", {"kind": "approve"})
+    store.create_session("dead runner", "task", "script", _events(1, 1), status="running")
+    assert store.claim("dead runner", "dead", now=now - 16, stale_after=15) == 1
+    store.create_session("paused", "task", "script", _events(1, 1), status="paused")
+    store.create_session("finished", "task", "script", _events(1, 1), status="succeeded")
+    store.create_session("fresh lease", "task", "script", _events(1, 1), status="running")
+    assert store.claim("fresh lease", "alive", now=now - 5, stale_after=15) == 1
+    store.create_session("fresh lease, command waiting", "task", "script", _events(1, 1), status="paused")
+    store.enqueue("fresh lease, command waiting", "p1", {"kind": "resume"})
+    assert store.claim("fresh lease, command waiting", "alive", now=now - 5, stale_after=15) == 1
+    store.create_session("paused, command handled", "task", "script", _events(1, 1), status="paused")
+    store.enqueue("paused, command handled", "h1", {"kind": "pause"})
+    store.append("paused, command handled", _events(2, 1), status="paused", reason=None, steps=0, handled=["h1"])
+
+    first = store.claim_runnable("w", now, 15, limit=3, pid=7)
+    rest = store.claim_runnable("w", now, 15, limit=10, pid=7)
+    assert len(first) == 3, "no more than the limit"
+    assert dict(first + rest) == {"new": 1, "handed back": 2, "resumed": 1, "approved": 1, "dead runner": 2}
+    assert store.claim_runnable("w2", now, 15, limit=10) == [], "each taken once: their leases are fresh now"
+    info = store.session("dead runner")
+    assert (info.lease_owner, info.runner_pid, info.heartbeat_at, info.lease_seconds) == ("w", 7, now, 15)
+
+
 # -- schema ------------------------------------------------------------------------------------------
 
 

@@ -1,8 +1,9 @@
-"""A database the previous version made (schema version 3: no `cause` on the session rows, status
-events at version 1) still opens, gets each session's cause from its log, and works as a new one.
+"""A database an earlier version made still opens and works as a new one: schema version 3 (no
+`cause` on the session rows, status events at version 1) gets each session's cause from its log;
+schema version 6 (no lease length) keeps the leases its runners hold, judged by the claimer's length.
 
-The old database is made by the first three migrations themselves (they are only ever appended to),
-its rows written as that version wrote them, on SQLite and on PostgreSQL.
+Each old database is made by the migrations up to its version themselves (they are only ever
+appended to), its rows written as that version wrote them, on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -60,9 +61,15 @@ def _sessions() -> dict[str, tuple[SessionState, list[Event], Cause]]:
 
 
 @pytest.fixture(params=["disk", "postgres"])
-def old_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty database on SQLite (a file) or PostgreSQL."""
+    return database_for(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def old_database(backend: str) -> Iterator[str]:
     """A database at schema version 3 holding `_sessions()` as that version wrote them."""
-    url = database_for(request.param, request, tmp_path)
+    url = backend
     engine = migrated_to(url, 3)
     with engine.begin() as conn:
         for session_id, (state, log, _) in _sessions().items():
@@ -133,3 +140,32 @@ def test_a_database_of_the_previous_version_opens_with_each_sessions_cause(old_d
         assert reopened.session("paused").cause == "error", "the migration ran once"
     finally:
         reopened.close()
+
+
+def test_a_lease_held_under_version_six_is_kept_and_judged_by_the_claimers_length(backend: str) -> None:
+    """A runner of the previous version holds a session (its heartbeat at 1000; nobody recorded its
+    length): after the upgrade it is still held until a claimer's own length says it is stale, as
+    before, and the lease taken then records its length."""
+    engine = migrated_to(backend, 6)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "insert into sessions (id, task, model, status, steps, last_seq, created_at, updated_at, runner_pid,"
+                " heartbeat_at, lease_owner, lease_gen) values ('held', 't', 'script', 'running', 0, 0, 1, 2, 4242,"
+                " 1000, 'old-host:4242:abc', 3)"
+            )
+        )
+    engine.dispose()
+    store = SqlStore(backend)
+    try:
+        info = store.session("held")
+        assert (info.lease_owner, info.lease_gen, info.lease_seconds) == ("old-host:4242:abc", 3, None)
+        assert store.claim("held", "new", now=1003.0, stale_after=4) is None, "alive by the claimer's 4 s"
+        assert store.claim_runnable("new", now=1003.0, stale_after=4, limit=1) == []
+        assert store.claim_runnable("new", now=1005.0, stale_after=4, limit=1) == [("held", 4)]
+        assert store.session("held").lease_seconds == 4, "the new lease keeps its length"
+        with store._engine.connect() as conn:
+            versions = conn.execute(sa.text("select version from schema_migrations order by version")).scalars()
+            assert list(versions) == list(range(1, len(_MIGRATIONS) + 1)), "each migration once, in order"
+    finally:
+        store.close()

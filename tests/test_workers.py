@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from cli_helpers import ROOT, cli, finish, last_json, spawn, wait_until
 from postgres import fresh_database
 
@@ -28,7 +29,7 @@ from planner.browser.dry import DRY_START
 from planner.events import Kind
 from sessions.reading import load_state
 from sessions.runner import Runner, create_session, queue_command
-from sessions.sql import SqlStore
+from sessions.sql import SqlStore, database_url
 from sessions.store import SessionInfo
 from sessions.workers import Worker
 
@@ -321,6 +322,84 @@ def test_a_worker_without_a_local_chromium_runs_a_whole_demo_task_through_a_brow
     in_browser = [a for a in actions if not is_note(a.action)]  # type: ignore[attr-defined]
     assert in_browser and all(a.ok and a.screenshot and Path(a.screenshot).is_file() for a in in_browser), actions
     assert worker.returncode == 0 and json.loads(out.strip().splitlines()[-1])["runs"] == 1, err[-1000:]
+
+
+# -- PostgreSQL: a worker sleeps until NOTIFY wakes it ---------------------------------------------------------
+
+
+def _on(url: str, sql: str, **params: str) -> int | None:
+    """One statement on a connection of its own; its first value, if any."""
+    engine = sa.create_engine(database_url(url), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text(sql), params).scalar()
+    finally:
+        engine.dispose()
+
+
+def listening(url: str) -> int | None:
+    """How many connections to this database are LISTENing for runnable sessions (`wait_for_work`'s)."""
+    return _on(
+        url,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = :listen",
+        listen="LISTEN andor_runnable",
+    )
+
+
+def test_a_worker_is_woken_by_notify_to_take_a_new_session_long_before_its_poll(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """The worker looks only every 600 s here: a session created while it sleeps is taken at once only
+    if the NOTIFY sent with it wakes the worker (a broken LISTEN leaves it asleep, and this test fails)."""
+    url = fresh_database(postgres_url)
+    store = SqlStore(url)
+    worker = Worker(SqlStore(url), artifacts=tmp_path / "artifacts", poll=600.0)
+    thread = threading.Thread(target=worker.run, name="test-worker")
+    thread.start()
+    try:
+        wait_until(lambda: listening(url) == 1, "the worker, finding nothing to run, to LISTEN")
+        session_id = create_session(store, TASK, script_model(tmp_path), start_url=DRY_START)
+        wait_until(lambda: worker.runs == 1, "the NOTIFY to wake the worker (its poll is 600 s)", timeout=60)
+        wait_until(lambda: store.session(session_id).status == "succeeded", "the woken worker to finish the session")
+        assert ended_exactly_once(store, session_id) == []
+    finally:
+        worker.stop()
+        _on(url, "SELECT pg_notify('andor_runnable', 'stop')")  # it sleeps until a sign: this one lets it see the stop
+        thread.join(120)
+        worker.store.close()
+        store.close()
+    assert not thread.is_alive(), "the worker to stop once woken"
+
+
+# -- the console's status line ---------------------------------------------------------------------------------
+
+
+def test_the_consoles_status_line_names_the_worker_that_runs_the_session(
+    app_db: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """In workers mode the status line says which worker holds a running session ("run by host:pid"
+    of its lease), and that it waits for one once the lease is released."""
+    from streamlit.testing.v1 import AppTest
+
+    from sessions.markdown import md
+    from sessions.sql import open_store
+
+    monkeypatch.setenv("ANDOR_RUNNER", "workers")
+    store = open_store(app_db)
+    session_id = create_session(store, TASK, script_model(tmp_path), start_url=DRY_START)
+    lease = store.claim(session_id, "worker-host:4242:wdeadbeef", time.time(), 15.0, pid=4242)
+    assert lease is not None
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    assert not at.exception, at.exception
+    shown = "\n".join(m.value for m in at.markdown)
+    assert f" · run by {md('worker-host:4242')}" in shown, shown
+    store.release(session_id, lease)
+    at.run()
+    shown = "\n".join(m.value for m in at.markdown)
+    assert " · waiting for a runner to take it" in shown and "run by" not in shown, shown
+    store.close()
 
 
 # -- SQLite: workers poll; submit ------------------------------------------------------------------------------

@@ -3,9 +3,11 @@
 The operator is known in one of three ways, tried in this order:
 
 - **A sign-in proxy** (`ANDOR_AUTH_HEADER=X-Forwarded-User`): a reverse proxy signs the person in and
-  names them in that request header; a request without it is refused. The console must then be
-  reachable only through the proxy (listen on loopback or a private interface), since anyone who
-  reaches it directly can write the header themselves.
+  names them in that request header; a request without it is refused. Anyone who reaches the
+  console directly can write that header themselves, so beyond loopback the header is trusted only
+  with `ANDOR_AUTH_PROXY_SECRET` set: the proxy sends that secret in `X-Andor-Proxy-Secret` (the
+  `PROXY_SECRET_HEADER`) on every request, and a request without it is refused. On loopback only
+  this machine (the proxy's) reaches the console, and the secret is checked only when it is set.
 - **Streamlit's `st.login`**: an `[auth]` section in `.streamlit/secrets.toml` (an OpenID Connect
   provider); the operator is the signed-in user's e-mail address (else their name).
 - **Neither**: the machine's operator (`sessions.identity.local_operator`: $ANDOR_OPERATOR, else the
@@ -25,6 +27,7 @@ command the console sends, and signs the command with the operator's name (`by`)
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import os
 from collections.abc import Mapping
@@ -40,6 +43,7 @@ from sessions.markdown import md
 
 __all__ = [
     "COMMAND_ROLES",
+    "PROXY_SECRET_HEADER",
     "ROLES",
     "WRITE_ROLES",
     "AccessRefused",
@@ -96,6 +100,12 @@ WRITE_ROLES: dict[str, tuple[str, frozenset[str]]] = {
 library), in `COMMAND_ROLES`' terms: a watcher changes nothing, whichever way the write goes."""
 
 _ROLES_SYNTAX = "write NAME=ROLE+ROLE entries separated by commas, with * for everyone else"
+
+PROXY_SECRET_HEADER = "X-Andor-Proxy-Secret"
+"""The request header in which the sign-in proxy sends `ANDOR_AUTH_PROXY_SECRET`, proving that a
+request came through it (and so that its `ANDOR_AUTH_HEADER` is the proxy's, not a client's)."""
+_MIN_SECRET_CHARS = 16
+"""A shorter shared secret could be guessed by trying: the console would then trust a forged header."""
 
 
 class AccessRefused(Exception):
@@ -185,6 +195,7 @@ def identify(env: Mapping[str, str], headers: Headers, address: str | None, user
     without). Raises `AccessRefused` (or `NotSignedIn`) with the page's sentence."""
     header = env.get("ANDOR_AUTH_HEADER", "").strip()
     if header:
+        _through_proxy(env.get("ANDOR_AUTH_PROXY_SECRET", "").strip(), header, headers, address)
         name, signed_in = _from_header(header, headers.get_all(header)), True
     elif user is not None:
         name, signed_in = _from_login(user), True
@@ -196,8 +207,8 @@ def identify(env: Mapping[str, str], headers: Headers, address: str | None, user
     else:
         raise AccessRefused(
             f"This console listens on {address or 'every interface'} without a sign-in, so it serves no one: "
-            "listen on 127.0.0.1, or set ANDOR_AUTH_HEADER behind a signing-in proxy, or configure st.login "
-            "in .streamlit/secrets.toml."
+            "listen on 127.0.0.1, or set ANDOR_AUTH_HEADER and ANDOR_AUTH_PROXY_SECRET behind a signing-in proxy, "
+            "or configure st.login in .streamlit/secrets.toml."
         )
     spelled = env.get("ANDOR_ROLES", "").strip()
     if not spelled:
@@ -210,6 +221,32 @@ def identify(env: Mapping[str, str], headers: Headers, address: str | None, user
     if not roles:
         raise AccessRefused(f"{name or 'This operator'} has no role on this console (see ANDOR_ROLES).")
     return Operator(name, roles)
+
+
+def _through_proxy(secret: str, header: str, headers: Headers, address: str | None) -> None:
+    """Refuse a request whose `header` may not be the sign-in proxy's: beyond loopback, any client can
+    send it, so the request must carry the proxy's shared `secret` (compared in constant time, so the
+    time a refusal takes says nothing about how much of a guess was right). On loopback without a
+    secret, only this machine reaches the console, and its proxy is trusted."""
+    if not secret:
+        if is_loopback(address):
+            return
+        raise AccessRefused(
+            f"This console listens on {address or 'every interface'} and would trust any client's {header} header, "
+            "so it serves no one: set ANDOR_AUTH_PROXY_SECRET to a long random value that the sign-in proxy sends "
+            f"in the {PROXY_SECRET_HEADER} header."
+        )
+    if len(secret) < _MIN_SECRET_CHARS:
+        raise AccessRefused(
+            f"ANDOR_AUTH_PROXY_SECRET is shorter than {_MIN_SECRET_CHARS} characters, so the console serves no one: "
+            "give it a long random value, such as `openssl rand -hex 32` prints."
+        )
+    sent = headers.get_all(PROXY_SECRET_HEADER)
+    if len(sent) != 1 or not hmac.compare_digest(sent[0].encode(), secret.encode()):
+        raise AccessRefused(
+            f"This request did not come through the sign-in proxy (no valid {PROXY_SECRET_HEADER} header), "
+            "so it is refused."
+        )
 
 
 def _from_header(header: str, values: list[str]) -> str:
