@@ -526,7 +526,7 @@ def test_refusals_and_errors_quote_text_as_text(db: str) -> None:
     at = app()
     at.run()
     at.session_state["_form_results"] = {
-        (scope(session_id), "budget"): (Outcome("rejected", f"there is no node '{hostile}'"), ())
+        (scope(session_id), "budget"): (Outcome("rejected", f"there is no node '{hostile}'"), (), None)
     }
     at.session_state["_flash_controls"] = (session_id, Outcome("rejected", hostile), None)
     at.run()
@@ -815,3 +815,42 @@ def test_a_model_calls_prompt_and_answer_are_drawn_only_while_its_expander_is_op
     at.run()
     shown = [c.value for c in at.code]
     assert shown[-1] == json.dumps(call.payload.output, indent=2, ensure_ascii=False), "the answer, once open"
+
+
+def test_the_exports_of_a_session_that_moved_while_it_stood_still_reach_its_newest_event(db: str) -> None:
+    """Issue 12, defect 3: files built when the exports were opened must not stay behind the log once
+    the session moved (a report downloaded after the run ended said "running"). A page whose session
+    is not running is drawn only on a change, so each such drawing builds them again."""
+    from ui.context import console
+
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = app()
+    at.session_state["exports"] = True  # the expander opened
+    at.run()
+    assert [b.label for b in at.button if b.label.startswith("Refresh: ")] == ["Refresh: the files reach event 1"]
+    queue_command(store, session_id, {"kind": "budget", "max_cost_usd": 3.0})
+    console().pool.ensure_running(session_id)
+    wait_for(lambda: load_state(store, session_id).config.max_cost_usd == 3.0)
+    at.run()
+    seq = load_state(store, session_id).seq
+    assert [b.label for b in at.button if b.label.startswith("Refresh: ")] == [f"Refresh: the files reach event {seq}"]
+
+
+def test_a_link_to_a_session_the_store_does_not_have_says_so(db: str) -> None:
+    """Issue 12, defect 1: a stale shared link opened the newest session as if it were the one linked."""
+    store = open_store(db)
+    older = create_session(store, "an older task", BROWNIE, start_url="dry://start", paused=True)
+    newest = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = "gone0000"
+    at.run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning] == [
+        "The link names session gone0000, which this store does not have; this is the newest."
+    ]
+    assert at.query_params["session"] == newest
+    [picker] = [box for box in at.selectbox if (box.key or "").startswith("session_pick_")]
+    picker.select(older)
+    at.run()
+    assert not at.warning, "the operator opened another session: the note has done its work"

@@ -57,6 +57,23 @@ def test_an_inject_applied_within_the_press_empties_its_field(answers: list[Outc
     assert [s.value for s in at.success] == ["inject applied"]
 
 
+def test_a_plain_applied_answer_goes_after_a_while_a_refusal_stays(
+    answers: list[Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12, defect 2: "inject applied" stayed under its form for the life of the tab."""
+    import ui.commands
+
+    at = _press(answers, Outcome("applied", "inject applied", "s1", "c1", 0, "inject"))
+    assert [s.value for s in at.success] == ["inject applied"]
+    monkeypatch.setattr(ui.commands, "APPLIED_SECONDS", 0.0)
+    at.run()
+    assert not at.success, "the applied answer has gone"
+    at = _press(answers, QUEUED, Outcome("rejected", "0 is pruned; reopen it first", "s1", "c1", 0, "inject"))
+    at.run()
+    at.run()
+    assert [e.value for e in at.error] == ["0 is pruned; reopen it first"], "a refusal stays"
+
+
 def test_a_queued_inject_empties_its_field_only_once_applied(answers: list[Outcome]) -> None:
     at = _press(answers, QUEUED, QUEUED)
     assert at.text_area[0].value == "Check the reviews", "still queued: the goals stay"
@@ -101,13 +118,14 @@ def _controls_flash() -> None:
 
 
 def test_the_controls_flash_shows_the_engines_warning_and_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ui.commands
     import ui.views.header
 
-    monkeypatch.setattr(ui.views.header, "FLASH_SECONDS", 0.0)
+    monkeypatch.setattr(ui.commands, "APPLIED_SECONDS", 0.0)
     monkeypatch.setattr(ui.views.header, "settle", lambda store, outcome: outcome)
     at = AppTest.from_function(_controls_flash)
     at.session_state["_answer"] = Outcome("applied", "resume applied", "s1", "c1", 0, "resume", warning="mind it")
     at.run()
-    at.run()  # past FLASH_SECONDS: a plain "applied" would be gone by now
+    at.run()  # past APPLIED_SECONDS: a plain "applied" would be gone by now
     assert [w.value for w in at.warning] == ["resume applied — mind it"]
     assert not at.success

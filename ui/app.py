@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sessions.markdown import md, short
+from sessions.markdown import md, md_line, short
 from ui.access import admit, show_operator
 from ui.commands import drawn
 from ui.context import console
-from ui.url import read_url, write_url
+from ui.url import missing_session, read_url, write_url
 from ui.views.export import render_exports
 from ui.views.inbox import render_inbox
 from ui.views.live import live
@@ -45,6 +45,10 @@ def main() -> None:
         )
         drawn()
         return
+    if (missing := missing_session()) is not None:
+        st.warning(
+            f"The link names session {md_line(missing, 80)}, which this store does not have; this is the newest."
+        )
     state = live(ctx, session_id).refresh()
     with inbox:  # one timer per page: the live panel's keeps the inbox current (`ui.views.live_panel`)
         render_inbox(ctx, TITLE, timed=False)

@@ -17,6 +17,7 @@ one's answer and is not queued again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,13 +30,16 @@ from sessions.store import EventStore, SessionFinished
 from ui.access import AccessRefused, current
 from ui.context import Console
 
-__all__ = ["FORM_NAMES", "QUICK_ANSWER", "Outcome", "alert", "drawn", "send", "settle"]
+__all__ = ["APPLIED_SECONDS", "FORM_NAMES", "QUICK_ANSWER", "Outcome", "alert", "drawn", "faded", "send", "settle"]
 
 _LAST = "_last_command"
 """Session state: (session id, payload, outcome, drawn since) of the tab's last command."""
 
 QUICK_ANSWER = 0.4
 """Seconds a press waits for the runner's answer before it shows "queued" instead."""
+APPLIED_SECONDS = 6.0
+"""How long a plain "applied" stays beside the control or form that sent it; a refusal or an answer
+with a warning stays until the next press."""
 
 FORM_NAMES = {
     "budget": "cost cap",
@@ -71,6 +75,17 @@ class Outcome:
     def text(self) -> str:
         """The answer as the operator reads it: the message, then the engine's warning if it gave one."""
         return f"{self.message} — {self.warning}" if self.warning else self.message
+
+
+def faded(outcome: Outcome, answered: float | None) -> bool:
+    """Whether `outcome`, answered at `answered` (`time.monotonic()`; None: not yet), has been shown
+    long enough to go (`APPLIED_SECONDS`)."""
+    return (
+        outcome.result == "applied"
+        and not outcome.warning
+        and answered is not None
+        and time.monotonic() - answered > APPLIED_SECONDS
+    )
 
 
 def alert(outcome: Outcome) -> Callable[..., object]:

@@ -11,6 +11,7 @@ the scope, that sent it.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,13 +19,13 @@ from typing import Any
 import streamlit as st
 
 from sessions.markdown import md
-from ui.commands import Outcome, alert, send, settle
+from ui.commands import Outcome, alert, faded, send, settle
 from ui.context import Console, console
 
 __all__ = ["Scope", "scope", "show_result", "submit"]
 
 _RESULTS = "_form_results"
-"""Session state: {(scope, form): (outcome, the widgets to empty once it is applied)}."""
+"""Session state: {(scope, form): (outcome, the widgets to empty once it is applied, when it was answered)}."""
 _EMPTIED = "_form_emptied"
 """Session state: {(scope, widget name): times emptied}. A widget is emptied by giving it a new key, not
 by setting its value: the live panel's tick may have left the browser before the redraw that emptied
@@ -71,7 +72,8 @@ def submit(
     """
     built = payload()
     outcome = Outcome("invalid", built) if isinstance(built, str) else send(ctx, where.session_id, built)
-    st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear)
+    answered = None if outcome.result == "queued" else time.monotonic()
+    st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear, answered)
     if outcome.result == "applied":
         _empty(where, clear)
 
@@ -85,13 +87,19 @@ def _empty(where: Scope, names: tuple[str, ...]) -> None:
 def show_result(where: Scope, form: str) -> None:
     """The engine's answer to this form in this scope, if any: "queued" until the runner has handled
     the command, then its answer (`ui.commands.settle`), with the engine's warning when it gave one
-    ("prune applied — already ran in the browser: …"); escaped, since a refusal quotes text."""
+    ("prune applied — already ran in the browser: …"); escaped, since a refusal quotes text. A plain
+    "applied" goes after a few seconds (`ui.commands.faded`), at the next redraw."""
     results = st.session_state.get(_RESULTS, {})
     if (where, form) not in results:
         return
-    was, clear = results[(where, form)]
+    was, clear, answered = results[(where, form)]
     outcome = settle(console().store, was)
-    results[(where, form)] = (outcome, clear)
+    if answered is None and outcome.result != "queued":
+        answered = time.monotonic()
+    if faded(outcome, answered):
+        del results[(where, form)]
+        return
+    results[(where, form)] = (outcome, clear, answered)
     if was.result == "queued" and outcome.result == "applied":
         _empty(where, clear)  # the fields go at the next redraw: this one has drawn them already
     message = outcome.text

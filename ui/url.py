@@ -28,6 +28,7 @@ __all__ = [
     "SESSION_KEY",
     "forget_node",
     "linked",
+    "missing_session",
     "open_session",
     "picked_elsewhere",
     "picker_key",
@@ -51,6 +52,8 @@ NODE_KEY = "node"
 """The URL's `?node=`, and the key of the node selector's container (its widget is keyed by the selection)."""
 _SELECTED = "_selected_node"
 """The selected node's id (see the module docstring for why no widget holds it)."""
+_MISSING = "_missing_session"
+"""The session id a link named that the store does not have (see `shown_session`)."""
 _URL = "_url"
 """{SESSION_KEY: ..., NODE_KEY: ...} as the URL holds them: read on the tab's first run, then as written."""
 
@@ -95,6 +98,7 @@ def open_session(session_id: str) -> None:
     """Show another session (the sidebar's picker, a row of the sessions table, an inbox item, a new
     session or a fork), on its root. Both pickers of sessions start afresh on it."""
     st.session_state[_SESSION] = session_id
+    st.session_state.pop(_MISSING, None)
     _fresh_picker(SESSION_KEY, session_id)
     _fresh_picker(SESSIONS_TABLE, session_id)
     forget_node()
@@ -102,12 +106,22 @@ def open_session(session_id: str) -> None:
 
 def shown_session(session_ids: list[str]) -> str | None:
     """The session on screen: the one the picker holds or last opened; else the URL's (a reload or a shared link, which
-    keeps the URL's node too); else the newest (`session_ids` comes newest first). None if there is none."""
+    keeps the URL's node too); else the newest (`session_ids` comes newest first). None if there is none.
+
+    A link to a session the store does not have opens the newest, and says so (`missing_session`):
+    silently, a stale shared link showed another run as if it were the one linked."""
     shown = st.session_state.get(_SESSION)
     if shown not in session_ids:
         shown = linked(SESSION_KEY)
+        if shown is not None and shown not in session_ids:
+            st.session_state[_MISSING] = shown
         shown = st.session_state[_SESSION] = shown if shown in session_ids else next(iter(session_ids), None)
     return shown if shown is None else _follow(SESSION_KEY, shown, session_ids)
+
+
+def missing_session() -> str | None:
+    """The session a link named that the store does not have, until the operator opens another."""
+    return st.session_state.get(_MISSING)
 
 
 def picked_elsewhere(session_ids: Collection[str]) -> bool:

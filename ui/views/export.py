@@ -1,12 +1,15 @@
 """Downloads: the HTML report (one self-contained file), the trace JSON, the tree as DOT, SVG and
 GraphML, and a Markdown report of the run: the files `python -m sessions report` writes.
 
-The files are built when the exports are opened, and again when the operator presses Refresh; the
-buttons then serve those bytes, and say which event they reach. Built at click time instead (a
-deferred download), a file lived only until the second run after it was made, and the live panel
-runs every 0.75 s: on a loaded machine the browser's fetch came later and the download was cancelled
-(issue 12, defect 3). Bytes kept in the tab's state are registered again, under the same id, by
-every run of the page, and fragment runs leave them alone, so a click always finds its file.
+The files are built when the exports are opened, again when the operator presses Refresh, and again
+when the page is drawn after the session moved while it is not running (paused, waiting, finished):
+such a page is drawn only when something changed, so a file downloaded after the run ended reaches
+its end. The buttons serve those bytes, and say which event they reach. Built at click time instead
+(a deferred download), a file lived only until the second run after it was made, and the live panel
+runs every 0.75 s while the session runs: on a loaded machine the browser's fetch came later and the
+download was cancelled (issue 12, defect 3). Bytes kept in the tab's state are registered again,
+under the same id, by every run of the page, and fragment runs leave them alone, so a click always
+finds its file.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from collections.abc import Callable
 import streamlit as st
 
 from planner.events import Event
-from planner.state import SessionState, replay
+from planner.state import RunStatus, SessionState, replay
 from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
 from sessions.report import html_report, tree_graphml
 from ui.context import Console
+from ui.views.live import live
 
 __all__ = ["render_exports"]
 
@@ -56,7 +60,9 @@ def _prepare(ctx: Console, session_id: str) -> None:
 
 def render_exports(ctx: Console, session_id: str) -> None:
     prepared = st.session_state.get(_PREPARED)
-    if prepared is None or prepared[0] != session_id:
+    state = live(ctx, session_id).state  # as the page's run has just refreshed it
+    behind = prepared is not None and prepared[1] < state.seq and state.status is not RunStatus.RUNNING
+    if prepared is None or prepared[0] != session_id or behind:
         _prepare(ctx, session_id)
     _, seq, files = st.session_state[_PREPARED]
     for column, (label, extension, mime, _) in zip(st.columns(len(_FILES)), _FILES):

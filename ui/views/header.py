@@ -10,7 +10,7 @@ from planner.state import RunStatus, SessionState
 from sessions.markdown import md, md_line
 from sessions.runner import STALE_AFTER
 from ui.access import refusal
-from ui.commands import Outcome, alert, send, settle
+from ui.commands import Outcome, alert, faded, send, settle
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
 from ui.status import STATUS_ICONS, status_line, worker_name
@@ -19,8 +19,6 @@ __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
 
 FLASH = "_flash_controls"
 """Session state: (session id, outcome, when it was answered) of the last control pressed."""
-FLASH_SECONDS = 6.0
-"""How long "pause applied" stays; a refusal or a warning stays until the next press."""
 STATUS_CHARS = 300
 """The status line quotes actions and reasons; past this it is cut (the inspector has them whole)."""
 
@@ -34,7 +32,7 @@ def _flash(ctx: Console, session_id: str) -> None:
         return
     outcome = settle(ctx.store, flash[1])
     answered = flash[2] if flash[2] is not None or outcome.result == "queued" else time.monotonic()
-    if outcome.result == "applied" and not outcome.warning and time.monotonic() - answered > FLASH_SECONDS:
+    if faded(outcome, answered):
         del st.session_state[FLASH]
         return
     st.session_state[FLASH] = (session_id, outcome, answered)

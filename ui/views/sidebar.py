@@ -216,10 +216,17 @@ def render_sessions(sessions: list[SessionInfo], recent_actions: Mapping[str, in
             for info in sessions
         ]
     )
+    # A click on any cell opens the row's session, as a click on its row marker does (the marker
+    # column is narrow, and a person clicks the task they read).
     picked = st.dataframe(
-        table, hide_index=True, width="stretch", key=key, on_select="rerun", selection_mode="single-row"
+        table,
+        hide_index=True,
+        width="stretch",
+        key=key,
+        on_select="rerun",
+        selection_mode=["single-row", "single-cell"],
     )
-    rows = picked.selection.rows
+    rows = [*picked.selection.rows, *(cell[0] for cell in picked.selection.cells)]
     if rows and rows[0] < len(clicked_in) and clicked_in[rows[0]] != shown:
         select_session(clicked_in[rows[0]])
 
