@@ -113,6 +113,12 @@ class SessionInfo:
     older than this, whatever length the runner asking uses; None without a lease, or for one taken
     before the store kept it."""
 
+    def runner_alive(self, now: float, fallback: float) -> bool:
+        """Whether a runner holds the session now: a heartbeat younger than its holder's own lease
+        length (`fallback` for a lease taken before the store kept it), as `claim` judges it."""
+        length = self.lease_seconds if self.lease_seconds is not None else fallback
+        return self.runner_pid is not None and self.heartbeat_at is not None and now - self.heartbeat_at < length
+
 
 @dataclass(frozen=True, slots=True)
 class QueuedCommand:

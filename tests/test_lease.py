@@ -359,3 +359,20 @@ def test_simultaneous_resumes_after_a_crash_run_the_session_once(url: str, tmp_p
             worker.join(60)
         store.close()
     assert crashed_mid_run >= count * 0.8, "the first runners finished before the crash; the test proved little"
+
+
+def test_a_runner_is_alive_for_its_own_lease_length_not_the_readers() -> None:
+    """The console judged every lease by the default 15 s: a worker started with a 40 s lease read as
+    dead between heartbeats, and the console offered to restart it (two runners)."""
+    from sessions.runner import STALE_AFTER
+    from sessions.store import SessionInfo
+
+    def row(heartbeat_age: float, lease: float | None) -> SessionInfo:
+        return SessionInfo(
+            "s", "task", "demo", "running", None, 3, 3, 0.0, 0.0,
+            runner_pid=7, heartbeat_at=100.0 - heartbeat_age, lease_owner="w:7", lease_seconds=lease,
+        )  # fmt: skip
+
+    assert row(20, 40).runner_alive(100.0, STALE_AFTER), "within its holder's 40 s"
+    assert not row(20, None).runner_alive(100.0, STALE_AFTER), "a lease from before the store kept its length"
+    assert not row(5, 4).runner_alive(100.0, STALE_AFTER), "past its holder's 4 s, whatever the reader's default"

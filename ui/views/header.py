@@ -94,10 +94,7 @@ def _runner_alive(ctx: Console, session_id: str) -> bool:
     run, another console)."""
     if ctx.pool.running(session_id):
         return True
-    info = ctx.reads.session(session_id)
-    return (
-        info.runner_pid is not None and info.heartbeat_at is not None and time.time() - info.heartbeat_at < STALE_AFTER
-    )
+    return ctx.reads.session(session_id).runner_alive(time.time(), STALE_AFTER)
 
 
 def _held_by(ctx: Console, session_id: str, state: SessionState) -> str:
