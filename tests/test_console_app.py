@@ -854,3 +854,22 @@ def test_a_link_to_a_session_the_store_does_not_have_says_so(db: str) -> None:
     picker.select(older)
     at.run()
     assert not at.warning, "the operator opened another session: the note has done its work"
+
+
+def test_a_database_the_console_cannot_reach_is_one_sentence_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, on_loopback: None
+) -> None:
+    import streamlit as st
+
+    monkeypatch.setenv("ANDOR_DB", "postgresql://andor:secretpw@127.0.0.1:1/nodb")
+    monkeypatch.setenv("ANDOR_SHOP", "0")
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=30)
+        at.run()
+        assert not at.exception, at.exception
+        [error] = [e.value for e in at.error]
+        assert error.startswith("cannot open the session database postgresql+psycopg://andor:***@127.0.0.1:1/nodb")
+        assert "secretpw" not in error and error.endswith("the page tries again when it is next drawn.")
+    finally:
+        st.cache_resource.clear()

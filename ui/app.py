@@ -9,9 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from sessions.markdown import md, md_line, short
-from ui.access import admit, show_operator
+from ui.access import Operator, admit, show_operator
 from ui.commands import drawn
-from ui.context import console
+from ui.context import console, database_trouble
 from ui.url import missing_session, read_url, write_url
 from ui.views.export import render_exports
 from ui.views.inbox import render_inbox
@@ -33,6 +33,11 @@ def main() -> None:
     operator = admit()
     if operator is None:
         return  # the page is the one sentence saying why this request is not served
+    with database_trouble():
+        _page(operator)
+
+
+def _page(operator: Operator) -> None:
     ctx = console()
     read_url()
     session_id, inbox = render_sidebar(ctx)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +26,9 @@ from sessions.errors import SessionsError
 from sessions.feed import Changes, Reads, open_feed
 from sessions.service import Runners, runners_for
 from sessions.sql import open_store
-from sessions.store import EventStore, database_target
+from sessions.store import EventStore, StoreUnavailable, database_target
 
-__all__ = ["Console", "console"]
+__all__ = ["Console", "console", "database_trouble"]
 
 _DEFAULT_SHOP_PORT = 8765
 
@@ -60,6 +62,16 @@ def _shop() -> ShopServer | None:
         return start_shop(port=port)
     except OSError:
         return start_shop(port=0)
+
+
+@contextmanager
+def database_trouble() -> Iterator[None]:
+    """A database the console cannot reach shows one sentence where the page (or the live panel) would
+    be, instead of a traceback; the next drawing tries again."""
+    try:
+        yield
+    except StoreUnavailable as error:
+        st.error(f"{error}. Check ANDOR_DB and the database server; the page tries again when it is next drawn.")
 
 
 @st.cache_resource(show_spinner=False)

@@ -23,13 +23,16 @@ something changed (`sessions.feed`: pushed by PostgreSQL; on SQLite every redraw
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import streamlit as st
 
 from planner.state import RunStatus, SessionState
 from sessions.store import SessionInfo
 from ui.access import drawing_for
 from ui.commands import drawn
-from ui.context import Console
+from ui.context import Console, database_trouble
 from ui.url import picked_elsewhere, url_behind
 from ui.views.coplan import render_plan_review
 from ui.views.edit import render_approval, render_node_edit, render_settings
@@ -59,6 +62,18 @@ _DRAWN = "_still_drawn"
 if the All sessions tab was open, else None); the watcher compares the store with it."""
 
 
+def _guarded(draw: Callable[..., None]) -> Callable[..., None]:
+    """`draw` with the database's trouble shown in one sentence (`ui.context.database_trouble`): a
+    fragment's run is the page's own in that, and a panel that lost its database says so."""
+
+    @functools.wraps(draw)
+    def drawing(*args: object) -> None:
+        with database_trouble():
+            draw(*args)
+
+    return drawing
+
+
 def render_live_panel(ctx: Console, session_id: str) -> None:
     """The panel for the session's status now: redrawn on a timer while it runs, else drawn on change.
 
@@ -72,6 +87,7 @@ def render_live_panel(ctx: Console, session_id: str) -> None:
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
+@_guarded
 def _running_panel(ctx: Console, session_id: str) -> None:
     drawing_for()  # once a tick, for every button's role check (see `ui.access`)
     state = live(ctx, session_id).refresh()
@@ -84,6 +100,7 @@ def _running_panel(ctx: Console, session_id: str) -> None:
 
 
 @st.fragment
+@_guarded
 def _still_panel(ctx: Console, session_id: str) -> None:
     """Drawn by the page's run and by the operator's presses in it; the watcher asks for the rest."""
     drawing_for()
@@ -107,6 +124,7 @@ def _watch_finished(ctx: Console, session_id: str) -> None:
     _rerun_if_changed(ctx, session_id)
 
 
+@_guarded
 def _rerun_if_changed(ctx: Console, session_id: str) -> None:
     drawn = st.session_state.get(_DRAWN)
     if drawn is None or drawn[0] != session_id:
