@@ -24,6 +24,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from planner.actions import is_note, note_text
+from planner.answers import check_answer
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Cause, Event, Kind
@@ -623,6 +624,9 @@ class Engine:
         if answer is None:
             reason = f"{reason + '; ' if reason else ''}no final answer: {why}"
             succeeded = False  # a run that cannot say what it found has not done the task
+        elif succeeded and self.state.expect and not (check := check_answer(self.state.expect, answer)).passed:
+            # The agent thinks it is done; the task's check says otherwise, where every list shows it.
+            reason = f"the answer check is not met: it lacks {', '.join(check.missing)}"
         self._rec.record(
             Kind.SESSION_FINISHED,
             ROOT_ID,

@@ -134,6 +134,8 @@ class Cause(StrEnum):
     """The runner was stopped (shut down) before the run ended; resuming continues it."""
     FINISHED = "finished"
     """The run ended, succeeded or failed."""
+    ANSWER_MISSED = "answer_missed"
+    """The run ended as succeeded, but its answer lacks what the task's answer must say (`planner.answers`)."""
 
 
 class Payload(BaseModel):

@@ -233,10 +233,15 @@ def _session_status(state: SessionState, event: Event) -> None:
 def _session_finished(state: SessionState, event: Event) -> None:
     p = cast(SessionFinished, event.payload)
     state.status = p.status
-    state.cause = Cause.FINISHED
     state.reason = p.reason
     state.final_answer = p.final_answer
     state.current = None
+    check = state.answer_check
+    state.cause = (
+        Cause.ANSWER_MISSED
+        if check is not None and not check.passed and p.status is RunStatus.SUCCEEDED
+        else Cause.FINISHED
+    )
 
 
 def _config_changed(state: SessionState, event: Event) -> None:

@@ -6,10 +6,13 @@ A session needs the operator when nothing more will happen until they act on it:
 - a problem paused it (the runner stopped on an exception or was shut down, the model was
   unavailable, the cost cap was reached, no runner could be built), or it failed;
 - it stopped at a breakpoint the operator set, or for a plan review (after an expansion, or the
-  first plan of a session started paused: it waits for the operator's review).
+  first plan of a session started paused: it waits for the operator's review);
+- it succeeded, but its answer lacks what the task's answer must say (a bundled task's check): the
+  agent thinks it is done, and a list that showed it as a plain success would hide a wrong answer.
 
 A pause the operator made themselves needs nothing: Pause, one Step, a rejection that pauses, a fork
-(which starts paused). Running, stopped and succeeded sessions need nothing either.
+(which starts paused). Running and stopped sessions need nothing either, nor succeeded ones whose
+answer passed its check or had none to pass.
 
 The listing row (`SessionInfo`) is all this reads, so the inbox costs one query however many sessions
 there are. Its `cause` (a `planner.events.Cause`, recorded with every status change) tells the kinds
@@ -44,11 +47,12 @@ class Need(StrEnum):
     APPROVAL = "approval"
     ERROR = "error"
     FAILED = "failed"
+    ANSWER = "answer"
     BREAKPOINT = "breakpoint"
 
 
-_URGENCY = {Need.APPROVAL: 0, Need.ERROR: 1, Need.FAILED: 1, Need.BREAKPOINT: 2}
-"""Lower first: a held action, then a problem (paused by one or failed), then a breakpoint."""
+_URGENCY = {Need.APPROVAL: 0, Need.ERROR: 1, Need.FAILED: 1, Need.ANSWER: 1, Need.BREAKPOINT: 2}
+"""Lower first: a held action, then a problem (paused by one, failed, a wrong answer), then a breakpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,8 @@ def _attention(info: SessionInfo) -> Attention | None:
         need, why = Need.APPROVAL, reason or "an action waits for approval"
     elif info.status == RunStatus.FAILED:
         need, why = Need.FAILED, f"failed: {reason}" if reason else "failed"
+    elif info.status == RunStatus.SUCCEEDED and info.cause == Cause.ANSWER_MISSED:
+        need, why = Need.ANSWER, f"succeeded, but {reason}" if reason else "succeeded, but the answer check is not met"
     elif info.status != RunStatus.PAUSED or info.cause in _OPERATORS_OWN:
         return None
     elif info.cause in _BREAKPOINTS:

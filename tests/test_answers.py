@@ -109,3 +109,37 @@ def test_the_report_shows_the_answer_check_beside_the_answer() -> None:
     assert "**Answer check: not met** — missing: 54.99" in markdown_report("s", state, [])
     state.final_answer = "Northwind Metro at $54.99"
     assert "**Answer check: met.**" in markdown_report("s", state, [])
+
+
+def test_a_run_that_succeeded_with_an_answer_its_check_fails_is_listed_as_needing_the_operator() -> None:
+    """Issue 12, defect 4: such a run showed as a plain success in All sessions and nowhere in the inbox."""
+    from demo.tasks import load_tasks
+    from planner.config import EngineConfig
+    from planner.events import Cause
+    from sessions.attention import Need, needing_attention
+    from sessions.backends import Backend
+    from sessions.runner import Runner, create_session
+    from sessions.sql import SqlStore
+
+    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
+    script = Script.model_validate(
+        {
+            "nodes": {task.task: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
+            "final_answer": "The Acme Daypack 20L at $49.99",
+        }
+    )
+    store = SqlStore("sqlite://")
+    session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
+    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    [info] = store.sessions()
+    lacks = "the answer check is not met: it lacks Northwind, Northwind Metro 18L, 54.99"
+    assert (info.status, info.cause, info.reason) == ("succeeded", Cause.ANSWER_MISSED, lacks)
+    [item] = needing_attention([info])
+    assert (item.need, item.why) == (Need.ANSWER, f"succeeded, but {lacks}")
+
+    right = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
+    passed = script.model_copy(update={"final_answer": "The Northwind Metro 18L at $54.99"})
+    Runner(store, right, backend=Backend(ScriptedModel(passed), DryEnvironment())).run()
+    info = store.session(right)
+    assert (info.status, info.cause, info.reason) == ("succeeded", Cause.FINISHED, None)
+    assert needing_attention([info]) == []

@@ -49,12 +49,14 @@ _ICONS = {
     Need.APPROVAL: ":material/front_hand:",
     Need.ERROR: ":material/error:",
     Need.FAILED: ":material/cancel:",
+    Need.ANSWER: ":material/rule:",
     Need.BREAKPOINT: ":material/pause_circle:",
 }
 _HEADLINES = {
     Need.APPROVAL: "Approval needed",
     Need.ERROR: "Session paused by a problem",
     Need.FAILED: "Session failed",
+    Need.ANSWER: "Answer check not met",
     Need.BREAKPOINT: "Breakpoint reached",
 }
 _notify = st.components.v2.component(
