@@ -419,7 +419,7 @@ def _reask(args: argparse.Namespace, store: EventStore) -> int:
     found = reask(store, args.session_id, args.call, instruction=args.instruction, model=args.model, settings=settings)
     printed = found.model_dump(mode="json")
     if args.adopt:
-        printed["adopted"] = adopt(store, found)
+        printed["adopted"] = adopt(store, found, by=_operator(args.operator))
     emit(printed)
     return EXIT_OK
 
@@ -456,6 +456,11 @@ def _reask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--effort", choices=EFFORTS, help="a Claude model's effort for this call")
     parser.add_argument(
         "--adopt", action="store_true", help="queue the new answer as an operator edit (provenance: the call)"
+    )
+    parser.add_argument(
+        "--operator",
+        type=text_argument("operator name", 200),
+        help="who adopts it (default $ANDOR_OPERATOR, else the user name), as `command` signs its commands",
     )
 
 
