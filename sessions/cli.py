@@ -485,8 +485,8 @@ def _eval(args: argparse.Namespace, store: EventStore) -> int:
         )
     except TaskError as error:
         raise _UsageError(str(error)) from None
-    print(format_table(results))
     document = report(results, model=args.model, policy=policy.name)
+    print(format_table(results, document))
     if args.out is not None:
         Path(args.out).write_text(json.dumps(document, indent=2, ensure_ascii=False))
     emit({"tasks": len(results), "rescued": document["rescued"], "success": document["success"], "out": args.out})
