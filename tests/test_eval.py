@@ -222,7 +222,8 @@ def test_an_http_5xx_failure_triggers_a_reopen(store: SqlStore, shop: ShopServer
 
 @in_chromium
 def test_python_m_sessions_eval_writes_the_three_way_json(tmp_path: Path) -> None:
-    """Baseline fails, the default operator rescues with one edit, the oracle correction passes too."""
+    """Baseline fails, the default operator rescues with one edit (the sale item opened, it goes back and
+    sorts by price), the oracle correction passes too."""
     out = tmp_path / "eval.json"
     done = cli(
         "eval", "--tasks", "cheapest-lumen-printer", "--out", str(out), "--db", str(tmp_path / "s.db"), timeout=300
@@ -240,8 +241,10 @@ def test_python_m_sessions_eval_writes_the_three_way_json(tmp_path: Path) -> Non
         True,
         1,
     )
-    assert row["edit_kinds"] == ["edit"] and row["oracle_success"] is True
-    assert row["operator"]["latency_steps"] == 0 and row["operator"]["wrong_step"] == 2
+    assert row["edit_kinds"] == ["inject"] and row["oracle_success"] is True
+    [intervention] = row["operator"]["interventions"]
+    assert (intervention["rule"], intervention["node"]) == ("a-sale-badge-is-not-a-low-price", "0.2")
+    assert row["operator"]["wrong_step"] == 2 and row["operator"]["latency_steps"] > 0, "after the sale item was opened"
     assert document["rescued"] == 1.0 and document["rescued_tasks"] == ["cheapest-lumen-printer"]
 
 
