@@ -5,7 +5,8 @@ end to end).
 Right under the node selector, whichever tab is open, the bar holds the node's one-click actions
 (Break here, Reopen, Undo last edit) and the buttons that open the Edit plan tab on a form (Prune…,
 Inject…, Edit…, Force…). Each test presses them as an operator does, on a paused demo run stepped by
-hand, and checks the store as well as the screen. The Plan changes view lists every change to the
+hand, and checks the store as well as the screen; an edited or forced run then goes on, and the test
+checks what ran in the browser afterwards. The Plan changes view lists every change to the
 plan, the operator's and the engine's, each with its diff.
 """
 
@@ -16,9 +17,11 @@ import re
 import pytest
 from console_helpers import (
     NODE_PICKER,
+    TASKS,
     box_of,
     choose,
     click_node,
+    control,
     only,
     open_console,
     open_tab,
@@ -26,12 +29,16 @@ from console_helpers import (
     state_of,
     step_once,
     store_of,
+    wait_for_the_end,
     wait_until,
 )
 from playwright.sync_api import Locator, Page, expect
 from test_console_shortcuts_e2e import button, press
 
+from demo.tasks import check_answer
 from planner.diff import edit_diffs
+from planner.events import Event, Kind
+from planner.state import RunStatus
 from planner.tree import NodeType, Status
 from ui.server import ConsoleProcess
 
@@ -65,6 +72,12 @@ def drawn_first(page: Page, field: Locator, node_id: str) -> None:
     wait_until(lambda: top(field) < top(prune), 30, "the form the bar opened drawn first")
 
 
+def _ran(console: ConsoleProcess, session_id: str, node_id: str) -> list[Event]:
+    """The node's actions carried out in the browser, in order."""
+    events = store_of(console).load(session_id)
+    return [e for e in events if e.kind is Kind.ACTION_EXECUTED and e.node_id == node_id]
+
+
 def change(page: Page, seq: int) -> Locator:
     """One change in the Plan changes view, by the event that completed it."""
     found = page.locator(f".st-key-plan_change_{seq}")
@@ -72,7 +85,9 @@ def change(page: Page, seq: int) -> Locator:
     return found
 
 
-def test_edit_a_description_then_expand_again_and_see_both_in_plan_changes(page: Page, console: ConsoleProcess) -> None:
+def test_edit_a_description_run_it_then_expand_again_and_see_both_in_plan_changes(
+    page: Page, console: ConsoleProcess
+) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "cheapest-espresso", paused=True)
     step_once(page, console, session_id)  # 0.1's expansion
@@ -91,7 +106,18 @@ def test_edit_a_description_then_expand_again_and_see_both_in_plan_changes(page:
     page.locator(".st-key-edit_submit button").click()
     expect(page.get_by_text("description edit applied")).to_be_visible(timeout=15_000)
     assert state_of(console, session_id).tree["0.2"].description == "sort by price, cheapest first"
+    for _ in range(3):  # its expansion from the new text, then its action
+        if _ran(console, session_id, "0.2"):
+            break
+        step_once(page, console, session_id)
+    [sort_click] = _ran(console, session_id, "0.2")
+    assert sort_click.data["ok"] and "sort=price_asc" in sort_click.data["url"], (
+        "the edited step ran in the browser as its new text says: the price sort, cheapest first"
+    )
 
+    expect(page.locator("svg text").filter(has_text=re.compile(r"^AND 0$")), "the root drawn again").to_be_visible(
+        timeout=30_000
+    )
     click_node(page, "0")
     open_form(page, "Edit…")
     described = only(page, '[class*="st-key-edit_description_"] textarea')
@@ -101,7 +127,7 @@ def test_edit_a_description_then_expand_again_and_see_both_in_plan_changes(page:
     page.locator(".st-key-edit_submit button").click()
     expect(page.get_by_text("description edit applied")).to_be_visible(timeout=15_000)
     tree = state_of(console, session_id).tree
-    assert [tree[i].status for i in ("0.1", "0.2", "0.3", "0.4")] == [Status.SUCCESS, *[Status.PRUNED] * 3]
+    assert [tree[i].status for i in ("0.1", "0.2", "0.3", "0.4")] == [Status.SUCCESS] * 2 + [Status.PRUNED] * 2
     step_once(page, console, session_id)  # the engine expands the root again
     tree = state_of(console, session_id).tree
     new = [tree[i] for i in tree["0"].children[4:]]
@@ -128,6 +154,13 @@ def test_edit_a_description_then_expand_again_and_see_both_in_plan_changes(page:
     expect(page.locator(NODE_PICKER), "0.2 selected from its change").to_have_value(
         re.compile(r"^0\.2 · "), timeout=30_000
     )
+
+    control(page, console, "resume")
+    wait_for_the_end(page, console, session_id, 120, "the run to end after the root's new plan")
+    state = state_of(console, session_id)
+    assert state.status is RunStatus.SUCCEEDED, (state.status, state.reason)
+    assert all(_ran(console, session_id, n.id) for n in new), "the new plan's steps ran in the browser"
+    assert check_answer(TASKS["cheapest-espresso"], state.final_answer).passed, state.final_answer
 
 
 def test_prune_reopen_inject_undo_and_break_here_from_the_bar(page: Page, console: ConsoleProcess) -> None:
@@ -176,7 +209,7 @@ def test_prune_reopen_inject_undo_and_break_here_from_the_bar(page: Page, consol
     expect(bar_button(page, "Remove breakpoint (0.3)"), "the bar now takes it away").to_be_enabled(timeout=30_000)
 
 
-def test_force_an_or_alternative_from_the_bar(page: Page, console: ConsoleProcess) -> None:
+def test_force_an_or_alternative_from_the_bar_and_run_it_to_the_end(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "over-ear-under-100", paused=True)
     for _ in range(4):  # the category's action, then 0.2's expansion into alternatives
@@ -193,13 +226,19 @@ def test_force_an_or_alternative_from_the_bar(page: Page, console: ConsoleProces
     page.locator(".st-key-force_submit button").click()
     expect(page.get_by_text("force applied")).to_be_visible(timeout=15_000)
     assert state_of(console, session_id).tree["0.2"].forced == "0.2.2"
-    step_once(page, console, session_id)
-    tree = state_of(console, session_id).tree
-    assert tree["0.2.2"].status is not Status.UNVISITED and tree["0.2.1"].status is Status.UNVISITED, (
-        "the forced alternative runs first"
-    )
 
     [forced] = [d for d in edit_diffs(store_of(console).load(session_id)) if d.by == "force"]
     open_tab(page, "Plan changes")
     expect(change(page, forced.seq)).to_contain_text("operator: force at 0.2", timeout=30_000)
     expect(change(page, forced.seq)).to_contain_text("changed 0.2 · forced alternative none → “0.2.2”")
+
+    control(page, console, "resume")
+    wait_for_the_end(page, console, session_id, 120, "the run to end after the forced alternative")
+    state = state_of(console, session_id)
+    assert state.status is RunStatus.SUCCEEDED, (state.status, state.reason)
+    assert check_answer(TASKS["over-ear-under-100"], state.final_answer).passed, state.final_answer
+    assert state.tree["0.2.2"].status is Status.SUCCESS and _ran(console, session_id, "0.2.2"), "the forced one ran"
+    events = store_of(console).load(session_id)
+    assert state.tree["0.2.1"].status is Status.UNVISITED and not any(
+        e.kind is Kind.ACTION_EXECUTED and (e.node_id or "").startswith("0.2.1") for e in events
+    ), "the alternative with the broken price filter never ran"
