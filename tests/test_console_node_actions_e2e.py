@@ -5,8 +5,8 @@ end to end).
 Right under the node selector, whichever tab is open, the bar holds the node's one-click actions
 (Break here, Reopen, Undo last edit) and the buttons that open the Edit plan tab on a form (Prune…,
 Inject…, Edit…, Force…). Each test presses them as an operator does, on a paused demo run stepped by
-hand, and checks the store as well as the screen; an edited or forced run then goes on, and the test
-checks what ran in the browser afterwards. The Plan changes view lists every change to the
+hand, and checks the store as well as the screen; an edited, reopened or forced run then goes on, and
+the test checks what ran in the browser afterwards. The Plan changes view lists every change to the
 plan, the operator's and the engine's, each with its diff.
 """
 
@@ -36,10 +36,12 @@ from playwright.sync_api import Locator, Page, expect
 from test_console_shortcuts_e2e import button, press
 
 from demo.tasks import check_answer
+from planner.config import Breakpoint
 from planner.diff import edit_diffs
 from planner.events import Event, Kind
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
+from sessions.runner import queue_command
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -207,6 +209,54 @@ def test_prune_reopen_inject_undo_and_break_here_from_the_bar(page: Page, consol
     press(page, "breakpoint", button(page, "breakpoint_btn"))  # B, with the focus on no field
     wait_until(lambda: state_of(console, session_id).config.node_breakpoints == {"0.3"}, 60, "the breakpoint by B")
     expect(bar_button(page, "Remove breakpoint (0.3)"), "the bar now takes it away").to_be_enabled(timeout=30_000)
+
+
+def test_reopen_a_failed_action_from_the_bar_and_it_runs_again(page: Page, console: ConsoleProcess) -> None:
+    """The shop's price filter answers HTTP 500 (demo/README.md), so the filter's Apply click fails; the
+    operator reads the page the agent got, reopens the click and resumes: it runs in the browser again
+    (and fails again, the shop being what it is). A breakpoint on failure, set through the store as
+    the run's setting, stops the run at each failure."""
+    open_console(page, console)
+    session_id = start_demo(page, console, "over-ear-under-100", paused=True)
+    queue_command(store_of(console), session_id, {"kind": "breakpoints", "breakpoints": [Breakpoint.ON_FAILURE]})
+    control(page, console, "resume")
+    wait_until(lambda: _failed_and_paused(console, session_id, 1), 90, "the pause at the first failed action")
+    [failed] = [n for n in state_of(console, session_id).tree.walk() if n.status is Status.FAIL]
+    assert failed.description == "click Apply filters", failed
+
+    click_node(page, failed.id)
+    open_tab(page, "Node")
+    seen = only(page, f".st-key-page_text_{failed.id.replace('.', '-')}")  # a key's class has - for each dot
+    seen.get_by_text("Page text the agent read").click()
+    expect(seen, "the error page as the agent read it").to_contain_text(
+        'heading "Something went wrong"', timeout=30_000
+    )
+    expect(seen, "the page's own words, which the console shows nowhere else").to_contain_text(
+        "The price filter is temporarily unavailable."
+    )
+    open_tab(page, "Task & answer")
+    current = only(page, ".st-key-current_page_text")  # what a simulated operator's page rules match
+    current.get_by_text("Page text the agent read").click()
+    expect(current, "the current page's text").to_contain_text("The price filter is temporarily unavailable.")
+    reopen = bar_button(page, f"Reopen {failed.id}")
+    expect(reopen, "a failed node can be reopened").to_be_enabled(timeout=30_000)
+    reopen.click()
+    expect(page.get_by_text("reopen applied")).to_be_visible(timeout=15_000)
+    assert state_of(console, session_id).tree[failed.id].status is Status.UNVISITED
+
+    control(page, console, "resume")
+    wait_until(lambda: _failed_and_paused(console, session_id, 2), 90, "the reopened action to run and fail again")
+    events = store_of(console).load(session_id)
+    [reset] = [e.seq for e in events if e.kind is Kind.NODE_RESET and e.node_id == failed.id]
+    first, again = _ran(console, session_id, failed.id)
+    assert first.seq < reset < again.seq and first.data["action"] == again.data["action"], "the same click, again"
+
+
+def _failed_and_paused(console: ConsoleProcess, session_id: str, times: int) -> bool:
+    """Whether the run has paused at a breakpoint after `times` failed actions in the browser."""
+    state = state_of(console, session_id)
+    failed = [e for e in store_of(console).load(session_id) if e.kind is Kind.ACTION_EXECUTED and not e.data["ok"]]
+    return len(failed) == times and state.status is RunStatus.PAUSED and (state.reason or "").startswith("breakpoint:")
 
 
 def test_force_an_or_alternative_from_the_bar_and_run_it_to_the_end(page: Page, console: ConsoleProcess) -> None:

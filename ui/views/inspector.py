@@ -23,6 +23,9 @@ __all__ = ["render_inspector", "render_run_panel"]
 
 _SHOWN_CHARS = 600
 """A description or final answer longer than this is cut, with the whole of it under an expander."""
+_PAGE_TEXT_CHARS = 20_000
+"""Page text longer than this is cut. The browser hands the agent at most about 6,000 characters a page
+(`BrowserEnvironment.observation_budget`), so what the agent read is shown whole."""
 
 
 def _screenshot(path: str | None, caption: str, alt: str) -> None:
@@ -83,6 +86,7 @@ def _node_events(follower: Live, node_id: str) -> None:
         st.markdown(f"Outcome: {md(outcome)}")
         st.text(f"Page after: {run.url or ''} ({run.obs_chars:,} chars observed of {run.html_chars:,} HTML)")
         _screenshot(run.screenshot, f"after {md_line(run.action)}", "browser screenshot after the action")
+        _page_text(run.observation, f"page_text_{node_id}")
     for observed in (p for p in payloads if isinstance(p, Observed)):
         st.markdown("Observation summary:")
         st.text(observed.summary)
@@ -96,6 +100,21 @@ def _node_events(follower: Live, node_id: str) -> None:
     for event in calls:
         _model_call(event.seq, cast(ModelCalled, event.payload))
     render_reask(follower, node_id)
+
+
+def _page_text(text: str | None, key: str) -> None:
+    """The page text the agent read, as the model's prompts quote it: the only view of what the page said
+    when the model's prompt is not recorded (the offline model's), and what a simulated operator's
+    page rules match (`sessions.operator_sim`). Page text, so `st.text`, never Markdown; built only
+    while open, like a model call's prompt."""
+    if not text:
+        return
+    with st.expander(f"Page text the agent read ({len(text):,} characters)", key=key, on_change="rerun") as shown:
+        if not shown.open:
+            return
+        if len(text) > _PAGE_TEXT_CHARS:
+            st.caption(f"The first {_PAGE_TEXT_CHARS:,} characters.")
+        st.text(text[:_PAGE_TEXT_CHARS])
 
 
 def _model_call(seq: int, call: ModelCalled) -> None:
@@ -149,6 +168,7 @@ def render_run_panel(state: SessionState) -> None:
         st.caption(f"Next: {md(state.feedback)}")
     st.markdown("**Current page**")
     st.text(state.url or "")
+    _page_text(state.page_text, "current_page_text")
     _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
 
 
