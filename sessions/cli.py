@@ -403,7 +403,7 @@ def _reask(args: argparse.Namespace, store: EventStore) -> int:
     found = reask(store, args.session_id, args.call, instruction=args.instruction, model=args.model, settings=settings)
     printed = found.model_dump(mode="json")
     if args.adopt:
-        printed["adopted"] = adopt(store, found)
+        printed["adopted"] = adopt(store, found, by=_operator(args.operator))
     emit(printed)
     return EXIT_OK
 
@@ -441,6 +441,11 @@ def _reask_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--adopt", action="store_true", help="queue the new answer as an operator edit (provenance: the call)"
     )
+    parser.add_argument(
+        "--operator",
+        type=text_argument("operator name", 200),
+        help="who adopts it (default $ANDOR_OPERATOR, else the user name), as `command` signs its commands",
+    )
 
 
 def _eval(args: argparse.Namespace, store: EventStore) -> int:
@@ -464,8 +469,8 @@ def _eval(args: argparse.Namespace, store: EventStore) -> int:
         )
     except TaskError as error:
         raise _UsageError(str(error)) from None
-    print(format_table(results))
     document = report(results, model=args.model, policy=policy.name)
+    print(format_table(results, document))
     if args.out is not None:
         Path(args.out).write_text(json.dumps(document, indent=2, ensure_ascii=False))
     emit({"tasks": len(results), "rescued": document["rescued"], "success": document["success"], "out": args.out})

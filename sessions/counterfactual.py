@@ -402,13 +402,18 @@ def _fields(operator: Operator, original: dict[str, Any], new: dict[str, Any]) -
 # -- adopting ----------------------------------------------------------------------------------------
 
 
-def adopt(store: EventStore, counterfactual: Counterfactual) -> list[str]:
+def adopt(store: EventStore, counterfactual: Counterfactual, *, by: str | None = None) -> list[str]:
     """Queue the operator commands that adopt the new answer in the session as it is now; their ids.
 
-    The runner applies them at the next step boundary like any operator edit (and may refuse one
-    with its reason, e.g. a child that started meanwhile)."""
+    `by` signs them with the operator who adopts (None: not known), as every other command of theirs
+    is signed, so the nodes they make say who made them. The runner applies them at the next step
+    boundary like any operator edit (and may refuse one with its reason, e.g. a child that started
+    meanwhile)."""
     state = load_state(store, counterfactual.session_id)
-    return [queue_command(store, counterfactual.session_id, command) for command in adoption(state, counterfactual)]
+    return [
+        queue_command(store, counterfactual.session_id, {**command.model_dump(mode="json"), "by": by})
+        for command in adoption(state, counterfactual)
+    ]
 
 
 def adoption(state: SessionState, counterfactual: Counterfactual) -> list[Command]:

@@ -6,14 +6,16 @@
 - **operator**: the simulated operator (`sessions.operator_sim`) follows a policy through the
   command queue, one step boundary at a time.
 - **oracle**: the task's recorded `correction` (demo/README.md), sent after the session's first two
-  steps, as the tests send it; tasks without one have no oracle run.
+  steps, as the tests send it; tasks without one have no oracle run. A correction names node ids of
+  the demo model's plan ("edit 0.3"), so with any other model there is no oracle run at all (`NO_ORACLE`).
 
 Each run reports success (finished and the answer has every required string, `demo.tasks`), the
 edits made and their kinds (inject, prune, edit, reopen, force, reject; an approval is not an edit,
 every condition approves), steps, model calls, and the latency of the first edit: from the step that
 planned the node it is about (the first wrong step, where the trouble entered the plan) to the step
 at which it was sent, in steps and in seconds. `rescued` is the share of baseline failures the
-operator turned into successes with at most `RESCUE_EDITS` edits.
+operator turned into successes with at most `RESCUE_EDITS` edits. The report adds the totals over
+the tasks: steps and model calls per condition, the operator's edits by kind, and its mean latency.
 
 The shop is the demo's, so sessions runs it as a program (`python -m demo.shop --port 0`) rather
 than importing it (sessions never imports the demo built on it); tests pass `site` to run an
@@ -27,7 +29,8 @@ import selectors
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,7 +38,7 @@ from typing import Any
 
 from demo.tasks import DemoTask, check_answer, load_tasks, select_tasks
 from planner.state import RunStatus, SessionState
-from sessions.backends import prepare_model
+from sessions.backends import parse_model_spec, prepare_model
 from sessions.errors import SessionsError
 from sessions.operator_sim import ConsoleView, Intervention, Policy, SimulatedOperator, settle
 from sessions.runner import Runner, create_session, queue_command
@@ -43,6 +46,7 @@ from sessions.store import EventStore
 
 __all__ = [
     "CONDITIONS",
+    "NO_ORACLE",
     "RESCUE_EDITS",
     "RunResult",
     "ShopUnavailable",
@@ -50,6 +54,7 @@ __all__ = [
     "bundled_shop",
     "evaluate",
     "format_table",
+    "has_oracle",
     "report",
     "rescued",
     "run_condition",
@@ -58,6 +63,8 @@ __all__ = [
 CONDITIONS = ("baseline", "operator", "oracle")
 RESCUE_EDITS = 2
 """A rescue counts when it took at most this many edits (issue 14's goal)."""
+NO_ORACLE = "no oracle: its correction is written for the demo model's plan"
+"""Why a run with another model has no oracle condition: a correction edits the demo plan's node ids."""
 SHOP_START_S = 60.0
 """How long the bundled shop may take to print its address; it takes well under a second."""
 HOOK_POLL_S = 0.01
@@ -274,6 +281,11 @@ def run_condition(
     )
 
 
+def has_oracle(model: str) -> bool:
+    """Whether `model` plans as the corrections assume: only the demo model's plans have their node ids."""
+    return parse_model_spec(model).kind == "demo"
+
+
 def evaluate(
     store: EventStore,
     *,
@@ -291,11 +303,14 @@ def evaluate(
     refused at once."""
     tasks = select_tasks(load_tasks(tasks_file), only)
     prepare_model(model, store)
+    oracle = has_oracle(model)
+    if not oracle and progress is not None:
+        progress(NO_ORACLE)
     results = []
     for task in tasks:
         runs: dict[str, RunResult] = {}
         for condition in CONDITIONS:
-            if condition == "oracle" and task.correction is None:
+            if condition == "oracle" and (task.correction is None or not oracle):
                 continue
             with site() as base_url:
                 runs[condition] = run_condition(
@@ -318,7 +333,10 @@ def rescued(results: list[TaskResult]) -> float | None:
 
 
 def report(results: list[TaskResult], *, model: str, policy: str) -> dict[str, Any]:
-    """The `--out` document: one entry per task (the three runs in full), and the totals."""
+    """The `--out` document: one entry per task (the three runs in full), and the totals.
+
+    Steps and model calls are summed per condition over the tasks it ran (the oracle only over the
+    tasks with a correction); the edit kinds and latencies are the operator's."""
     tasks = [
         {
             "task": r.task,
@@ -334,19 +352,31 @@ def report(results: list[TaskResult], *, model: str, policy: str) -> dict[str, A
         for r in results
     ]
     failures = [r for r in results if not r.baseline.success]
-    latencies = [r.operator.latency_steps for r in results if r.operator.latency_steps is not None]
+    runs = {c: [run for r in results if (run := _runs(r)[c]) is not None] for c in CONDITIONS}
+    operator = runs["operator"]
     return {
         "model": model,
         "operator": policy,
+        "oracle": None if has_oracle(model) else NO_ORACLE,
         "tasks": tasks,
         "rescued": rescued(results),
         "baseline_failures": len(failures),
         "rescued_tasks": [r.task for r in failures if r.rescued],
-        "success": {c: sum(1 for r in results if (run := _runs(r)[c]) and run.success) for c in CONDITIONS},
-        "oracle_tasks": sum(1 for r in results if r.oracle),
-        "operator_edits": sum(r.operator.edits for r in results),
-        "mean_latency_steps": round(sum(latencies) / len(latencies), 2) if latencies else None,
+        "success": {c: sum(run.success for run in runs[c]) for c in CONDITIONS},
+        "oracle_tasks": len(runs["oracle"]),
+        "steps": {c: sum(run.steps for run in runs[c]) for c in CONDITIONS},
+        "model_calls": {c: sum(run.model_calls for run in runs[c]) for c in CONDITIONS},
+        "operator_edits": sum(run.edits for run in operator),
+        "edit_kinds": dict(sorted(Counter(kind for run in operator for kind in run.edit_kinds).items())),
+        "mean_latency_steps": _mean([run.latency_steps for run in operator]),
+        "mean_latency_s": _mean([run.latency_s for run in operator]),
     }
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values that were measured (a run without an edit has no latency); None if none were."""
+    measured = [value for value in values if value is not None]
+    return round(sum(measured) / len(measured), 2) if measured else None
 
 
 def _runs(result: TaskResult) -> dict[str, RunResult | None]:
@@ -357,20 +387,15 @@ def _cell(run: RunResult | None) -> str:
     return "–" if run is None else ("yes" if run.success else "no")
 
 
-def format_table(results: list[TaskResult]) -> str:
+def format_table(results: list[TaskResult], totals: dict[str, Any]) -> str:
     """Per task: success under each condition, the operator's edits, steps and model calls (baseline /
-    operator / oracle), and the operator's latency; then the totals and the rescue rate."""
+    operator / oracle), and the operator's latency; then a row of `totals` (`report`'s) and the rescue rate."""
     header = ["task", "base", "oper", "oracle", "edits (kinds)", "steps b/o/c", "calls b/o/c", "latency steps (s)"]
     rows = []
     for r in results:
         op = r.operator
         kinds = f"{op.edits} ({', '.join(op.edit_kinds)})" if op.edits else "0"
         triple = [r.baseline, op, r.oracle]
-        latency = (
-            f"{op.latency_steps} ({op.latency_s:.1f})"
-            if op.latency_steps is not None and op.latency_s is not None
-            else "–"
-        )
         rows.append(
             [
                 r.task,
@@ -380,20 +405,38 @@ def format_table(results: list[TaskResult]) -> str:
                 kinds,
                 "/".join("–" if x is None else str(x.steps) for x in triple),
                 "/".join("–" if x is None else str(x.model_calls) for x in triple),
-                latency,
+                _latency(op.latency_steps, op.latency_s),
             ]
         )
+    success, kinds = totals["success"], totals["edit_kinds"]
+    oracle_ran = totals["oracle_tasks"] > 0
+    rows.append(
+        [
+            f"all {len(results)}",
+            str(success["baseline"]),
+            str(success["operator"]),
+            f"{success['oracle']}/{totals['oracle_tasks']}" if oracle_ran else "–",
+            f"{totals['operator_edits']}" + (f" ({', '.join(f'{k} {n}' for k, n in kinds.items())})" if kinds else ""),
+            "/".join(str(totals["steps"][c]) if c != "oracle" or oracle_ran else "–" for c in CONDITIONS),
+            "/".join(str(totals["model_calls"][c]) if c != "oracle" or oracle_ran else "–" for c in CONDITIONS),
+            _latency(totals["mean_latency_steps"], totals["mean_latency_s"], "mean "),
+        ]
+    )
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header, *rows]]
-    totals = report(results, model="", policy="")
     share = totals["rescued"]
-    success = totals["success"]
     lines.append(
         f"success: baseline {success['baseline']}/{len(results)}, operator {success['operator']}/{len(results)}, "
-        f"oracle {success['oracle']}/{totals['oracle_tasks']}; operator edits {totals['operator_edits']}"
+        + (f"oracle {success['oracle']}/{totals['oracle_tasks']}" if totals["oracle"] is None else totals["oracle"])
+        + f"; operator edits {totals['operator_edits']}"
     )
     lines.append(
         f"rescued: {len(totals['rescued_tasks'])} of {totals['baseline_failures']} baseline failures "
         f"with <= {RESCUE_EDITS} edits" + (f" ({100 * share:.0f} %)" if share is not None else "")
     )
     return "\n".join(lines)
+
+
+def _latency(steps: float | None, seconds: float | None, label: str = "") -> str:
+    """A latency as "steps (seconds)" after `label`, or "–" when nothing was measured."""
+    return "–" if steps is None or seconds is None else f"{label}{steps:g} ({seconds:.1f})"

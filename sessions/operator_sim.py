@@ -1,9 +1,10 @@
 """A simulated operator: general rules an operator follows, kept as data, applied through the command queue.
 
 A policy is a list of rules. Each rule has a trigger on what the console shows (the folded
-`SessionState` of the stored log: the tree, statuses, reasons, the page's observation, the pending
-approval) and an intervention (inject, prune, edit, reopen, force, approve, reject) whose arguments
-are templates filled from the matching node and the rule's named regex groups:
+`SessionState` of the stored log: the tree, statuses, reasons, the page text the agent read, which
+the inspector shows as "Page text the agent read", the pending approval) and an intervention
+(inject, prune, edit, reopen, force, approve, reject) whose arguments are templates filled from the
+matching node and the rule's named regex groups:
 
     {"name": "skip-out-of-stock", "why": "...",
      "when": {"on": "failed", "reason": "no link or button"}, "page": "Out of stock",

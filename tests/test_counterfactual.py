@@ -284,17 +284,27 @@ def test_a_completion_call_and_a_finished_sessions_adoption_are_refused(store: S
         reask(store, session_id, cf.call, instruction="be quick")
 
 
-def test_the_cli_prints_both_answers_and_the_diff_and_adopts(store: SqlStore, script: Path, tmp_path: Path) -> None:
+def test_the_cli_prints_both_answers_and_the_diff_and_adopts_signed_by_the_operator(
+    store: SqlStore, script: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--adopt` signs its commands as `command` does: `--operator`, else $ANDOR_OPERATOR (else the user name)."""
     session_id = _reviewing(store, BROWNIE_TASK, f"script:{script}")
     call = _call(store, session_id, Operator.EXPAND)
     db = str(tmp_path / "sessions.db")
-    result = cli("--db", db, "reask", session_id, "--call", str(call), "--instruction", INSTRUCTION, "--adopt")
+    monkeypatch.setenv("ANDOR_OPERATOR", "dana")
+    adopting = ("--db", db, "reask", session_id, "--call", str(call), "--instruction", INSTRUCTION, "--adopt")
+    result = cli(*adopting)
     assert result.returncode == 0, result.stderr
     printed = last_json(result)
     assert printed["original"]["children"][0]["description"] == SEARCH
     assert [c["description"] for c in printed["new"]["children"]] == NEW_PLAN
     assert [m["mark"] for m in printed["children"]] == ["removed", "same", "changed", "added"]
     assert len(printed["adopted"]) == 1
+    named = cli(*adopting, "--operator", "erin")
+    assert named.returncode == 0, named.stderr
+    queued = {c.command_id: c.payload for c in store.pending(session_id)}
+    signed = [queued[command_id]["by"] for command_id in [*printed["adopted"], *last_json(named)["adopted"]]]
+    assert signed == ["dana", "erin"], "each adopted command says who adopted it"
     refused = cli("--db", db, "reask", session_id, "--call", "1", check=False)
     assert refused.returncode == 2 and refused.stderr.startswith("error: event 1 of session"), refused.stderr
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from demo.tasks import load_tasks
+from demo.tasks import DemoTask, load_tasks
 from planner.events import Kind
 from planner.state import Recorder, SessionState
 from sessions.operator_sim import POLICIES_PATH, Policy, PolicyError, SimulatedOperator, load_policy
@@ -66,6 +66,32 @@ def test_the_bundled_policy_loads_and_holds_general_rules_not_answer_keys() -> N
     leaked = [task.id for task in tasks if task.id in text]
     leaked += [item for task in tasks for item in task.criteria.must_contain if item.lower() in text]
     assert not leaked, f"the default policy names task ids or expected answers: {leaked}"
+
+
+def _plan_text(task: DemoTask) -> list[str]:
+    """Every sub-goal the demo model's playbook for `task` plans (its expansions and its repairs)."""
+    playbook = task.playbook
+    if playbook is None:
+        return []
+    planned = [child for node in playbook.nodes.values() for child in node.children]
+    planned += [child for repair in playbook.repairs.values() for child in repair.add]
+    return [child if isinstance(child, str) else child.description for child in planned]
+
+
+def test_no_default_rule_is_keyed_to_one_tasks_plan() -> None:
+    """A rule whose node pattern matches the plan of only one bundled task was written for that task: an
+    answer key in the model's own words, not a habit an operator brings to any run. Each rule's pattern
+    about the plan must fit the plans of two tasks or more (a rule about no node fits them all)."""
+    tasks = [task for task in load_tasks() if task.playbook is not None]
+    keyed: dict[str, str] = {}
+    for rule in load_policy().rules:
+        pattern = getattr(rule.when, "node", None)
+        if pattern is None or not pattern.pattern:
+            continue
+        fits = [task.id for task in tasks if any(pattern.search(text) for text in _plan_text(task))]
+        if len(fits) == 1:
+            keyed[rule.name] = fits[0]
+    assert not keyed, f"rules that fit one task's plan only (rule: task): {keyed}"
 
 
 def _one_rule(when: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,9 @@ _SHOWN_CHARS = 600
 expander: a 10,000-character text pushed the forms beside it thousands of pixels down."""
 _NOTE_CHARS = 300
 """Each note is cut to one line of this many characters; all of them whole are under one expander."""
+_PAGE_TEXT_CHARS = 20_000
+"""Page text longer than this is cut. The browser hands the agent at most about 6,000 characters a page
+(`BrowserEnvironment.observation_budget`), so what the agent read is shown whole."""
 
 
 def _screenshot(path: str | None, caption: str, alt: str) -> None:
@@ -94,6 +97,7 @@ def _node_events(follower: Live, node_id: str) -> None:
             f"Page after: {short(run.url or '', 200)} ({run.obs_chars:,} chars observed of {run.html_chars:,} HTML)"
         )
         _screenshot(run.screenshot, f"after {md_line(run.action)}", "browser screenshot after the action")
+        _page_text(run.observation, f"page_text_{node_id}")
     for observed in (p for p in payloads if isinstance(p, Observed)):
         st.markdown("Observation summary:")
         show_text(observed.summary, _SHOWN_CHARS, "observation summary")
@@ -107,6 +111,21 @@ def _node_events(follower: Live, node_id: str) -> None:
     for event in calls:
         _model_call(event.seq, cast(ModelCalled, event.payload))
     render_reask(follower, node_id)
+
+
+def _page_text(text: str | None, key: str) -> None:
+    """The page text the agent read, as the model's prompts quote it: the only view of what the page said
+    when the model's prompt is not recorded (the offline model's), and what a simulated operator's
+    page rules match (`sessions.operator_sim`). Page text, so `st.text`, never Markdown; built only
+    while open, like a model call's prompt."""
+    if not text:
+        return
+    with st.expander(f"Page text the agent read ({len(text):,} characters)", key=key, on_change="rerun") as shown:
+        if not shown.open:
+            return
+        if len(text) > _PAGE_TEXT_CHARS:
+            st.caption(f"The first {_PAGE_TEXT_CHARS:,} characters.")
+        st.text(text[:_PAGE_TEXT_CHARS])
 
 
 def _model_call(seq: int, call: ModelCalled) -> None:
@@ -162,6 +181,7 @@ def render_run_panel(state: SessionState) -> None:
         st.caption(f"Next: {md_line(state.feedback, _SHOWN_CHARS)}")
     st.markdown("**Current page**")
     st.text(short(state.url or "", _SHOWN_CHARS))
+    _page_text(state.page_text, "current_page_text")
     _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
 
 
