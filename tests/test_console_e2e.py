@@ -367,7 +367,7 @@ def test_screenshots_never_answer_404_while_the_run_goes_on(page: Page, console:
 
 def test_the_selected_nodes_actions_sit_beside_the_tree(page: Page, console: ConsoleProcess) -> None:
     """Defect 9: at 1600×1000 the tree and the forms for the selected node are on screen together,
-    without scrolling, and no tree toggle has its label cut."""
+    without scrolling, and no toggle or button has its label cut (at 1500 px too)."""
     open_console(page, console)
     session_id = start_demo(page, console, "cheapest-espresso", paused=True)  # the plan review
     step_once(page, console, session_id)  # 0.1's expansion
@@ -383,7 +383,12 @@ def test_the_selected_nodes_actions_sit_beside_the_tree(page: Page, console: Con
     assert tree["y"] < 1000 and inject["y"] + inject["height"] <= 1000, f"tree at {tree}, inject at {inject}"
     assert prune["y"] + prune["height"] <= 1000, f"the prune field is below the fold: {prune}"
     assert inject["x"] > tree["x"] + tree["width"] / 2, "the forms sit beside the tree, not under it"
-    cut = page.locator('[data-testid="stCheckbox"] p').evaluate_all(
-        "labels => labels.filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent)"
-    )
-    assert cut == [], f"toggle labels cut: {cut}"
+    for width in (1600, 1500):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(500)  # the columns lay out again
+        cut = (
+            page.locator('[data-testid="stMain"]')
+            .locator('[data-testid="stCheckbox"] p, button p, button [data-testid="stMarkdownContainer"]')
+            .evaluate_all("labels => labels.filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent)")
+        )
+        assert cut == [], f"labels cut at {width} px: {cut}"

@@ -282,7 +282,7 @@ def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProce
 def test_the_help_popover_lists_every_key(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     start_demo(page, console, "cheapest-espresso", paused=True)
-    page.get_by_role("button", name=re.compile("Shortcuts")).click()
+    page.get_by_role("button", name=re.compile("Keys")).click()
     rows = page.locator('[data-testid="stPopoverBody"] tbody tr')
     expect(rows, "one row per key").to_have_text(
         [re.compile(rf"^\s*{re.escape(s.key)}\s*{re.escape(s.does)}\s*$") for s in SHORTCUTS.values()],

@@ -41,7 +41,8 @@ SHORTCUTS: Final[Mapping[ShortcutName, Shortcut]] = {
 
 def render_help() -> None:
     """A popover listing every key and what it does."""
-    with st.popover("Shortcuts", icon=":material/keyboard:", help="Keyboard shortcuts"):
+    # "Keys", not "Shortcuts": in its column beside the run controls the longer word was cut at 1500 px.
+    with st.popover("Keys", icon=":material/keyboard:", help="Keyboard shortcuts"):
         rows = "\n".join(f"| `{shortcut.key}` | {shortcut.does} |" for shortcut in SHORTCUTS.values())
         st.markdown(f"| Key | Does |\n| --- | --- |\n{rows}")
         st.caption("Keys do nothing while you type in a field: click outside it first. Stop has no key.")
