@@ -172,3 +172,31 @@ def test_a_finished_page_with_a_full_inbox_stays_still(
     changes = page.evaluate("() => window.__changes")
     assert len(changes) < 50, f"{len(changes)} DOM changes in 7 s on a finished session's page: {changes[:20]}"
     assert notified(page) == [], "the items on screen when the page opened were notified"
+
+
+ASK_FOR_NOTIFICATIONS = """
+window.__asked = 0;
+window.__permission = "default";
+window.Notification = class {
+  constructor() {}
+  static get permission() { return window.__permission; }
+  static requestPermission() { window.__asked += 1; window.__permission = "granted"; return Promise.resolve("granted"); }
+};
+"""
+"""A browser that has not been asked yet: it records each request for permission and then grants it."""
+
+
+def test_notifications_are_asked_for_by_a_click_never_on_their_own(
+    page: Page, console: ConsoleProcess, store: EventStore
+) -> None:
+    """Firefox and Safari ignore a permission request no click made (the inbox asked on its own)."""
+    page.add_init_script(ASK_FOR_NOTIFICATIONS)
+    page.set_viewport_size({"width": 1500, "height": 1150})
+    succeeded(store, "done-ask", "Task done ask")
+    open_session(page, console, "done-ask", "Task done ask")
+    offer = page.locator(".st-key-inbox").get_by_role("button", name="Notify me of new items")
+    expect(offer, "the offer to notify").to_be_visible(timeout=30_000)
+    assert page.evaluate("() => window.__asked") == 0, "asked before the operator clicked"
+    offer.click()
+    expect(offer, "gone once allowed").to_have_count(0, timeout=30_000)
+    assert page.evaluate("() => window.__asked") == 1

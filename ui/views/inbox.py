@@ -59,8 +59,11 @@ _HEADLINES = {
     Need.ANSWER: "Answer check not met",
     Need.BREAKPOINT: "Breakpoint reached",
 }
+_ASSETS = Path(__file__).resolve().parent.parent / "assets"
 _notify = st.components.v2.component(
-    "andor_inbox_notify", js=(Path(__file__).resolve().parent.parent / "assets" / "inbox_notify.js").read_text()
+    "andor_inbox_notify",
+    js=(_ASSETS / "inbox_notify.js").read_text(),
+    css=(_ASSETS / "inbox_notify.css").read_text(),
 )
 
 
