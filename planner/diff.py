@@ -85,6 +85,7 @@ def _face(node: Node) -> _Face:
         node.forced,
         node.protected,
         node.earlier,
+        node.earlier_actions,
     )
 
 

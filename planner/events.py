@@ -172,7 +172,8 @@ class NodeFace:
     `order` is the node's children in order, kept only by an edit that reordered them (an operator's
     plan review) and None otherwise: every other edit leaves the order alone, and an added child
     lengthens it, which is no change an undo should take back (ids are numbered on from its length).
-    A face written before `order` existed reads as None, so no upgrade is needed.
+    A face written before `order` existed reads as None, so no upgrade is needed; likewise one written
+    before `earlier_actions` reads as none, which is what a node had then.
     """
 
     status: Status
@@ -183,6 +184,7 @@ class NodeFace:
     forced: str | None = None
     protected: bool = False
     earlier: tuple[str, ...] = ()
+    earlier_actions: tuple[str, ...] = ()
     order: tuple[str, ...] | None = None
 
 

@@ -404,6 +404,7 @@ def _node_restored(state: SessionState, event: Event) -> None:
     node.forced = face.forced
     node.protected = face.protected
     node.earlier = face.earlier
+    node.earlier_actions = face.earlier_actions
     state.proposals.pop(node.id, None)
 
 
@@ -450,7 +451,10 @@ def _action_executed(state: SessionState, event: Event) -> None:
 
 def _action_edited(state: SessionState, event: Event) -> None:
     node = state.tree[event.node_id]
-    node.action = cast(ActionEdited, event.payload).action
+    action = cast(ActionEdited, event.payload).action
+    if node.action and action != node.action:
+        node.earlier_actions = (*node.earlier_actions, node.action)
+    node.action = action
     node.protected = True
 
 

@@ -53,10 +53,11 @@ class TemplateRef:
 class Node(BaseModel):
     """One sub-goal, alternative or action.
 
-    `protected` is set on nodes an operator created or edited: the model's global tree update may
-    neither prune nor rewrite them. `earlier` keeps the descriptions a rewrite replaced, oldest
-    first, so an edited node shows what it said before. `template` is the template an operator's
-    inject took the node from, if any.
+    `protected` is set on nodes an operator created, edited or reopened: the model's global tree
+    update may neither prune nor rewrite them. `earlier` keeps the descriptions a rewrite replaced,
+    oldest first, and `earlier_actions` the actions an operator's edit of a held action replaced, so
+    an edited node shows what it said before. `template` is the template an operator's inject took the
+    node from, if any.
     """
 
     model_config = ConfigDict(validate_assignment=False)
@@ -76,12 +77,19 @@ class Node(BaseModel):
     reason: str | None = None
     forced: str | None = None
     earlier: tuple[str, ...] = ()
+    earlier_actions: tuple[str, ...] = ()
     children: list[str] = Field(default_factory=list)
     template: TemplateRef | None = None
 
     @property
     def depth(self) -> int:
         return self.id.count(".")
+
+    @property
+    def edited(self) -> bool:
+        """Whether an operator changed what the node says (its description or its action), which ✎
+        marks: a node they only reopened or protected says what it said."""
+        return self.protected and bool(self.earlier or self.earlier_actions)
 
 
 class Tree:

@@ -155,7 +155,7 @@ def _frames(events: list[Event]) -> list[dict[str, Any]]:
                 "r": node.reason,
                 "k": list(node.children),
                 "f": node.id in state.failed,
-                "e": node.protected,
+                "e": node.edited,
             }
             before = seen.get(node.id, {})
             delta = {key: value for key, value in now.items() if before.get(key) != value}

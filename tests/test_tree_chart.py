@@ -13,7 +13,7 @@ import pytest
 from conftest import BROWNIE_TASK, load, new_state, run_script
 
 from planner.browser.dry import DryEnvironment
-from planner.commands import Edit, Inject, Pause, apply_command
+from planner.commands import Edit, EditAction, Inject, Pause, Prune, Reopen, apply_command
 from planner.engine import Engine
 from planner.frames import active_path
 from planner.models.scripted import ScriptedModel
@@ -203,6 +203,25 @@ def test_operator_and_repair_marks_and_alternative_scores(failed_run: SessionSta
     edited = items_by_id(build_chart(state))["0.3"]
     assert edited["label"]["formatter"].startswith("✎ "), "an edited planner node is marked like an operator's"
     assert edited["itemStyle"]["borderColor"] == items["0.2.3"]["itemStyle"]["borderColor"]
+
+
+def test_a_reopened_node_says_what_it_said_and_an_edited_action_keeps_the_one_it_replaced() -> None:
+    """Issue 12, defect 12: a reopen marked a node ✎ though its text was unchanged, and an action edited
+    in the approval box kept no trace of the action it replaced."""
+    state = live()
+    apply_command(state, Prune(node="0.3", reason="later"))
+    apply_command(state, Reopen(node="0.3"))
+    item = items_by_id(build_chart(state, collapse_closed=False))["0.3"]
+    assert state.tree["0.3"].status is Status.UNVISITED and state.tree["0.3"].protected
+    assert "✎" not in item["label"]["formatter"].split("\n")[0], item["label"]["formatter"]
+
+    state = live(5)  # 0.2.1 expanded into its action, not run yet
+    action = state.tree["0.2.1"]
+    was = action.action
+    assert action.type is NodeType.ACTION and action.status is not Status.SUCCESS and was, action
+    apply_command(state, EditAction(node=action.id, action="click [33]"))
+    assert (action.action, action.earlier_actions) == ("click [33]", (was,))
+    assert items_by_id(build_chart(state))[action.id]["label"]["formatter"].startswith("✎ ")
 
 
 def test_a_node_with_a_planned_action_is_marked_with_the_action_in_its_tooltip() -> None:

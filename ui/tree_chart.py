@@ -438,7 +438,7 @@ def _item(
     break_here: bool = False,
 ) -> dict[str, Any]:
     removed = node.status in REMOVED
-    operator = node.origin is Origin.OPERATOR or node.protected  # made or edited by the operator
+    operator = node.origin is Origin.OPERATOR or node.edited  # made or edited by the operator
     style: dict[str, Any] = {"color": _COLOUR[node.status], "borderColor": _BORDER, "borderWidth": 1}
     if failed:
         style.update(color=_COLOUR[Status.FAIL], borderColor=_FAILED_BORDER, borderWidth=2.5)
@@ -456,7 +456,7 @@ def _item(
 
     score = _score(node) if or_child else None
     head = [
-        f"{_CHANGED_MARK if changed else ''}{_BREAK_MARK if break_here else ''}{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.protected else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
+        f"{_CHANGED_MARK if changed else ''}{_BREAK_MARK if break_here else ''}{_FAILED_MARK if failed else ''}{_MARKER[Origin.OPERATOR if node.edited else node.origin]}{TYPE_TAG[node.type]} {_label_text(_short_id(node.id), _ID_CHARS + 1)}"
     ]
     if score is not None:
         head.append(score)

@@ -57,7 +57,7 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
         status = "**✗ FAILED**" + (f", then {status}" if node.status is not Status.FAIL else "")
     made, edited = state.made_by.get(node.id), state.edited_by.get(node.id)
     maker = f"operator {md(made)}" if node.origin is Origin.OPERATOR and made else node.origin.value
-    edit = node.protected and (node.origin is not Origin.OPERATOR or (edited is not None and edited != made))
+    edit = node.edited and (node.origin is not Origin.OPERATOR or (edited is not None and edited != made))
     st.markdown(
         f"**{md(node.id)}** · {node.type.value} · {status} · made by {maker}"
         + (f" · ✎ edited by {md(edited) if edited else 'the operator'}" if edit else "")
@@ -66,10 +66,11 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
         + (f" · from template {md(str(node.template))}" if node.template else "")
     )
     show_text(node.description, _SHOWN_CHARS, "description")
-    if node.earlier:
-        with st.expander(f"Earlier descriptions ({len(node.earlier)}), oldest first"):
-            for text in node.earlier:
-                st.text(text)
+    for earlier, what in ((node.earlier, "descriptions"), (node.earlier_actions, "actions")):
+        if earlier:
+            with st.expander(f"Earlier {what} ({len(earlier)}), oldest first"):
+                for text in earlier:
+                    st.text(short(text, _SHOWN_CHARS))
     if node.reason:
         show_line("Reason: ", node.reason, _SHOWN_CHARS, "reason")
     if node.action:
