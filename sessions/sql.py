@@ -154,6 +154,16 @@ _migrations_table = sa.Table(
 )
 
 
+def _take_lease(session_id: str, gen: int, owner: str, pid: int | None, now: float, length: float) -> sa.Update:
+    """The compare-and-set that takes a session's lease: only from generation `gen`, which it moves on
+    (the new generation is the fencing token every write of the new holder carries)."""
+    return (
+        _sessions.update()
+        .where(_sessions.c.id == session_id, _sessions.c.lease_gen == gen)
+        .values(lease_owner=owner, lease_gen=gen + 1, runner_pid=pid, heartbeat_at=now, lease_seconds=length)
+    )
+
+
 def _advance(fenced: bool) -> sa.Update:
     """The append's update of the session row, built once (building it per append cost more than
     running it): it moves `last_seq` on only from the expected value and, when `fenced`, only under
@@ -759,17 +769,7 @@ class SqlStore(EventStore):
             )
             if held and not (row.lease_owner is not None and gone(row.lease_owner)):
                 return None
-            taken = conn.execute(
-                _sessions.update()
-                .where(_sessions.c.id == session_id, _sessions.c.lease_gen == row.lease_gen)
-                .values(
-                    lease_owner=owner,
-                    lease_gen=row.lease_gen + 1,
-                    runner_pid=pid,
-                    heartbeat_at=now,
-                    lease_seconds=stale_after,
-                )
-            )
+            taken = conn.execute(_take_lease(session_id, row.lease_gen, owner, pid, now, stale_after))
             if taken.rowcount == 1:
                 _changed(conn, session_id)  # the console shows who holds the lease
         return row.lease_gen + 1 if taken.rowcount == 1 else None
@@ -819,17 +819,7 @@ class SqlStore(EventStore):
         taken: list[tuple[str, int]] = []
         with self._tx() as conn:
             for row in conn.execute(candidates).all():
-                claimed = conn.execute(
-                    _sessions.update()
-                    .where(sessions.id == row.id, sessions.lease_gen == row.lease_gen)
-                    .values(
-                        lease_owner=owner,
-                        lease_gen=row.lease_gen + 1,
-                        runner_pid=pid,
-                        heartbeat_at=now,
-                        lease_seconds=stale_after,
-                    )
-                )
+                claimed = conn.execute(_take_lease(row.id, row.lease_gen, owner, pid, now, stale_after))
                 if claimed.rowcount == 1:
                     taken.append((row.id, row.lease_gen + 1))
                     _changed(conn, row.id)

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -92,3 +93,27 @@ def session_status(db: str, session_id: str) -> str | None:
 def command(db: str, session_id: str, *verb: str) -> dict[str, Any]:
     """Queue an operator command and wait (up to the deadline) for the runner's answer: its outcome JSON."""
     return last_json(cli("command", session_id, "--db", db, "--wait", "--timeout", f"{DEADLINE_S:g}", *verb))
+
+
+def start_fleet(
+    *args: str, port: int | None = None, shop_port: int | None = None
+) -> tuple[subprocess.Popen[str], list[str], threading.Thread]:
+    """`python -m sessions.fleet ARGS` (on free ports unless given), the lines it prints as they come,
+    and the thread reading them (joined once the fleet has exited, every line is in)."""
+    from ui.server import free_port
+
+    fleet = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "sessions.fleet", *args),
+            *("--port", str(port or free_port()), "--shop-port", str(shop_port or free_port())),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(fleet.stdout or ()), daemon=True)
+    reader.start()
+    return fleet, lines, reader

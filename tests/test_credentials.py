@@ -7,19 +7,15 @@ to every user); and the console on it shows it in no element of its page."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from cli_helpers import ROOT, finish, spawn, wait_until
+from cli_helpers import finish, spawn, start_fleet, wait_until
 from console_helpers import APP
 from postgres import password_database
 from streamlit.testing.v1 import AppTest
@@ -29,7 +25,6 @@ from sessions.cli import main
 from sessions.pgserver import MissingPostgres
 from sessions.runner import create_session
 from sessions.sql import SqlStore
-from ui.server import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -199,20 +194,7 @@ def test_the_fleet_prints_no_password_and_gives_it_to_no_childs_command_line(
     secret = _with_password(plain, password)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    fleet = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "sessions.fleet", "--db", secret, "--workers", "2"),
-            *("--port", str(free_port()), "--shop-port", str(free_port())),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(fleet.stdout or ()), daemon=True)
-    reader.start()
+    fleet, lines, reader = start_fleet("--db", secret, "--workers", "2")
     store = SqlStore(secret)
     seen: dict[str, str] = {}
     try:

@@ -3,20 +3,17 @@ Ctrl-C (SIGINT) takes every one of them down and removes the temporary directory
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from cli_helpers import start_fleet
 
 from sessions.pgserver import MissingPostgres, find_binaries
-from ui.server import ROOT, free_port
+from ui.server import free_port
 
 WORKERS = 3
 
@@ -40,20 +37,7 @@ def test_the_fleet_starts_and_one_ctrl_c_stops_all_of_it() -> None:
     except MissingPostgres as missing:
         pytest.skip(str(missing))
     port, shop_port = free_port(), free_port()
-    fleet = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "sessions.fleet", "--port", str(port), "--workers", str(WORKERS)),
-            *("--shop-port", str(shop_port)),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "ANDOR_SHOP_PORT": str(free_port()), "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(fleet.stdout or ()), daemon=True)
-    reader.start()
+    fleet, lines, reader = start_fleet("--workers", str(WORKERS), port=port, shop_port=shop_port)
     try:
         deadline = time.monotonic() + 120
         while not any("— Ctrl-C stops them all" in line for line in lines):
