@@ -7,7 +7,10 @@ and <= 3 s), (3) the server time of one live refresh of a 1,000-node session (go
 what an operator waits for: (4) from a click on Step to the new step count on screen (goal p95
 <= 1 s) and (5) from opening a 1,000-node session's page to its tree drawn (goal <= 3 s); and (6)
 what an open page of a paused session costs the console process while nothing happens (CPU per
-second, goal <= 0.1 s; its memory before and after the latency rounds, which must not keep growing).
+second, goal <= 0.1 s; its memory before and after the latency rounds, which must not keep growing);
+and (7) what a page watching a running demo session receives over its websocket per second, by
+element (the console sends no message by reference, `.streamlit/config.toml`, so every redraw
+carries its images and chart whole).
 """
 
 from __future__ import annotations
@@ -169,6 +172,45 @@ def load_to_tree(page: Page, url: str, session_id: str, rounds: int = 10) -> lis
     return [first_draw(page, url, session_id, draw_all=False) for _ in range(rounds)]
 
 
+WATCHED_TASK = "Wireless over-ear headphones and duplex"
+"""The demo task whose running page `watching_cost` measures: the longest, so it runs throughout."""
+
+
+def watching_cost(page: Page, url: str, seconds: float = 10.0) -> tuple[float, list[tuple[str, float]]]:
+    """KiB per second the console sends a page watching a running demo session, in all and by element
+    (the three largest), over `seconds` once the live page shows its first screenshot."""
+    from collections import Counter
+
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    received: Counter[str] = Counter()
+    counting = [False]
+
+    def frame(payload: bytes | str) -> None:
+        if not counting[0] or not isinstance(payload, bytes):
+            return
+        message = ForwardMsg()
+        message.ParseFromString(payload)
+        kind = message.WhichOneof("type") or "?"
+        if kind == "delta" and message.delta.WhichOneof("type") == "new_element":
+            kind = message.delta.new_element.WhichOneof("type") or kind
+        received[kind] += len(payload)
+
+    page.on("websocket", lambda socket: socket.on("framereceived", frame))
+    page.goto(url)
+    page.get_by_text("New session").wait_for(timeout=60_000)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.locator(".st-key-new_task_choice input").fill(WATCHED_TASK)
+    page.get_by_role("option").first.click()
+    sidebar.locator(".st-key-start_session button").click()
+    page.locator(".st-key-live_page img").first.wait_for(timeout=90_000)
+    counting[0] = True
+    page.wait_for_timeout(seconds * 1000)  # Playwright delivers the frames while it waits
+    counting[0] = False
+    largest = [(kind, size / 1024 / seconds) for kind, size in received.most_common(3)]
+    return sum(received.values()) / 1024 / seconds, largest
+
+
 def _p95(figures: list[float]) -> float:
     ordered = sorted(figures)
     return ordered[max(0, int(len(ordered) * 0.95) - 1)]
@@ -231,6 +273,9 @@ def main() -> None:
                 finally:
                     if errors:
                         print("page errors:", errors[:5])
+                watched, largest = watching_cost(
+                    browser.new_page(viewport={"width": 1500, "height": 1100}), console.url
+                )
                 browser.close()
         finally:
             console.stop()
@@ -251,6 +296,10 @@ def main() -> None:
     print(
         f"console CPU while a paused session's page is open: {idle:.3f} s per s (goal <= {GOALS['idle_cpu_s_per_s']:g}); "
         f"console memory {rss_before:.0f} MiB before 20 Step clicks, {rss_after:.0f} MiB after"
+    )
+    print(
+        f"a page watching a running demo session receives {watched:.0f} KiB/s; the largest: "
+        + ", ".join(f"{kind} {rate:.0f} KiB/s" for kind, rate in largest)
     )
     for (nodes, draw_all), seconds in draws.items():
         goal = GOALS["draw_1k_s"] if nodes < 2000 else GOALS["draw_5k_s"]

@@ -8,12 +8,10 @@ actions; and the first browser step says what it waits for (Chromium starting) i
 
 from __future__ import annotations
 
-import base64
 import re
 import socket
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from console_helpers import SESSION_PICKER, TASKS, open_console, state_of, store_of, wait_until
@@ -23,7 +21,7 @@ from planner.events import ActionExecuted
 from planner.state import RunStatus
 from sessions.runner import queue_command
 from ui.server import ConsoleProcess
-from ui.views.page_view import LIVE_PAGE_ALT
+from ui.views.page_view import LIVE_PAGE_ALT, thumbnail_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -88,7 +86,7 @@ def test_the_live_page_follows_the_run_and_is_left_alone_between_actions(page: P
     # The newest screenshot, with the latest action's page as its caption.
     last = latest_action(console, session_id)
     assert last.screenshot and last.url, "a demo shop action leaves a screenshot and a URL"
-    shown = "data:image/jpeg;base64," + base64.b64encode(Path(last.screenshot).read_bytes()).decode("ascii")
+    shown = thumbnail_url(last.screenshot)  # the live page's copy, at most 640 px wide
     wait_until(
         lambda: image.evaluate_all("images => images.map(i => i.src)") == [shown],
         30,

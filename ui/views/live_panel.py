@@ -175,8 +175,9 @@ def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: Se
             render_inspector(follower, node_id)
         with edit_tab:
             render_node_edit(ctx, session_id, state, node)
-        with run_tab:
-            render_run_panel(state)
+        with run_tab:  # drawn only while open, like the tabs below: its screenshot cost every redraw 94 KiB
+            if run_tab.open:
+                render_run_panel(state)
     settings_tab, timeline_tab, changes_tab, sessions_tab = st.tabs(
         ["Run settings", "Timeline", "Plan changes", "All sessions"], key="tab", bind="query-params"
     )

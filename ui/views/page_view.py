@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import io
 import mimetypes
 import time
 from itertools import chain
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import cast
 
 import streamlit as st
+from PIL import Image
 
 from planner.browser.dry import is_dry
 from planner.events import ActionExecuted, Event
@@ -25,7 +27,7 @@ from planner.state import RunStatus, SessionState
 from sessions.markdown import md_line
 from ui.views.live import Live
 
-__all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url", "shows_live_page"]
+__all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url", "shows_live_page", "thumbnail_url"]
 
 LIVE_PAGE_ALT = "live page: the browser after the latest action"
 """The live screenshot's alternative text (what a screen reader, or a test, finds it by)."""
@@ -37,6 +39,23 @@ _HEIGHT = 104
 _SHOWN_CHARS = 70
 """An action longer than this is cut beside the screenshot; the URL is the caption's help, and the
 inspector has both whole."""
+
+
+_THUMB_WIDTH = 640
+"""Pixels: the live page's copy of a screenshot is this wide at most. It is drawn about 110 px wide, and
+a running session's page is redrawn every 0.75 s, each time with the image (the console sends no
+message by reference, `.streamlit/config.toml`): the full screenshot was 94 KiB of each redraw."""
+
+
+@functools.lru_cache(maxsize=32)
+def thumbnail_url(path: str) -> str:
+    """The screenshot at most `_THUMB_WIDTH` wide, as a JPEG data URL (see `screenshot_url`), built once
+    per file; the full-screen view shows this copy, the inspector the whole screenshot."""
+    with Image.open(path) as image:
+        image.thumbnail((_THUMB_WIDTH, _THUMB_WIDTH * 4))
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="JPEG", quality=70)
+    return f"data:image/jpeg;base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
 
 
 @functools.lru_cache(maxsize=32)
@@ -110,7 +129,7 @@ def render_live_page(follower: Live) -> None:
         run = cast(ActionExecuted, event.payload)
         shot, words = st.columns(_THUMB_COLUMNS, gap="small")
         with shot:
-            st.image(screenshot_url(path), alt=LIVE_PAGE_ALT)
+            st.image(thumbnail_url(path), alt=LIVE_PAGE_ALT)
         with words:
             outcome = "" if run.ok else f", which failed: {run.error or 'no reason given'}"
             st.caption(
