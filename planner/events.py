@@ -236,12 +236,16 @@ class SessionCreated(Payload):
     status: RunStatus = RunStatus.RUNNING
     expect: list[str] = Field(default_factory=list)
     """Strings a correct final answer contains (a bundled task's criteria; `planner.answers`)."""
+    by: str | None = None
+    """The operator who started it (None: not known; a session recorded before this field says none)."""
 
 
 class SessionForked(Payload):
     KIND = Kind.SESSION_FORKED
     from_session: str
     at_seq: int
+    by: str | None = None
+    """The operator who forked it (None: not known)."""
 
 
 class SessionStatus(Payload):

@@ -128,7 +128,8 @@ class SessionState:
     the one whose command last changed it (`CommandApplied.by`); a node whose operator is not known
     is in neither. `failed` holds the nodes whose last outcome was a failure, those the engine then
     pruned included (a failed action ends PRUNED), so every view tells a failure from a prune; a node
-    tried again (reopened, repaired) leaves it.
+    tried again (reopened, repaired) leaves it. `started_by` is the operator who started the session,
+    or forked it from another (None: not known).
     """
 
     task: str = ""
@@ -165,6 +166,7 @@ class SessionState:
     made_by: dict[str, str] = field(default_factory=dict)
     edited_by: dict[str, str] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
+    started_by: str | None = None
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
@@ -205,6 +207,7 @@ def _session_created(state: SessionState, event: Event) -> None:
     state.status = p.status
     state.cause = Cause.OPERATOR  # started, running or paused, as the operator asked
     state.expect = list(p.expect)
+    state.started_by = p.by
     state.tree.nodes[ROOT_ID] = Node(id=ROOT_ID, description=p.task, url=state.url)
 
 
@@ -214,6 +217,7 @@ def _session_forked(state: SessionState, event: Event) -> None:
     state.status = RunStatus.PAUSED
     state.cause = Cause.OPERATOR
     state.reason = f"forked from {p.from_session} at event {p.at_seq}"
+    state.started_by = p.by
     state.handled_commands.clear()
     state.single_step = False
 

@@ -281,6 +281,7 @@ def _create(args: argparse.Namespace, store: EventStore) -> str:
         session_id=args.id,
         paused=args.paused,
         effort=args.effort,
+        by=_operator(args.by),
     )
 
 
@@ -333,7 +334,7 @@ def _resume(args: argparse.Namespace, store: EventStore) -> int:
 def _fork(args: argparse.Namespace, store: EventStore) -> int:
     from sessions.runner import fork_session
 
-    new_id = fork_session(store, args.session_id, args.at)
+    new_id = fork_session(store, args.session_id, args.at, by=_operator(args.by))
     emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
     return EXIT_OK
 
@@ -927,6 +928,16 @@ def _session_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")
     parser.add_argument("--id", type=_new_session_id, help="session id to use (default: random)")
+    _operator_argument(parser, "who starts it")
+
+
+def _operator_argument(parser: argparse.ArgumentParser, does: str) -> None:
+    parser.add_argument(
+        "--operator",
+        dest="by",
+        type=text_argument("operator name", 200),
+        help=f"{does} (default $ANDOR_OPERATOR, else the user name)",
+    )
 
 
 def _browser_endpoint(text: str) -> str:
@@ -975,17 +986,13 @@ def _worker_arguments(parser: argparse.ArgumentParser) -> None:
 def _resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session_id", type=_session_ref)
     _exit_on_pause(parser)
-    parser.add_argument(  # the resume it queues carries it, as every command verb's command does
-        "--operator",
-        dest="by",
-        type=text_argument("operator name", 200),
-        help="who sends the command (default $ANDOR_OPERATOR, else the user name)",
-    )
+    _operator_argument(parser, "who sends the command")  # the resume it queues carries it, like every command verb's
 
 
 def _fork_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session_id", type=_session_ref)
     parser.add_argument("--at", type=_whole(1, MAX_SEQ), required=True, help="event sequence number to fork at")
+    _operator_argument(parser, "who forks it")
 
 
 def _as_of(what: str) -> Callable[[argparse.ArgumentParser], None]:

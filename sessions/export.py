@@ -256,6 +256,8 @@ def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
     lines = [f"# Run report: {md_line(session_id)}", "", f"- **Task:** {md_line(state.task)}", f"- {status}"]
     if state.model:
         lines.append(f"- **Model:** {md_line(state.model)}")
+    if state.started_by:
+        lines.append(f"- **Started by:** {md_line(state.started_by)}")
     if state.start_url:
         lines.append(f"- **Start URL:** {md_line(state.start_url)}")
     if state.forked_from:

@@ -237,6 +237,7 @@ def _header(session_id: str, state: SessionState, events: list[Event]) -> str:
         ("Status", state.status.value + (f": {state.reason}" if state.reason else "")),
         ("Final answer", state.final_answer or "(none)"),
         ("Model", state.model or "(unknown)"),
+        ("Started by", state.started_by or "(not known)"),
         ("Start URL", state.start_url or "(none)"),
         ("Constraints", "; ".join(state.constraints or []) or "(none recorded)"),
         ("Events", str(len(events))),

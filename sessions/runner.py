@@ -84,11 +84,12 @@ def create_session(
     session_id: str | None = None,
     paused: bool = False,
     effort: str | None = None,
+    by: str | None = None,
 ) -> str:
     """Record a new session; it starts running (or paused, for plan review) when a runner picks it up.
 
     `effort` overrides a Claude model's per-operator thinking effort for the whole session (stored
-    with it, so a resumed run keeps it)."""
+    with it, so a resumed run keeps it). `by` is the operator who starts it (None: not known)."""
     task = task.strip()
     if not task:
         raise SessionInputError("the task is empty; describe what the agent should do")
@@ -98,6 +99,7 @@ def create_session(
         )
     config = config or EngineConfig()
     session_id = session_id or uuid.uuid4().hex[:12]
+    _usable_operator(by)
     state = SessionState()
     recorder = Recorder(state)
     recorder.record(
@@ -109,6 +111,7 @@ def create_session(
         expect=bundled_expectations(task),
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
+        by=by,
     )
     store.create_session(
         session_id, task, model, recorder.take(), status=state.status.value, cause=_cause(state), cost_usd=0.0
@@ -116,14 +119,16 @@ def create_session(
     return session_id
 
 
-def fork_session(store: EventStore, session_id: str, at: int) -> str:
-    """A new session whose history is the first `at` events of another; it starts paused."""
+def fork_session(store: EventStore, session_id: str, at: int, *, by: str | None = None) -> str:
+    """A new session whose history is the first `at` events of another; it starts paused. `by` is the
+    operator who forks it (None: not known)."""
+    _usable_operator(by)
     at = event_number(store, session_id, at)
     events = store.load(session_id, upto=at)
     state = replay(events)
     new_id = uuid.uuid4().hex[:12]
     recorder = Recorder(state)
-    recorder.record(Kind.SESSION_FORKED, from_session=session_id, at_seq=at)
+    recorder.record(Kind.SESSION_FORKED, from_session=session_id, at_seq=at, by=by)
     info = store.session(session_id)
     store.create_session(
         new_id,
@@ -139,6 +144,12 @@ def fork_session(store: EventStore, session_id: str, at: int) -> str:
         cost_usd=state.metrics.cost_usd,
     )
     return new_id
+
+
+def _usable_operator(by: str | None) -> None:
+    """An operator named with a new session is a name a command could carry, or none at all."""
+    if by is not None and sender({"by": by}) is None:
+        raise SessionInputError("the operator name is not usable; give one line of at most 200 characters")
 
 
 def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | Command) -> str:

@@ -51,8 +51,13 @@ def answered(at: AppTest, answer: str, timeout: float = 30.0) -> None:
 
 
 def show_tab(at: AppTest, name: str) -> None:
-    """Open a tab of the lower set: only the open one of Timeline and All sessions is drawn."""
-    at.session_state["tab"] = name
+    """Open a tab: of the lower set (only the open one of Timeline and All sessions is drawn) or, for
+    Task & answer, of the set beside the tree (drawn only while open)."""
+    from ui.views.node_actions import PANEL_KEY
+
+    key = PANEL_KEY if name == "Task & answer" else "tab"
+    at.session_state[key] = name
+    at.query_params[key] = name  # the tabs are bound to the URL, which a run reads them from
     at.run()
 
 
@@ -66,7 +71,8 @@ def test_empty_console_invites_a_first_session(db: str) -> None:
     assert "Start a session from the sidebar" in markdown_text(at)
 
 
-def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path) -> None:
+def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANDOR_OPERATOR", "gina")  # the console's operator on loopback, who starts it
     at = app()
     at.selectbox(key="new_task_choice").select("Your own task…")
     at.text_area(key="new_task_text").input(BROWNIE_TASK)
@@ -78,8 +84,11 @@ def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path) -> None:
     store = open_store(db)
     [info] = store.sessions()
     wait_for(lambda: load_state(store, info.id).finished)
+    assert load_state(store, info.id).started_by == "gina"
     at.run()
     assert "succeeded" in markdown_text(at)
+    assert "started by gina · step " in markdown_text(at)
+    show_tab(at, "Task & answer")  # drawn only while open
     assert any("Fudgy vegan brownies (4.8 stars)" in t.value for t in at.text)
 
 
@@ -407,6 +416,7 @@ def test_constraints_are_shown_and_set_from_the_edit_tab(db: str) -> None:
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
     at = app()
+    show_tab(at, "Task & answer")
     assert any("Not extracted yet" in c.value for c in at.caption)
     [box] = [t for t in at.text_area if t.label.startswith("Task constraints")]
     box.input("vegan\n\n  rating 4 or more ")
@@ -638,6 +648,7 @@ def test_a_failed_sessions_diagnosis_is_shown_with_buttons_to_its_nodes(db: str)
     at = AppTest.from_file(APP, default_timeout=30)
     at.query_params["session"] = session_id
     at.run()
+    show_tab(at, "Task & answer")
     assert not at.exception, at.exception
     assert any(m.value.startswith("**Diagnosis** (demo)") for m in at.markdown)
     cited = [step.node_id for step in found.critical_steps if step.node_id]

@@ -182,6 +182,28 @@ def test_the_command_line_signs_commands_with_the_operator_option_the_environmen
     ]
 
 
+def test_who_started_and_who_forked_a_session_is_recorded_and_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 16, "who did what": a session's start and a fork are the operator's doing too (they named no one)."""
+    db = str(tmp_path / "started.db")
+    monkeypatch.setenv("ANDOR_OPERATOR", "dana")
+    assert main(["--db", db, "run", "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--exit-on-pause"]) == 3
+    assert main(["--db", db, "submit", "--task", BROWNIE_TASK, "--model", BROWNIE, "--operator", "erin"]) == 0
+    store = open_store(db)
+    started, submitted = (info.id for info in reversed(store.sessions()))
+    assert main(["--db", db, "fork", started, "--at", "1", "--operator", "frank"]) == 0
+    forked = store.sessions()[0].id
+    assert [load_state(store, s).started_by for s in (started, submitted, forked)] == ["dana", "erin", "frank"]
+    state = load_state(store, started)
+    assert "- **Started by:** dana" in markdown_report(started, state, store.load(started))
+    assert "<th>Started by</th><td>dana</td>" in html_report(started, state, store.load(started))
+    store.close()
+    capsys.readouterr()
+    assert main(["--db", db, "fork", started, "--at", "1", "--operator", "a\nb"]) == 2
+    assert "operator name" in capsys.readouterr().err
+
+
 def test_the_simulated_operator_signs_its_commands() -> None:
     from sessions.operator_sim import Policy, SimulatedOperator
 

@@ -113,7 +113,8 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
     cap = state.config.max_cost_usd
     line = (
         f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md_line(status_line(state, alive), STATUS_CHARS)}  \n"
-        f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "
+        + (f"started by {md_line(state.started_by, 80)} · " if state.started_by else "")
+        + f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "
         f"{metrics.model_calls} model calls · event {state.seq}"
         + (
             f" · {metrics.input_tokens + metrics.output_tokens:,} tokens · ${metrics.cost_usd:.4f}"

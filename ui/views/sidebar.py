@@ -26,7 +26,7 @@ from sessions.errors import SessionsError
 from sessions.markdown import md, short
 from sessions.runner import create_session
 from sessions.store import SessionInfo
-from ui.access import locked
+from ui.access import current, locked
 from ui.context import Console
 from ui.status import worker_name
 from ui.url import SESSION_KEY, SESSIONS_TABLE, open_session, picker_key, session_on_screen, shown_session
@@ -135,7 +135,9 @@ def _new_session_form(ctx: Console) -> None:
             breakpoints=frozenset(points),
             review_first_plan=paused,
         )
-        session_id = create_session(ctx.store, text, model.strip(), start_url=url or None, config=config)
+        session_id = create_session(
+            ctx.store, text, model.strip(), start_url=url or None, config=config, by=current().name
+        )
     except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return

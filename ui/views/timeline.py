@@ -12,7 +12,7 @@ from sessions.errors import SessionsError
 from sessions.markdown import md, md_line, short
 from sessions.runner import fork_session
 from sessions.service import TimeTravel
-from ui.access import locked
+from ui.access import current, locked
 from ui.context import Console
 from ui.status import status_line
 from ui.tree_chart import build_chart
@@ -69,7 +69,7 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     st.dataframe(table, hide_index=True, width="stretch")
     # Pressed, it forks in the same run that drew it enabled: no callback runs on an older judgement.
     if st.button(f"Fork from event {seq}", key="fork_btn", **locked("fork")):
-        select_session(fork_session(ctx.store, session_id, seq))
+        select_session(fork_session(ctx.store, session_id, seq, by=current().name))
     if latest.forked_from is not None:
         _compare_with_parent(ctx, session_id, latest, *latest.forked_from)
 
