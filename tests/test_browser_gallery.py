@@ -263,16 +263,54 @@ def test_sliders_take_a_value_by_type_or_select(env: BrowserEnvironment, gallery
 
 
 @browser_test
+def test_a_slider_that_cannot_reach_the_value_fails_saying_where_it_stopped(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
+    zoom = element(page, "Zoom")  # whole steps: 7.5 lies between two of them
+    between = env.execute(f"type [{zoom.id}] [7.5]")
+    assert not between.ok, "a value the slider cannot take passed as set"
+    assert between.error == f"element {zoom.id} is a slider that cannot take 7.5: its step went from 7 to 8", (
+        between.error
+    )
+    contrast = element(page, "Contrast")  # its keys do nothing
+    stuck = env.execute(f"select [{contrast.id}] [6]")
+    assert not stuck.ok, "a slider its keys do not move passed as set"
+    assert stuck.error == f"element {contrast.id} is a slider that stayed at 4 when its arrow keys were pressed", (
+        stuck.error
+    )
+
+
+@browser_test
 def test_custom_combobox_and_listbox_take_select(env: BrowserEnvironment, gallery_site: str) -> None:
     page = open_page(env, gallery_site, "gallery_inputs")
     fruit = element(page, "Fruit")
     picked = env.execute(f"select [{fruit.id}] [Banana]")
     assert picked.ok, picked.error
     assert 'value="Banana"' in element(picked.page, "Fruit").rest
-    size = next(s for s in shown_elements(page.text) if s.name == "Medium")
-    assert "selected" in size.rest
-    listbox = env.execute(f"select [{fruit.id}] [Kiwi]")
-    assert not listbox.ok and listbox.error is not None and 'no option "Kiwi"' in listbox.error
+    missing = env.execute(f"select [{fruit.id}] [Kiwi]")
+    assert not missing.ok and missing.error is not None and 'no option "Kiwi"' in missing.error
+    assert "selected" in element(page, "Medium").rest
+    size = element(page, "Size")
+    assert size.role == "listbox", "a listbox gets an id of its own, so select can name it"
+    large = env.execute(f"select [{size.id}] [Large]")
+    assert large.ok, large.error
+    assert "selected" in element(large.page, "Large").rest and "selected" not in element(large.page, "Medium").rest
+
+
+@browser_test
+def test_a_combobox_picks_from_its_own_list_while_another_list_shows_the_same_option(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
+    opened = env.execute(f"click [{element(page, 'Fruit').id}]")  # the fruit list, Banana in it, stays open
+    assert opened.ok and find(opened.page.text if opened.page else "", "Cherry") is not None, opened.error
+    hits(env)
+    picked = env.execute(f"select [{element(opened.page, 'Topping').id}] [Banana]")
+    assert picked.ok, picked.error
+    assert hits(env)[-1] == "Banana slices", "the option clicked was the other list's"
+    assert 'value="Banana"' in element(picked.page, "Topping").rest
+    assert "value=" not in element(picked.page, "Fruit").rest
 
 
 @browser_test

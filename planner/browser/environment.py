@@ -796,12 +796,14 @@ class BrowserEnvironment:
 
     def _pick(self, element_id: int, locator: Locator, wanted: str) -> None:
         """Choose an option of a custom drop-down (the ARIA combobox and listbox patterns): open
-        it with a click unless it is a list already, then click the option with that name."""
+        it with a click unless it is a list already, then click the option with that name in it: a
+        listbox's own, a combobox's in the list its `aria-controls` names (another list open on the
+        page may show the same name), else anywhere on the page."""
         listbox = self._role(element_id) == "listbox"
-        if not listbox and locator.get_attribute("aria-expanded") != "true":
+        if not listbox and locator.get_attribute("aria-expanded", timeout=self.timeout_ms) != "true":
             locator.click(timeout=self.timeout_ms)
             self._require_page().wait_for_timeout(_SETTLE_MS)
-        scope = locator if listbox else self._require_page()
+        scope = locator if listbox else self._controlled(locator)
         for exact in (True, False):
             options = scope.get_by_role("option", name=wanted, exact=exact).filter(visible=True)
             if options.count():
@@ -810,6 +812,19 @@ class BrowserEnvironment:
         shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
         listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
         raise _ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
+
+    def _controlled(self, locator: Locator) -> Locator | PlaywrightPage:
+        """The element(s) a combobox's `aria-controls` names, looked up in its own document or shadow
+        root as the attribute means them; the page when it names none that is there."""
+        names = (locator.get_attribute("aria-controls", timeout=self.timeout_ms) or "").split()
+        quoted = [f"'{name}'" if '"' in name else f'"{name}"' for name in names if not {'"', "'"} <= set(name)]
+        if quoted:  # an XPath string cannot hold both quotes; no real id does
+            ids = " or ".join(f"@id={name}" for name in quoted)
+            # From the combobox up to its document or shadow root, then down: a bare `//` would start at the combobox.
+            controlled = locator.locator(f"xpath=ancestor-or-self::node()[last()]//*[{ids}]")
+            if controlled.count():
+                return controlled
+        return self._require_page()
 
     def _slide(self, action: Type | Select, wanted: str) -> None:
         """Move a slider to a value: a native range input is set directly, an ARIA slider is moved
@@ -837,9 +852,20 @@ class BrowserEnvironment:
                 return
             locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self.timeout_ms)
             after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)["now"]
-            if after is None or after == now or (after - target) * (now - target) < 0:
-                return  # it stopped moving, or stepped past a value it cannot take
+            if after is None or after == now:
+                raise _ActionFailed(
+                    f"element {element_id} is a slider that stayed at {now:g} when its arrow keys were pressed"
+                )
+            if (after - target) * (now - target) < 0:
+                raise _ActionFailed(
+                    f"element {element_id} is a slider that cannot take {target:g}: its step went from {now:g} to "
+                    f"{after:g}"
+                )
             now = after
+        raise _ActionFailed(
+            f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
+            f"toward {target:g}"
+        )
 
     def _scroll(self, direction: str) -> None:
         """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel.

@@ -44,6 +44,7 @@ INTERACTIVE_ROLES = frozenset(
         "checkbox",
         "radio",
         "option",
+        "listbox",
         "menuitem",
         "tab",
         "spinbutton",
