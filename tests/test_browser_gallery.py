@@ -72,11 +72,21 @@ def test_unnamed_controls_are_named_from_the_text_beside_or_inside_them() -> Non
 - button [ref=e7]:
   - heading "Blue mug" [level=3] [ref=e8]
   - text: $12
+- generic [ref=e9]:
+  - generic [ref=e10]: Email
+  - generic [ref=e11]:
+    - textbox [ref=e12] [box=0,40,100,20]
+    - text: We never share it.
 """
     observation = render_page("http://x/", "X", snapshot)
     lines = observation.text.splitlines()[2:]
-    assert lines == ['[2] checkbox "Remember me"', '| Username | [6] textbox "Username" |', '[7] button "Blue mug $12"']
+    assert lines[:3] == [
+        '[2] checkbox "Remember me"',
+        '| Username | [6] textbox "Username" |',
+        '[7] button "Blue mug $12"',
+    ]
     assert observation.elements[6].name == "Username"  # the guard sees the same name
+    assert observation.elements[12].name == "Email", "a label in the box before the field's, not the hint after it"
 
 
 def test_read_only_fields_say_so() -> None:
@@ -339,6 +349,9 @@ def test_tabs_fields_checkboxes_and_options_without_a_name_get_one(env: BrowserE
         "Monthly": "radio",
         "Yearly": "radio",
         "Promo code": "textbox",
+        "Email": "textbox",
+        "Phone": "textbox",
+        "Verify": "button",
         "Red": "option",
         "Green": "option",
     }

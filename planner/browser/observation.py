@@ -19,6 +19,7 @@ hidden lines to the top of the screen instead of jumping past them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -87,6 +88,8 @@ _VALUE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "sli
 _TOGGLES = frozenset({"checkbox", "radio", "switch"})
 _NEIGHBOUR_NAME_LIMIT = 60
 """Longer neighbouring text is prose, not a label."""
+_WRAPPER_LEVELS = 2
+"""How many wrapper boxes a field may sit in below the box its label sits beside."""
 _INLINE_LIMIT = 300
 _MAX_OPTIONS = 30
 _MASK = "********"
@@ -348,23 +351,43 @@ def _short_text(node: SnapshotNode) -> str:
     return text if len(text) <= _NEIGHBOUR_NAME_LIMIT else ""
 
 
-def _neighbour_name(node: SnapshotNode, parent: SnapshotNode | None, grandparent: SnapshotNode | None) -> str:
-    """A label from beside the control: the text after a checkbox or radio (before it for a text
-    field), else, for a control alone in a table cell, the cell before it."""
-    if parent is None:
+def _neighbour_name(node: SnapshotNode, ancestors: Sequence[SnapshotNode]) -> str:
+    """A label from beside the control (`ancestors`: its parent first): the text after a checkbox or
+    radio (before it for a text field); for a text field first in a wrapper, the text before the
+    wrapper (`<div>Email</div><div><input><small>hint</small></div>`: the hint after it is no label);
+    for a control alone in a table cell, the cell before it."""
+    if not ancestors:
         return ""
+    parent = ancestors[0]
     siblings = parent.children
     index = next(i for i, child in enumerate(siblings) if child is node)
     after = siblings[index + 1 : index + 2]
     before = siblings[index - 1 : index] if index else []
-    for sibling in (after + before) if node.role in _TOGGLES else (before + after):
+    for sibling in (after + before) if node.role in _TOGGLES else before:
         if text := _short_text(sibling):
             return text
-    if grandparent is not None and parent.role in _CELL_ROLES and len(siblings) == 1:
-        cells = grandparent.children
+    if node.role not in _TOGGLES:
+        for text in (_wrapper_label(ancestors) if not index else "", *map(_short_text, after)):
+            if text:
+                return text
+    if len(ancestors) > 1 and parent.role in _CELL_ROLES and len(siblings) == 1:
+        cells = ancestors[1].children
         at = next(i for i, cell in enumerate(cells) if cell is parent)
         if at:
             return _short_text(cells[at - 1])
+    return ""
+
+
+def _wrapper_label(ancestors: Sequence[SnapshotNode]) -> str:
+    """The short text just before the plain wrappers a control opens (each first in the next; the
+    ancestors given, `_WRAPPER_LEVELS` at most): a label the page put in a box of its own. A box with
+    a role (a cell, a form, a group) is no wrapper."""
+    for wrapper, outer in itertools.pairwise(ancestors):
+        if wrapper.role not in _TEXT_ROLES:
+            return ""
+        at = next(i for i, child in enumerate(outer.children) if child is wrapper)
+        if at:
+            return _short_text(outer.children[at - 1])
     return ""
 
 
@@ -382,19 +405,17 @@ def _content_text(node: SnapshotNode) -> str:
     return " ".join(" ".join(pieces).split())
 
 
-def _name_unnamed(
-    nodes: list[SnapshotNode], parent: SnapshotNode | None = None, grand: SnapshotNode | None = None
-) -> None:
+def _name_unnamed(nodes: list[SnapshotNode], ancestors: tuple[SnapshotNode, ...] = ()) -> None:
     """Name unnamed controls in place: from the text inside them (the accessible name leaves out
     some content, such as a heading inside a clickable card), else, for form controls, from the
-    text beside them."""
+    text beside them (`ancestors`: the nodes' parent first)."""
     for node in nodes:
         if node.ref and not node.name and node.role in INTERACTIVE_ROLES:
             if node.role not in _VALUE_ROLES and node.children:
                 node.name = _content_text(node)[:_INLINE_LIMIT]
             elif (node.role in _VALUE_ROLES or node.role in _TOGGLES) and "placeholder" not in node.props:
-                node.name = _neighbour_name(node, parent, grand)
-        _name_unnamed(node.children, node, parent)
+                node.name = _neighbour_name(node, ancestors)
+        _name_unnamed(node.children, (node, *ancestors[:_WRAPPER_LEVELS]))
 
 
 # -- rendering ----------------------------------------------------------------------------------
