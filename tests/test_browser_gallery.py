@@ -78,8 +78,8 @@ def test_unnamed_controls_are_named_from_the_text_beside_or_inside_them() -> Non
     - textbox [ref=e12] [box=0,40,100,20]
     - text: We never share it.
 """
-    observation = render_page("http://x/", "X", snapshot)
-    lines = observation.text.splitlines()[2:]
+    observation = render_page("X", snapshot)
+    lines = observation.text.splitlines()[1:]
     assert lines[:3] == [
         '[2] checkbox "Remember me"',
         '| Username | [6] textbox "Username" |',
@@ -91,7 +91,7 @@ def test_unnamed_controls_are_named_from_the_text_beside_or_inside_them() -> Non
 
 def test_read_only_fields_say_so() -> None:
     snapshot = '- textbox "Departure" [ref=e2] [box=10,20,185,21]: 2030-06-03'
-    observation = render_page("http://x/", "X", snapshot, readonly=[(True, (10.0, 20.0, 185.0, 21.0))])
+    observation = render_page("X", snapshot, readonly=[(True, (10.0, 20.0, 185.0, 21.0))])
     assert '[2] textbox "Departure" readonly value="2030-06-03"' in observation.text
     assert observation.elements[2].readonly
 
@@ -103,7 +103,7 @@ def test_a_read_only_field_in_a_frame_leaves_the_pages_field_at_the_same_box_edi
 - iframe [ref=e3]:
   - textbox "Booked on" [ref=f1e2] [box=8,8,150,20]: 2030-06-03
 """
-    observation = render_page("http://x/", "X", snapshot, readonly=[(False, (8.0, 8.0, 150.0, 20.0))])
+    observation = render_page("X", snapshot, readonly=[(False, (8.0, 8.0, 150.0, 20.0))])
     [main] = [e for e in observation.elements.values() if e.name == "Main name"]
     [framed] = [e for e in observation.elements.values() if e.name == "Booked on"]
     assert not main.readonly and framed.readonly
@@ -111,11 +111,11 @@ def test_a_read_only_field_in_a_frame_leaves_the_pages_field_at_the_same_box_edi
 
 def test_a_cut_observation_counts_the_elements_below_and_says_where_they_start() -> None:
     rows = [f'- link "Row {i}" [ref=e{i}] [box=0,{i * 10},100,10]' for i in range(1, 300)]
-    observation = render_page("http://x/", "X", "\n".join(rows), budget=1000)
+    observation = render_page("X", "\n".join(rows), budget=1000)
     shown = len(observation.elements)
     assert f"({299 - shown} more interactive elements below)" in observation.text
     assert observation.next_top == (shown + 1) * 10  # the first cut line's top
-    further = render_page("http://x/", "X", "\n".join(rows), budget=1000, reading_top=observation.next_top)
+    further = render_page("X", "\n".join(rows), budget=1000, reading_top=observation.next_top)
     assert min(further.elements) == shown + 1  # reading on starts at the first element cut
 
 
@@ -131,20 +131,20 @@ def test_a_short_budget_keeps_the_screens_controls_by_shortening_the_text_beside
     ]
     snapshot = "\n".join(rows)
     on_screen = [i for i in range(1, 41) if i * 15 < 300]
-    plain = render_page("http://x/", "X", snapshot, budget=1500)
+    plain = render_page("X", snapshot, budget=1500)
     assert len(plain.elements) < len(on_screen)  # without the viewport's height: the tail is cut, as before
-    kept = render_page("http://x/", "X", snapshot, budget=1500, viewport_height=300)
+    kept = render_page("X", snapshot, budget=1500, viewport_height=300)
     assert {element.name for element in kept.elements.values()} >= {f"Open R-{i}" for i in on_screen}
     assert f'|  | Signature required on d… | [{on_screen[0]}4] button "Open R-{on_screen[0]}" |' in kept.text
     assert len(kept.text) <= 1500
-    roomy = render_page("http://x/", "X", snapshot, budget=20_000, viewport_height=300)
+    roomy = render_page("X", snapshot, budget=20_000, viewport_height=300)
     assert long_text in roomy.text and "| R-1 |" in roomy.text  # nothing is shortened when all fits
 
 
 def test_text_lines_on_screen_give_way_to_controls_lowest_first() -> None:
     prose = [f'- paragraph [ref=e{i}] [box=0,{i * 10},900,10]: "Paragraph {i} {"x" * 140}"' for i in range(1, 31)]
     buttons = [f'- button "Go {i}" [ref=e{100 + i}] [box=0,{300 + i * 10},60,10]' for i in range(1, 11)]
-    observation = render_page("http://x/", "X", "\n".join(prose + buttons), budget=1500, viewport_height=800)
+    observation = render_page("X", "\n".join(prose + buttons), budget=1500, viewport_height=800)
     assert {element.name for element in observation.elements.values()} == {f"Go {i}" for i in range(1, 11)}
     assert "Paragraph 1 " in observation.text and "Paragraph 30 " not in observation.text
     assert re.search(r"\(\d+ lines of text on screen left out to show its controls\)", observation.text)
@@ -485,7 +485,7 @@ def test_a_download_is_saved_with_the_sessions_artifacts_and_reported_never_open
                 f"saved as downloads/{saved_as}, not opened"
             )
             assert result.reports == (report,)
-            assert result.page is not None and result.page.text.splitlines()[2] == f"({report})"
+            assert result.page is not None and result.page.text.splitlines()[1] == f"({report})"
             assert (tmp_path / "downloads" / saved_as).read_bytes() == csv
             page = result.page
         # A busy server answers the download a second after the click: the click's own result reports it

@@ -1085,7 +1085,6 @@ class BrowserEnvironment:
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
                 title = page.title()
                 observation = render_page(
-                    page.url,
                     title,
                     snapshot,
                     self.observation_budget,
@@ -1116,7 +1115,7 @@ class BrowserEnvironment:
         """A page that could not be read: no ids, so every element action is refused."""
         url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
         self._elements, self._next_top = {}, None
-        self._last_page = Page(url=url, text=f"URL: {url}\n(the page could not be read: {reason})")
+        self._last_page = Page(url=url, text=f"(the page could not be read: {reason})")
         return self._last_page
 
     def _reading_top(self, url: str) -> float:

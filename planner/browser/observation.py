@@ -503,14 +503,14 @@ class _Renderer:
 
     def _inline(self, node: SnapshotNode, limit: int | None) -> _Inline | None:
         """Render a small subtree as one line, or None when it holds block content or is too long."""
-        pieces: list[str] = []
-        ids: list[int] = []
+        pieces: list[_Fragment] = []
         prose = False
         for child in _visible_children(node):
             if self._is_interactive(child):
                 text, child_ids = self._interactive(child)
             elif child.children and (child.role in _TEXT_ROLES or child.role in _CELL_ROLES):
-                inner = self._inline(child, None if limit is None else limit - len(" ".join(pieces)))
+                used = len(" ".join(text for text, _ in pieces))
+                inner = self._inline(child, None if limit is None else limit - used)
                 if inner is None:
                     return None
                 text, child_ids, prose = inner.text, inner.ids, prose or inner.prose
@@ -520,11 +520,20 @@ class _Renderer:
             else:
                 return None
             if text:
-                pieces.append(text)
-                ids.extend(child_ids)
-            if limit is not None and len(" ".join(pieces)) > limit:
+                pieces.append((text, tuple(child_ids)))
+            if limit is not None and len(" ".join(text for text, _ in pieces)) > limit:
                 return None
-        return _Inline(" ".join(pieces), tuple(ids), prose)
+        kept = [piece for index, piece in enumerate(pieces) if piece[1] or not self._repeats_a_name(pieces, index)]
+        return _Inline(" ".join(text for text, _ in kept), tuple(i for _, ids in kept for i in ids), prose)
+
+    def _repeats_a_name(self, pieces: Sequence[_Fragment], index: int) -> bool:
+        """Whether a text piece of a line only repeats the name of the control right beside it (a field's
+        label before it: `Email [4] textbox "Email"`), which that control carries already."""
+        key = _label_key(pieces[index][0])
+        nearest = [pieces[index - 1][1][-1]] if index and pieces[index - 1][1] else []
+        if index + 1 < len(pieces) and pieces[index + 1][1]:
+            nearest.append(pieces[index + 1][1][0])
+        return any(_label_key(self.elements[i].name) == key for i in nearest)
 
     def _prose(self, node: SnapshotNode) -> _Inline | None:
         """A subtree as one line when it reads as text; a run of bare controls gets a line each."""
@@ -816,7 +825,6 @@ def _without_repeated_labels(lines: list[_Line], elements: Mapping[int, Element]
 
 
 def render_page(
-    url: str,
     title: str,
     snapshot: str,
     budget: int = 6000,
@@ -827,7 +835,10 @@ def render_page(
     editors: Mapping[Place, str] | None = None,
     viewport_height: float | None = None,
 ) -> PageText:
-    """Render a snapshot as compact page text of at most `budget` characters.
+    """Render a snapshot as compact page text of at most `budget` characters, headed by the page's `title`.
+
+    The URL is not repeated in the text: it is `Page.url`, and every prompt that shows a page gives it
+    on a line of its own (`planner.models.prompts.render_observation`).
 
     `secrets` are values to mask if they appear as a field's value (the current password inputs'
     contents), so a typed password never reaches a model prompt or the event log. `readonly` are
@@ -848,7 +859,7 @@ def render_page(
     renderer = _Renderer(ids, secret, frozenset(readonly), editors or {}, main_prefix)
     for root in roots:
         renderer.render(root)
-    header = [f"URL: {url}", f"Title: {title}", *(f"({report})" for report in reports)]
+    header = [f"Title: {title}", *(f"({report})" for report in reports)]
     body = _without_repeated_labels(renderer.lines, renderer.elements)
     header, lines, cut, next_top = _fit(header, body, budget, reading_top, viewport_height)
     shown = {element_id for line in lines for element_id in line.ids}
