@@ -12,10 +12,18 @@ Two parts, one headless Chromium each:
   the raw HTML (every frame's document, open shadow roots included, measured by the bench itself so
   that versions of the environment compare on one measure), and the median action time.
 - **The demo shop** (eight pages): observation size against the raw HTML (with and without the
-  pages' inline stylesheet, so the figure does not rest on CSS alone) and the median time of a
-  browser action with screenshots on, as sessions run them.
+  pages' inline stylesheet, so the figure does not rest on CSS alone), coverage (the share of the
+  visible controls, native or with a control's role, that get an id on the first screen and after
+  scrolling; the shop's pages carry no `data-g`, so each id's element is marked through its ref
+  instead), and the median time of a browser action with screenshots on, as sessions run them.
 
 `--part gallery` or `--part shop` runs one of them.
+
+The bench measures whatever `planner` it imports; it has no baseline of its own. To compare with
+older code, export that commit and run this file and today's gallery there, in the same sitting:
+`git archive COMMIT | tar -x -C DIR && cp bench/browser.py DIR/bench/ && cp tests/pages/* DIR/tests/pages/`,
+then `cd DIR && python -m bench.browser`. Code older than an action (`hover`) fails it, which counts
+as a miss.
 """
 
 from __future__ import annotations
@@ -105,6 +113,18 @@ _MARKUP_JS = """() => {
   return chars;
 }"""
 _HITS_JS = "kinds => window.__takeHits().filter(h => kinds.includes(h.type)).map(h => h.g)"
+_CONTROLS_JS = """() => Array.from(document.querySelectorAll(
+  'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, [role=button], [role=link], '
+  + '[role=checkbox], [role=radio], [role=tab], [role=option], [role=menuitem], [role=combobox], [role=textbox], '
+  + '[role=switch], [role=slider], [role=listbox]'
+), e => {
+  const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+  const visible = r.width > 0 && r.height > 0 && s.visibility !== 'hidden';
+  return { visible, onScreen: visible && r.bottom > 0 && r.top < innerHeight, marked: e.hasAttribute('data-bench-id') };
+})"""
+"""The page's controls (native, or with a control's role), each visible or not, on the screen or not, and
+whether an observation gave it an id (`_mark_ids`)."""
+_MARK_JS = "(e, id) => e.setAttribute('data-bench-id', String(id))"
 ACTED = ("click", "input", "change")
 """The events a click, type or select fires on its element."""
 HOVERED = ("mouseover",)
@@ -317,7 +337,8 @@ def _act(env: BrowserEnvironment, target: str, shown: Shown, figures: GalleryFig
     figures.actions += 1
     figures.timings.append(result.duration_ms)
     received = hits(env, kinds)
-    reached = result.ok or result.held_dialog is not None  # a held confirm: the click landed, the page asked
+    held = getattr(result, "held_dialog", None)  # code from before issue 15 (27c15ca) has no held_dialog
+    reached = result.ok or held is not None  # a held confirm: the click landed, the page asked
     if reached and received and all(g == target for g in received):
         figures.round_trips += 1
     else:
@@ -360,6 +381,50 @@ def gallery() -> None:
     print(f"gallery action time ({len(timings)} actions): median {statistics.median(timings):.0f} ms")
 
 
+@dataclass(slots=True)
+class ShopCoverage:
+    """The controls of one shop page: on the first screen and with an id there, visible and with an id
+    once the page has been scrolled to its end."""
+
+    on_screen: int = 0
+    first_screen: int = 0
+    visible: int = 0
+    reached: int = 0
+
+
+def _mark_ids(env: BrowserEnvironment) -> None:
+    """Mark the element behind each id of the last observation (`data-bench-id`), through the ref the
+    environment acts on: no public API says which element an id is; the bench must."""
+    page = env._require_page()
+    for element_id, element in env._elements.items():
+        try:
+            page.locator(f"aria-ref={element.ref}").evaluate(_MARK_JS, element_id, timeout=5000)
+        except Error:
+            continue  # the element went away since the observation
+
+
+def shop_coverage(env: BrowserEnvironment, text: str) -> ShopCoverage:
+    """How many of the page's controls got an id on the first screen (`text`, the page just opened) and
+    by scrolling to the end; the raw HTML must be measured before, since marking adds to it."""
+    page, figures = env._require_page(), ShopCoverage()
+    _mark_ids(env)
+    first = page.evaluate(_CONTROLS_JS)
+    figures.on_screen = sum(1 for c in first if c["onScreen"])
+    figures.first_screen = sum(1 for c in first if c["onScreen"] and c["marked"])
+    for _ in range(MAX_SCROLLS):
+        if "scroll down" not in text:
+            break
+        result = env.execute("scroll [down]")
+        if result.page is None or result.page.text == text:
+            break
+        text = result.page.text
+        _mark_ids(env)
+    controls = page.evaluate(_CONTROLS_JS)
+    figures.visible = sum(1 for c in controls if c["visible"])
+    figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
+    return figures
+
+
 def _shop_element(text: str, role: str, name: str | None = None) -> int:
     for shown in shown_elements(text):
         if shown.role == role and (name is None or shown.name == name):
@@ -387,7 +452,11 @@ def shop() -> None:
             allowed_domains=[],  # fenced to the shop's host, as every browser session is
         )
         total_obs = total_html = total_markup = 0
-        print(f"{'page':40} {'observation':>12} {'raw HTML':>10} {'ratio':>7} {'no CSS':>8} {'ratio':>7}")
+        coverage: list[ShopCoverage] = []
+        print(
+            f"{'page':40} {'observation':>12} {'raw HTML':>10} {'ratio':>7} {'no CSS':>8} {'ratio':>7}"
+            f" {'1st screen':>11} {'reached':>8}"
+        )
         for path in PAGES:
             page = env.goto(shop.url + path).page
             assert page is not None
@@ -395,14 +464,23 @@ def shop() -> None:
             total_obs += len(page.text)
             total_html += html
             total_markup += markup
+            covered = shop_coverage(env, page.text)
+            coverage.append(covered)
             print(
                 f"{path:40} {len(page.text):>12,} {html:>10,} {html / len(page.text):>6.1f}x"
                 f" {markup:>8,} {markup / len(page.text):>6.1f}x"
+                f" {covered.first_screen:>5}/{covered.on_screen:<5} {covered.reached:>4}/{covered.visible:<3}"
             )
         ratio = total_html / total_obs
         print(
             f"{'all pages':40} {total_obs:>12,} {total_html:>10,} {ratio:>6.1f}x {total_markup:>8,}"
             f" {total_markup / total_obs:>6.1f}x  (goal >= {GOAL_RATIO:g}x)"
+        )
+        on_screen, first = sum(c.on_screen for c in coverage), sum(c.first_screen for c in coverage)
+        visible, reached = sum(c.visible for c in coverage), sum(c.reached for c in coverage)
+        print(
+            f"shop coverage, first screen {first}/{on_screen} = {100 * first / on_screen:.0f} %; "
+            f"reachable by scrolling {reached}/{visible} = {100 * reached / visible:.0f} %"
         )
 
         timings = []
