@@ -195,6 +195,18 @@ def test_a_label_beside_its_field_on_one_line_is_not_said_twice() -> None:
     assert lines == ['[4] textbox "Email" We never share it.', 'Sort by: [6] link "Price"']
 
 
+def test_text_the_page_hid_from_assistive_technology_is_left_out_but_its_controls_stay() -> None:
+    snapshot = """- generic [ref=e1]:
+  - generic [aria-hidden] [ref=e2]: 1 2
+  - textbox "Query" [ref=e3] [box=0,0,100,20]
+- generic [aria-hidden] [ref=e4]:
+  - text: Decorative banner
+  - button "Close banner" [ref=e5]
+"""
+    lines = render_page("X", snapshot).text.splitlines()[1:]
+    assert lines == ['[3] textbox "Query"', '[5] button "Close banner"']
+
+
 def test_render_drops_what_is_above_the_viewport_first() -> None:
     rows = [f'- paragraph [ref=e{i}] [box=0,{(i - 50) * 20},800,20]: "Paragraph {i} text"' for i in range(1, 200)]
     observation = render_page("X", "\n".join(rows), budget=600)

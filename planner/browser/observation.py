@@ -506,6 +506,8 @@ class _Renderer:
         pieces: list[_Fragment] = []
         prose = False
         for child in _visible_children(node):
+            if "aria-hidden" in child.attrs and not _has_interactive(child, self._is_interactive):
+                continue  # a gutter's line numbers, an icon's glyph: decoration the page hid from assistive technology
             if self._is_interactive(child):
                 text, child_ids = self._interactive(child)
             elif child.children and (child.role in _TEXT_ROLES or child.role in _CELL_ROLES):
@@ -559,7 +561,10 @@ class _Renderer:
 
     def render(self, node: SnapshotNode, box: _Box | None = None) -> None:
         box = node.box or box
-        if node.role == "text":
+        if "aria-hidden" in node.attrs and not self._is_interactive(node):
+            for child in node.children:  # hidden from assistive technology: only its controls, if any, count
+                self._render_interactive_only(child, box)
+        elif node.role == "text":
             self._emit(node.value or "", node, box)
         elif self._is_interactive(node):
             text, ids = self._interactive(node)
