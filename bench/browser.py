@@ -9,8 +9,9 @@ Two parts, one headless Chromium each:
   event. Printed: coverage (the share of visible targets that get an id on the first screen, and
   after scrolling to the bottom), the action round-trip (the share of actions whose event reached
   the element the observation named; on the hover page, the pointer's), observation size against
-  the raw HTML (every frame's document, open shadow roots included, measured by the bench itself so
-  that versions of the environment compare on one measure), and the median action time.
+  the raw HTML (every frame's document, open shadow roots included, measured by the bench itself in
+  a context of its own, so that versions of the environment compare on one measure and the marks an
+  observation leaves in the page do not count as the page's HTML), and the median action time.
 - **The demo shop** (eight pages): observation size against the raw HTML (with and without the
   pages' inline stylesheet, so the figure does not rest on CSS alone), coverage (the share of the
   visible controls, native or with a control's role, that get an id on the first screen and after
@@ -249,16 +250,26 @@ def hits(env: BrowserEnvironment, kinds: tuple[str, ...] = ACTED) -> list[str | 
     return [hit for frame in _frames(env) for hit in frame.evaluate(_HITS_JS, list(kinds))]
 
 
-def markup_chars(env: BrowserEnvironment) -> int:
-    """The page's raw HTML, measured here rather than taken from `Page.html_chars`, so that versions of the
-    environment compare on one measure: every frame's document, its open shadow roots' markup included."""
-    total = 0
-    for frame in env._require_page().frames:
-        try:
-            total += frame.evaluate(_MARKUP_JS)
-        except Error:
-            continue  # a frame that went away has no markup to count
-    return total
+def markup_chars(env: BrowserEnvironment, url: str) -> int:
+    """The raw HTML of the page at `url`, measured here rather than taken from `Page.html_chars`, so that
+    versions of the environment compare on one measure: every frame's document, its open shadow roots'
+    markup included. It is read in a browser context of its own, never observed: an observation marks
+    the page it reads (a role and a name on each clickable it finds), which is not the page's HTML."""
+    browser = env._browser  # no public API lends the environment's browser; the bench borrows it
+    assert browser is not None, "the environment has not started"
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="load")
+        total = 0
+        for frame in page.frames:
+            try:
+                total += frame.evaluate(_MARKUP_JS)
+            except Error:
+                continue  # a frame that went away has no markup to count
+        return total
+    finally:
+        context.close()
 
 
 def _frames(env: BrowserEnvironment) -> list[Frame]:
@@ -281,7 +292,7 @@ def measure_page(env: BrowserEnvironment, url: str, name: str) -> GalleryFigures
     figures = GalleryFigures(page=name)
     page = env.goto(url).page
     assert page is not None, f"{url} did not open"
-    figures.html_chars, figures.observation_chars = markup_chars(env), len(page.text)
+    figures.html_chars, figures.observation_chars = markup_chars(env, url), len(page.text)
     found = targets(env)
     visible = [str(t["g"]) for t in found if t["visible"]]
     on_screen = [str(t["g"]) for t in found if t["onScreen"]]
@@ -416,7 +427,7 @@ def _mark_ids(env: BrowserEnvironment) -> None:
 
 def shop_coverage(env: BrowserEnvironment, text: str) -> ShopCoverage:
     """How many of the page's controls got an id on the first screen (`text`, the page just opened) and
-    by scrolling to the end; the raw HTML must be measured before, since marking adds to it."""
+    by scrolling to the end."""
     page, figures = env._require_page(), ShopCoverage()
     _mark_ids(env)
     first = page.evaluate(_CONTROLS_JS)
@@ -471,7 +482,7 @@ def shop() -> None:
         for path in PAGES:
             page = env.goto(shop.url + path).page
             assert page is not None
-            markup, html = _html_without_css(shop.url + path), markup_chars(env)
+            markup, html = _html_without_css(shop.url + path), markup_chars(env, shop.url + path)
             total_obs += len(page.text)
             total_html += html
             total_markup += markup
