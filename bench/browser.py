@@ -9,13 +9,22 @@ Two parts, one headless Chromium each:
   event. Printed: coverage (the share of visible targets that get an id on the first screen, and
   after scrolling to the bottom), the action round-trip (the share of actions whose event reached
   the element the observation named; on the hover page, the pointer's), observation size against
-  the raw HTML (every frame's document, open shadow roots included, measured by the bench itself so
-  that versions of the environment compare on one measure), and the median action time.
+  the raw HTML (every frame's document, open shadow roots included, measured by the bench itself in
+  a context of its own, so that versions of the environment compare on one measure and the marks an
+  observation leaves in the page do not count as the page's HTML), and the median action time.
 - **The demo shop** (eight pages): observation size against the raw HTML (with and without the
-  pages' inline stylesheet, so the figure does not rest on CSS alone) and the median time of a
-  browser action with screenshots on, as sessions run them.
+  pages' inline stylesheet, so the figure does not rest on CSS alone), coverage (the share of the
+  visible controls, native or with a control's role, that get an id on the first screen and after
+  scrolling; the shop's pages carry no `data-g`, so each id's element is marked through its ref
+  instead), and the median time of a browser action with screenshots on, as sessions run them.
 
 `--part gallery` or `--part shop` runs one of them.
+
+The bench measures whatever `planner` it imports; it has no baseline of its own. To compare with
+older code, export that commit and run this file and today's gallery there, in the same sitting:
+`git archive COMMIT | tar -x -C DIR && cp bench/browser.py DIR/bench/ && cp tests/pages/* DIR/tests/pages/`,
+then `cd DIR && python -m bench.browser`. Code older than an action (`hover`) fails it, which counts
+as a miss.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from playwright.sync_api import Error, Frame
 
 from demo.shop import start_shop
 from planner.browser.environment import BrowserEnvironment
+from planner.protocols import Page
 
 GALLERY = Path(__file__).resolve().parent.parent / "tests" / "pages"
 GALLERY_PAGES = [
@@ -75,6 +85,8 @@ ACTIONS = [
     "scroll [up]",
 ]
 GOAL_RATIO = 8.0
+TIMING_ROUNDS = 10
+"""How many times the shop's six timed actions run: 60 timings, so one slow action moves the median little."""
 MAX_SCROLLS = 40
 SLOW_FILE_SECONDS = 1.0
 """How long the gallery's server takes to answer `slow/NAME`."""
@@ -105,6 +117,18 @@ _MARKUP_JS = """() => {
   return chars;
 }"""
 _HITS_JS = "kinds => window.__takeHits().filter(h => kinds.includes(h.type)).map(h => h.g)"
+_CONTROLS_JS = """() => Array.from(document.querySelectorAll(
+  'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, [role=button], [role=link], '
+  + '[role=checkbox], [role=radio], [role=tab], [role=option], [role=menuitem], [role=combobox], [role=textbox], '
+  + '[role=switch], [role=slider], [role=listbox]'
+), e => {
+  const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+  const visible = r.width > 0 && r.height > 0 && s.visibility !== 'hidden';
+  return { visible, onScreen: visible && r.bottom > 0 && r.top < innerHeight, marked: e.hasAttribute('data-bench-id') };
+})"""
+"""The page's controls (native, or with a control's role), each visible or not, on the screen or not, and
+whether an observation gave it an id (`_mark_ids`)."""
+_MARK_JS = "(e, id) => e.setAttribute('data-bench-id', String(id))"
 ACTED = ("click", "input", "change")
 """The events a click, type or select fires on its element."""
 HOVERED = ("mouseover",)
@@ -226,16 +250,26 @@ def hits(env: BrowserEnvironment, kinds: tuple[str, ...] = ACTED) -> list[str | 
     return [hit for frame in _frames(env) for hit in frame.evaluate(_HITS_JS, list(kinds))]
 
 
-def markup_chars(env: BrowserEnvironment) -> int:
-    """The page's raw HTML, measured here rather than taken from `Page.html_chars`, so that versions of the
-    environment compare on one measure: every frame's document, its open shadow roots' markup included."""
-    total = 0
-    for frame in env._require_page().frames:
-        try:
-            total += frame.evaluate(_MARKUP_JS)
-        except Error:
-            continue  # a frame that went away has no markup to count
-    return total
+def markup_chars(env: BrowserEnvironment, url: str) -> int:
+    """The raw HTML of the page at `url`, measured here rather than taken from `Page.html_chars`, so that
+    versions of the environment compare on one measure: every frame's document, its open shadow roots'
+    markup included. It is read in a browser context of its own, never observed: an observation marks
+    the page it reads (a role and a name on each clickable it finds), which is not the page's HTML."""
+    browser = env._browser  # no public API lends the environment's browser; the bench borrows it
+    assert browser is not None, "the environment has not started"
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="load")
+        total = 0
+        for frame in page.frames:
+            try:
+                total += frame.evaluate(_MARKUP_JS)
+            except Error:
+                continue  # a frame that went away has no markup to count
+        return total
+    finally:
+        context.close()
 
 
 def _frames(env: BrowserEnvironment) -> list[Frame]:
@@ -258,7 +292,7 @@ def measure_page(env: BrowserEnvironment, url: str, name: str) -> GalleryFigures
     figures = GalleryFigures(page=name)
     page = env.goto(url).page
     assert page is not None, f"{url} did not open"
-    figures.html_chars, figures.observation_chars = markup_chars(env), len(page.text)
+    figures.html_chars, figures.observation_chars = markup_chars(env, url), len(page.text)
     found = targets(env)
     visible = [str(t["g"]) for t in found if t["visible"]]
     on_screen = [str(t["g"]) for t in found if t["onScreen"]]
@@ -284,7 +318,9 @@ def measure_page(env: BrowserEnvironment, url: str, name: str) -> GalleryFigures
 def _round_trips(env: BrowserEnvironment, url: str, reached: list[str], figures: GalleryFigures) -> None:
     """Act on every reached target and count those whose event really hit it. Pages whose actions
     change them (a picker opens, a label changes) are opened afresh before each action; on the
-    others the targets are taken in page order, scrolling down as they run out."""
+    others the targets are taken in page order, reading on from the page the last action left (a
+    click scrolls its element into view) and scrolling down as they run out. A target never shown
+    to act on is a miss."""
     fresh = figures.page not in STATELESS
     page = env.goto(url).page
     for target in reached if fresh else []:
@@ -298,17 +334,22 @@ def _round_trips(env: BrowserEnvironment, url: str, reached: list[str], figures:
         if not remaining:
             break
         assert page is not None
+        left: Page | None = None
         for shown in shown_elements(page.text):
             target = next((t for t in remaining if matches(t, shown.name)), None)
             if target is not None:
                 remaining.discard(target)
-                _act(env, target, shown, figures)
+                left = _act(env, target, shown, figures)
+        if left is not None:
+            page = left
+            continue
         before, page = page, env.execute("scroll [down]").page
         if page is None or page.text == before.text:
             break
+    figures.misses.extend(f"{target}: never shown to act on" for target in sorted(remaining))
 
 
-def _act(env: BrowserEnvironment, target: str, shown: Shown, figures: GalleryFigures) -> None:
+def _act(env: BrowserEnvironment, target: str, shown: Shown, figures: GalleryFigures) -> Page | None:
     """Act on `target` (hover it on a hover page) and count whether its event reached it, and only it."""
     hover = figures.page in HOVER_PAGES
     kinds = HOVERED if hover else ACTED
@@ -317,11 +358,13 @@ def _act(env: BrowserEnvironment, target: str, shown: Shown, figures: GalleryFig
     figures.actions += 1
     figures.timings.append(result.duration_ms)
     received = hits(env, kinds)
-    reached = result.ok or result.held_dialog is not None  # a held confirm: the click landed, the page asked
+    held = getattr(result, "held_dialog", None)  # code from before issue 15 (27c15ca) has no held_dialog
+    reached = result.ok or held is not None  # a held confirm: the click landed, the page asked
     if reached and received and all(g == target for g in received):
         figures.round_trips += 1
     else:
         figures.misses.append(f"{target}: {result.error or received}")
+    return result.page
 
 
 def gallery() -> None:
@@ -360,6 +403,50 @@ def gallery() -> None:
     print(f"gallery action time ({len(timings)} actions): median {statistics.median(timings):.0f} ms")
 
 
+@dataclass(slots=True)
+class ShopCoverage:
+    """The controls of one shop page: on the first screen and with an id there, visible and with an id
+    once the page has been scrolled to its end."""
+
+    on_screen: int = 0
+    first_screen: int = 0
+    visible: int = 0
+    reached: int = 0
+
+
+def _mark_ids(env: BrowserEnvironment) -> None:
+    """Mark the element behind each id of the last observation (`data-bench-id`), through the ref the
+    environment acts on: no public API says which element an id is; the bench must."""
+    page = env._require_page()
+    for element_id, element in env._elements.items():
+        try:
+            page.locator(f"aria-ref={element.ref}").evaluate(_MARK_JS, element_id, timeout=5000)
+        except Error:
+            continue  # the element went away since the observation
+
+
+def shop_coverage(env: BrowserEnvironment, text: str) -> ShopCoverage:
+    """How many of the page's controls got an id on the first screen (`text`, the page just opened) and
+    by scrolling to the end."""
+    page, figures = env._require_page(), ShopCoverage()
+    _mark_ids(env)
+    first = page.evaluate(_CONTROLS_JS)
+    figures.on_screen = sum(1 for c in first if c["onScreen"])
+    figures.first_screen = sum(1 for c in first if c["onScreen"] and c["marked"])
+    for _ in range(MAX_SCROLLS):
+        if "scroll down" not in text:
+            break
+        result = env.execute("scroll [down]")
+        if result.page is None or result.page.text == text:
+            break
+        text = result.page.text
+        _mark_ids(env)
+    controls = page.evaluate(_CONTROLS_JS)
+    figures.visible = sum(1 for c in controls if c["visible"])
+    figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
+    return figures
+
+
 def _shop_element(text: str, role: str, name: str | None = None) -> int:
     for shown in shown_elements(text):
         if shown.role == role and (name is None or shown.name == name):
@@ -387,26 +474,39 @@ def shop() -> None:
             allowed_domains=[],  # fenced to the shop's host, as every browser session is
         )
         total_obs = total_html = total_markup = 0
-        print(f"{'page':40} {'observation':>12} {'raw HTML':>10} {'ratio':>7} {'no CSS':>8} {'ratio':>7}")
+        coverage: list[ShopCoverage] = []
+        print(
+            f"{'page':40} {'observation':>12} {'raw HTML':>10} {'ratio':>7} {'no CSS':>8} {'ratio':>7}"
+            f" {'1st screen':>11} {'reached':>8}"
+        )
         for path in PAGES:
             page = env.goto(shop.url + path).page
             assert page is not None
-            markup, html = _html_without_css(shop.url + path), markup_chars(env)
+            markup, html = _html_without_css(shop.url + path), markup_chars(env, shop.url + path)
             total_obs += len(page.text)
             total_html += html
             total_markup += markup
+            covered = shop_coverage(env, page.text)
+            coverage.append(covered)
             print(
                 f"{path:40} {len(page.text):>12,} {html:>10,} {html / len(page.text):>6.1f}x"
                 f" {markup:>8,} {markup / len(page.text):>6.1f}x"
+                f" {covered.first_screen:>5}/{covered.on_screen:<5} {covered.reached:>4}/{covered.visible:<3}"
             )
         ratio = total_html / total_obs
         print(
             f"{'all pages':40} {total_obs:>12,} {total_html:>10,} {ratio:>6.1f}x {total_markup:>8,}"
             f" {total_markup / total_obs:>6.1f}x  (goal >= {GOAL_RATIO:g}x)"
         )
+        on_screen, first = sum(c.on_screen for c in coverage), sum(c.first_screen for c in coverage)
+        visible, reached = sum(c.visible for c in coverage), sum(c.reached for c in coverage)
+        print(
+            f"shop coverage, first screen {first}/{on_screen} = {100 * first / on_screen:.0f} %; "
+            f"reachable by scrolling {reached}/{visible} = {100 * reached / visible:.0f} %"
+        )
 
         timings = []
-        for _ in range(5):
+        for _ in range(TIMING_ROUNDS):
             for template in ACTIONS:
                 text = env.observe().text
                 action = template

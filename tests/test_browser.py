@@ -140,9 +140,9 @@ SNAPSHOT = """\
 
 
 def test_render_gives_ids_to_interactive_elements_only() -> None:
-    observation = render_page("http://x/", "X", SNAPSHOT, secrets=["hunter2"])
+    observation = render_page("X", SNAPSHOT, secrets=["hunter2"])
     lines = observation.text.splitlines()
-    assert lines[:2] == ["URL: http://x/", "Title: X"]
+    assert lines[0] == "Title: X", "the URL is Page.url, given by every prompt, not repeated"
     assert '[3] link "Home"' in lines
     assert '[4] link url="/cart"' in lines  # a nameless link is named by its target
     assert 'heading "Deals: today only"' in lines
@@ -163,7 +163,7 @@ def test_a_frames_ids_keep_their_block_whatever_the_page_around_it_holds() -> No
         frames = (
             '- iframe [ref=f3e1]:\n  - button "Apply" [ref=f4e3]\n- iframe [ref=f3e2]:\n  - link "Terms" [ref=f6e5]'
         )
-        observation = render_page("http://x/", "X", f"- generic [ref=f3e0]:\n{main}\n{frames}", budget=10**7)
+        observation = render_page("X", f"- generic [ref=f3e0]:\n{main}\n{frames}", budget=10**7)
         return {e.name: i for i, e in observation.elements.items() if not e.name.startswith("Main")}
 
     assert frame_ids(3) == frame_ids(40) == {"Apply": 10_003, "Terms": 30_005}  # blocks 1 and 3 after the page's
@@ -172,7 +172,7 @@ def test_a_frames_ids_keep_their_block_whatever_the_page_around_it_holds() -> No
 
 def test_render_cuts_to_budget_and_says_how_much() -> None:
     snapshot = "\n".join(f'- link "Item number {i}" [ref=e{i}]' for i in range(1, 400))
-    observation = render_page("http://x/", "X", snapshot, budget=1000)
+    observation = render_page("X", snapshot, budget=1000)
     assert len(observation.text) <= 1000
     last = observation.text.splitlines()[-1]
     assert re.fullmatch(r"\((\d+) more characters cut; scroll down to see more\)", last)
@@ -181,12 +181,38 @@ def test_render_cuts_to_budget_and_says_how_much() -> None:
     assert set(observation.elements) == shown  # ids that were cut cannot be used
 
 
+def test_a_label_beside_its_field_on_one_line_is_not_said_twice() -> None:
+    snapshot = """- generic [ref=e1]:
+  - generic [ref=e2]: Email
+  - generic [ref=e3]:
+    - textbox [ref=e4] [box=0,0,100,20]
+    - text: We never share it.
+- paragraph [ref=e5]:
+  - text: "Sort by:"
+  - link "Price" [ref=e6]
+"""
+    lines = render_page("X", snapshot).text.splitlines()[1:]
+    assert lines == ['[4] textbox "Email" We never share it.', 'Sort by: [6] link "Price"']
+
+
+def test_text_the_page_hid_from_assistive_technology_is_left_out_but_its_controls_stay() -> None:
+    snapshot = """- generic [ref=e1]:
+  - generic [aria-hidden] [ref=e2]: 1 2
+  - textbox "Query" [ref=e3] [box=0,0,100,20]
+- generic [aria-hidden] [ref=e4]:
+  - text: Decorative banner
+  - button "Close banner" [ref=e5]
+"""
+    lines = render_page("X", snapshot).text.splitlines()[1:]
+    assert lines == ['[3] textbox "Query"', '[5] button "Close banner"']
+
+
 def test_render_drops_what_is_above_the_viewport_first() -> None:
     rows = [f'- paragraph [ref=e{i}] [box=0,{(i - 50) * 20},800,20]: "Paragraph {i} text"' for i in range(1, 200)]
-    observation = render_page("http://x/", "X", "\n".join(rows), budget=600)
+    observation = render_page("X", "\n".join(rows), budget=600)
     lines = observation.text.splitlines()
-    assert re.fullmatch(r"\(\d+ characters above the viewport not shown; scroll up to see them\)", lines[2])
-    assert lines[3] == "Paragraph 50 text"  # the first line whose box is not wholly above the viewport
+    assert re.fullmatch(r"\(\d+ characters above the viewport not shown; scroll up to see them\)", lines[1])
+    assert lines[2] == "Paragraph 50 text"  # the first line whose box is not wholly above the viewport
     assert lines[-1].endswith("more characters cut; scroll down to see more)")
     assert len(observation.text) <= 600
 
@@ -202,8 +228,8 @@ def test_render_flattens_cells_with_block_content_and_decodes_escapes() -> None:
   - cell "say \"hi\"" [ref=e7]
 - text: "caf\xe9 \"quoted\"\nnext"
 """
-    observation = render_page("http://x/", "X", snapshot)
-    assert observation.text.splitlines()[2:] == [
+    observation = render_page("X", snapshot)
+    assert observation.text.splitlines()[1:] == [
         r'| Red [6] link "Blue \| dark" | say "hi" |',
         'café "quoted"',
         "next",
@@ -263,7 +289,7 @@ def test_it_is_an_environment(env: BrowserEnvironment) -> None:
 @browser_test
 def test_observation_has_ids_only_on_interactive_elements_and_is_small(env: BrowserEnvironment, site: str) -> None:
     page = open_page(env, site, "/catalog.html")
-    for line in page.text.splitlines()[2:]:
+    for line in page.text.splitlines()[1:]:
         for role in re.findall(r"\[\d+\] (\w+)", line):
             assert role in INTERACTIVE_ROLES, line
         if line.startswith(("heading", "img", "list", "navigation", "$")):
@@ -509,7 +535,7 @@ def test_goto_rolls_back_to_a_saved_url(env: BrowserEnvironment, site: str) -> N
     rollback = env.goto(saved.url)
     assert rollback.ok and rollback.page is not None
     assert rollback.page.url == saved.url
-    assert rollback.page.text.splitlines()[2:] == saved.text.splitlines()[2:]
+    assert rollback.page.text.splitlines()[1:] == saved.text.splitlines()[1:]
     query = element_id(rollback.page, 'searchbox "Query"')
     assert env.check(f"type [{query}] [lamp]") is None
 

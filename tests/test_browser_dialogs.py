@@ -32,6 +32,13 @@ HELD = (
     "the page asked to confirm 'Delete your account? This cannot be undone.'; dismissed, since accepting it "
     "needs an operator's approval"
 )
+RESET_RULE = "the page asked to confirm 'Delete your account? This cannot be undone.', which matches 'delete'"
+LATE = {
+    "Clear history": ("Delete the order history? This cannot be undone.", "history"),
+    "Sync drafts": ("Delete the 3 drafts the server no longer has?", "drafts"),
+}
+"""The buttons whose confirm comes late (a 400 ms timer; a fetch the server answers after a second):
+the question, and the word the page's status line uses for what it deletes."""
 _needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="no Chromium installed")
 
 
@@ -73,8 +80,10 @@ def test_a_question_with_a_risky_term_is_dismissed_unless_approved_by_the_guards
 # -- the engine: held, asked, approved, run again ------------------------------------------------
 
 
-def _held_then_approved(env: DryEnvironment | BrowserEnvironment, action: str, start: str) -> SessionState:
-    """Run a one-action session up to its approval request, check it, approve it and run it out."""
+def _held_then_approved(
+    env: DryEnvironment | BrowserEnvironment, action: str, start: str, rule: str = RESET_RULE
+) -> SessionState:
+    """Run a one-action session up to its approval request, check that it asks `rule`, approve it and run it out."""
     state, _ = new_state(TASK)
     script = Script.model_validate({"nodes": {TASK: {"type": "ACTION", "action": action}}})
     engine = Engine(state, ScriptedModel(script), env, guard=make_guard(GuardRules(), start))
@@ -83,9 +92,7 @@ def _held_then_approved(env: DryEnvironment | BrowserEnvironment, action: str, s
             break
     assert state.status is RunStatus.AWAITING_APPROVAL, state.reason
     assert state.approval is not None
-    assert state.approval.rule == (
-        "the page asked to confirm 'Delete your account? This cannot be undone.', which matches 'delete'"
-    )
+    assert state.approval.rule == rule
     assert state.metrics.actions == 0, "the dismissed attempt is not recorded as the action run"
     apply_command(state, Approve())
     for _ in range(20):
@@ -152,7 +159,7 @@ def test_alert_confirm_and_prompt_are_answered_and_reported(env: BrowserEnvironm
     assert renamed.reports == (
         "the page asked for an answer to 'New name for the draft?'; answered 'Summer newsletter'",
     )
-    assert env.observe().text.splitlines()[2] == 'heading "Account settings"', "a report is told once"
+    assert env.observe().text.splitlines()[1] == 'heading "Account settings"', "a report is told once"
 
 
 @pytest.mark.browser
@@ -162,9 +169,7 @@ def test_a_risky_confirm_is_dismissed_and_the_action_fails_unless_approved(
 ) -> None:
     held = _click(env, gallery_site, "Reset")
     assert not held.ok and held.error == HELD
-    assert held.held_dialog == (
-        "the page asked to confirm 'Delete your account? This cannot be undone.', which matches 'delete'"
-    )
+    assert held.held_dialog == RESET_RULE
     assert held.page is not None and "status: account kept" in held.page.text and f"({HELD})" in held.page.text
     approved = _click(env, gallery_site, "Reset", approved=True)
     assert approved.ok and approved.held_dialog is None, approved.error
@@ -173,13 +178,49 @@ def test_a_risky_confirm_is_dismissed_and_the_action_fails_unless_approved(
 
 @pytest.mark.browser
 @_needs_chromium
-def test_the_engine_asks_an_operator_with_the_dialogs_text_and_the_approved_run_accepts_it(gallery_site: str) -> None:
+@pytest.mark.parametrize("name", list(LATE))
+def test_a_risky_confirm_the_page_opens_late_is_held_and_reported_with_the_action_that_caused_it(
+    env: BrowserEnvironment, gallery_site: str, name: str
+) -> None:
+    question, what = LATE[name]
+    held = _click(env, gallery_site, name)
+    dismissed = f"the page asked to confirm '{question}'; dismissed, since accepting it needs an operator's approval"
+    assert not held.ok and held.held_dialog == f"the page asked to confirm '{question}', which matches 'delete'", (
+        held.error
+    )
+    assert held.error == dismissed and held.reports == (dismissed,)
+    assert held.page is not None and f"status: {what} kept" in held.page.text, "the page is read after its answer"
+    approved = _click(env, gallery_site, name, approved=True)
+    assert approved.ok and approved.held_dialog is None, approved.error
+    assert approved.reports == (
+        f"the page asked to confirm '{question}'; accepted, as an operator approved the action",
+    ), "the approval still held when the late question came"
+    assert approved.page is not None and f"status: {what} deleted" in approved.page.text
+    assert env.observe().text.splitlines()[1] == 'heading "Account settings"', "nothing was left for later"
+
+
+@pytest.mark.browser
+@_needs_chromium
+@pytest.mark.parametrize(
+    ("name", "rule", "done"),
+    [
+        ("Reset", RESET_RULE, ("#account", "deleted")),
+        (
+            "Clear history",
+            f"the page asked to confirm '{LATE['Clear history'][0]}', which matches 'delete'",
+            ("#history", "none"),
+        ),
+    ],
+)
+def test_the_engine_asks_an_operator_with_the_dialogs_text_and_the_approved_run_accepts_it(
+    gallery_site: str, name: str, rule: str, done: tuple[str, str]
+) -> None:
     start = f"{gallery_site}/gallery_dialogs.html"
     with BrowserEnvironment(start) as env:
         page = env.observe()
-        reset = find(page.text, "Reset")
-        assert reset is not None
-        state = _held_then_approved(env, f"click [{reset.id}]", start)
+        button = find(page.text, name)
+        assert button is not None
+        state = _held_then_approved(env, f"click [{button.id}]", start, rule)
         assert state.status is RunStatus.SUCCEEDED, state.reason
-        assert "status: account deleted" in state.page_text
-        assert env._require_page().inner_text("#account") == "deleted"  # no public API reads the DOM; the test must
+        selector, text = done
+        assert env._require_page().inner_text(selector) == text  # no public API reads the DOM; the test must

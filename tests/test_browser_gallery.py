@@ -72,16 +72,26 @@ def test_unnamed_controls_are_named_from_the_text_beside_or_inside_them() -> Non
 - button [ref=e7]:
   - heading "Blue mug" [level=3] [ref=e8]
   - text: $12
+- generic [ref=e9]:
+  - generic [ref=e10]: Email
+  - generic [ref=e11]:
+    - textbox [ref=e12] [box=0,40,100,20]
+    - text: We never share it.
 """
-    observation = render_page("http://x/", "X", snapshot)
-    lines = observation.text.splitlines()[2:]
-    assert lines == ['[2] checkbox "Remember me"', '| Username | [6] textbox "Username" |', '[7] button "Blue mug $12"']
+    observation = render_page("X", snapshot)
+    lines = observation.text.splitlines()[1:]
+    assert lines[:3] == [
+        '[2] checkbox "Remember me"',
+        '| Username | [6] textbox "Username" |',
+        '[7] button "Blue mug $12"',
+    ]
     assert observation.elements[6].name == "Username"  # the guard sees the same name
+    assert observation.elements[12].name == "Email", "a label in the box before the field's, not the hint after it"
 
 
 def test_read_only_fields_say_so() -> None:
     snapshot = '- textbox "Departure" [ref=e2] [box=10,20,185,21]: 2030-06-03'
-    observation = render_page("http://x/", "X", snapshot, readonly=[(True, (10.0, 20.0, 185.0, 21.0))])
+    observation = render_page("X", snapshot, readonly=[(True, (10.0, 20.0, 185.0, 21.0))])
     assert '[2] textbox "Departure" readonly value="2030-06-03"' in observation.text
     assert observation.elements[2].readonly
 
@@ -93,7 +103,7 @@ def test_a_read_only_field_in_a_frame_leaves_the_pages_field_at_the_same_box_edi
 - iframe [ref=e3]:
   - textbox "Booked on" [ref=f1e2] [box=8,8,150,20]: 2030-06-03
 """
-    observation = render_page("http://x/", "X", snapshot, readonly=[(False, (8.0, 8.0, 150.0, 20.0))])
+    observation = render_page("X", snapshot, readonly=[(False, (8.0, 8.0, 150.0, 20.0))])
     [main] = [e for e in observation.elements.values() if e.name == "Main name"]
     [framed] = [e for e in observation.elements.values() if e.name == "Booked on"]
     assert not main.readonly and framed.readonly
@@ -101,11 +111,11 @@ def test_a_read_only_field_in_a_frame_leaves_the_pages_field_at_the_same_box_edi
 
 def test_a_cut_observation_counts_the_elements_below_and_says_where_they_start() -> None:
     rows = [f'- link "Row {i}" [ref=e{i}] [box=0,{i * 10},100,10]' for i in range(1, 300)]
-    observation = render_page("http://x/", "X", "\n".join(rows), budget=1000)
+    observation = render_page("X", "\n".join(rows), budget=1000)
     shown = len(observation.elements)
     assert f"({299 - shown} more interactive elements below)" in observation.text
     assert observation.next_top == (shown + 1) * 10  # the first cut line's top
-    further = render_page("http://x/", "X", "\n".join(rows), budget=1000, reading_top=observation.next_top)
+    further = render_page("X", "\n".join(rows), budget=1000, reading_top=observation.next_top)
     assert min(further.elements) == shown + 1  # reading on starts at the first element cut
 
 
@@ -121,20 +131,20 @@ def test_a_short_budget_keeps_the_screens_controls_by_shortening_the_text_beside
     ]
     snapshot = "\n".join(rows)
     on_screen = [i for i in range(1, 41) if i * 15 < 300]
-    plain = render_page("http://x/", "X", snapshot, budget=1500)
+    plain = render_page("X", snapshot, budget=1500)
     assert len(plain.elements) < len(on_screen)  # without the viewport's height: the tail is cut, as before
-    kept = render_page("http://x/", "X", snapshot, budget=1500, viewport_height=300)
+    kept = render_page("X", snapshot, budget=1500, viewport_height=300)
     assert {element.name for element in kept.elements.values()} >= {f"Open R-{i}" for i in on_screen}
     assert f'|  | Signature required on d… | [{on_screen[0]}4] button "Open R-{on_screen[0]}" |' in kept.text
     assert len(kept.text) <= 1500
-    roomy = render_page("http://x/", "X", snapshot, budget=20_000, viewport_height=300)
+    roomy = render_page("X", snapshot, budget=20_000, viewport_height=300)
     assert long_text in roomy.text and "| R-1 |" in roomy.text  # nothing is shortened when all fits
 
 
 def test_text_lines_on_screen_give_way_to_controls_lowest_first() -> None:
     prose = [f'- paragraph [ref=e{i}] [box=0,{i * 10},900,10]: "Paragraph {i} {"x" * 140}"' for i in range(1, 31)]
     buttons = [f'- button "Go {i}" [ref=e{100 + i}] [box=0,{300 + i * 10},60,10]' for i in range(1, 11)]
-    observation = render_page("http://x/", "X", "\n".join(prose + buttons), budget=1500, viewport_height=800)
+    observation = render_page("X", "\n".join(prose + buttons), budget=1500, viewport_height=800)
     assert {element.name for element in observation.elements.values()} == {f"Go {i}" for i in range(1, 11)}
     assert "Paragraph 1 " in observation.text and "Paragraph 30 " not in observation.text
     assert re.search(r"\(\d+ lines of text on screen left out to show its controls\)", observation.text)
@@ -263,16 +273,54 @@ def test_sliders_take_a_value_by_type_or_select(env: BrowserEnvironment, gallery
 
 
 @browser_test
+def test_a_slider_that_cannot_reach_the_value_fails_saying_where_it_stopped(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
+    zoom = element(page, "Zoom")  # whole steps: 7.5 lies between two of them
+    between = env.execute(f"type [{zoom.id}] [7.5]")
+    assert not between.ok, "a value the slider cannot take passed as set"
+    assert between.error == f"element {zoom.id} is a slider that cannot take 7.5: its step went from 7 to 8", (
+        between.error
+    )
+    contrast = element(page, "Contrast")  # its keys do nothing
+    stuck = env.execute(f"select [{contrast.id}] [6]")
+    assert not stuck.ok, "a slider its keys do not move passed as set"
+    assert stuck.error == f"element {contrast.id} is a slider that stayed at 4 when its arrow keys were pressed", (
+        stuck.error
+    )
+
+
+@browser_test
 def test_custom_combobox_and_listbox_take_select(env: BrowserEnvironment, gallery_site: str) -> None:
     page = open_page(env, gallery_site, "gallery_inputs")
     fruit = element(page, "Fruit")
     picked = env.execute(f"select [{fruit.id}] [Banana]")
     assert picked.ok, picked.error
     assert 'value="Banana"' in element(picked.page, "Fruit").rest
-    size = next(s for s in shown_elements(page.text) if s.name == "Medium")
-    assert "selected" in size.rest
-    listbox = env.execute(f"select [{fruit.id}] [Kiwi]")
-    assert not listbox.ok and listbox.error is not None and 'no option "Kiwi"' in listbox.error
+    missing = env.execute(f"select [{fruit.id}] [Kiwi]")
+    assert not missing.ok and missing.error is not None and 'no option "Kiwi"' in missing.error
+    assert "selected" in element(page, "Medium").rest
+    size = element(page, "Size")
+    assert size.role == "listbox", "a listbox gets an id of its own, so select can name it"
+    large = env.execute(f"select [{size.id}] [Large]")
+    assert large.ok, large.error
+    assert "selected" in element(large.page, "Large").rest and "selected" not in element(large.page, "Medium").rest
+
+
+@browser_test
+def test_a_combobox_picks_from_its_own_list_while_another_list_shows_the_same_option(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_inputs")
+    opened = env.execute(f"click [{element(page, 'Fruit').id}]")  # the fruit list, Banana in it, stays open
+    assert opened.ok and find(opened.page.text if opened.page else "", "Cherry") is not None, opened.error
+    hits(env)
+    picked = env.execute(f"select [{element(opened.page, 'Topping').id}] [Banana]")
+    assert picked.ok, picked.error
+    assert hits(env)[-1] == "Banana slices", "the option clicked was the other list's"
+    assert 'value="Banana"' in element(picked.page, "Topping").rest
+    assert "value=" not in element(picked.page, "Fruit").rest
 
 
 @browser_test
@@ -301,6 +349,9 @@ def test_tabs_fields_checkboxes_and_options_without_a_name_get_one(env: BrowserE
         "Monthly": "radio",
         "Yearly": "radio",
         "Promo code": "textbox",
+        "Email": "textbox",
+        "Phone": "textbox",
+        "Verify": "button",
         "Red": "option",
         "Green": "option",
     }
@@ -434,7 +485,7 @@ def test_a_download_is_saved_with_the_sessions_artifacts_and_reported_never_open
                 f"saved as downloads/{saved_as}, not opened"
             )
             assert result.reports == (report,)
-            assert result.page is not None and result.page.text.splitlines()[2] == f"({report})"
+            assert result.page is not None and result.page.text.splitlines()[1] == f"({report})"
             assert (tmp_path / "downloads" / saved_as).read_bytes() == csv
             page = result.page
         # A busy server answers the download a second after the click: the click's own result reports it

@@ -1,6 +1,7 @@
 """New tabs in the Playwright environment: a click that opens one is followed in the same page,
 however late Chromium reports the tab, and a promised tab that never comes is an error, not a
-silent stay on the old page.
+silent stay on the old page. A tab that cannot be followed (at no web address, or opened after its
+action was over) is closed and reported, never left open unseen.
 
 Chromium reports a new tab only once its first document has started to arrive, so a tab whose
 document is slow (`/slow?ms=N` answers after N ms) is reported deterministically late: long after
@@ -25,6 +26,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(find_chromium() is None, r
 
 LATE_MS = 2000
 """How late the slow tabs' documents answer: well past the environment's settle pause."""
+AFTER_MS = 2500
+"""How long after its click a script opens a tab: past the timers an action waits for (up to a second)."""
 
 START = f"""
 <a href="/slow?ms={LATE_MS}&tab=link" target="_blank">Late tab</a>
@@ -33,6 +36,11 @@ START = f"""
   <input type="hidden" name="tab" value="form"><button>Late form</button></form>
 <a href="/page?name=elsewhere" target="_blank" onclick="event.preventDefault(); document.title = 'handled'">Handled</a>
 <a href="/slow?ms=30000&tab=never" target="_blank">Never</a>
+<button onclick="setTimeout(() => window.open('/slow?ms={LATE_MS}&tab=timer'), 400)">Timer window</button>
+<button onclick="setTimeout(() => window.open('/page?name=later'), {AFTER_MS})">Later window</button>
+<button onclick="window.open('').document.write('<title>Receipt</title><h1>Receipt 1041</h1>')">Receipt</button>
+<button onclick="window.open(window.URL.createObjectURL(new Blob(['<title>Label</title><h1>Label</h1>'], {{type: 'text/html'}})))">
+  Shipping label</button>
 """
 
 
@@ -92,7 +100,12 @@ def one_tab(env: BrowserEnvironment) -> bool:
 
 @pytest.mark.parametrize(
     ("label", "tab"),
-    [('link "Late tab"', "link"), ('button "Late window"', "script"), ('button "Late form"', "form")],
+    [
+        ('link "Late tab"', "link"),
+        ('button "Late window"', "script"),
+        ('button "Late form"', "form"),
+        ('button "Timer window"', "timer"),  # opened by a timer the click set, after the click's own pause
+    ],
 )
 def test_a_tab_that_opens_late_is_followed(env: BrowserEnvironment, site: str, label: str, tab: str) -> None:
     result = click(env, site, label)
@@ -117,3 +130,40 @@ def test_a_promised_tab_that_never_opens_is_an_error(site: str) -> None:
         assert not result.ok, "a new tab promised by the link and never opened passed as success"
         assert result.error is not None and "new tab" in result.error and "1.5 s" in result.error, result.error
         assert result.page is not None and result.page.url == f"{site}/start"
+
+
+@pytest.mark.parametrize(
+    ("label", "url", "title"), [("Receipt", "about:blank", "Receipt"), ("Shipping label", "blob:", "Label")]
+)
+def test_a_tab_at_no_web_address_is_reported_and_closed(
+    env: BrowserEnvironment, site: str, label: str, url: str, title: str
+) -> None:
+    result = click(env, site, f'button "{label}"')
+    assert result.ok, result.error
+    assert result.page is not None and result.page.url == f"{site}/start"
+    assert len(result.reports) == 1, f"the tab went unreported: {result.reports}"
+    [report] = result.reports
+    assert report.startswith(f"the page opened a new tab at {url}") and report.endswith(
+        f" titled '{title}', which is no web address to open here; the tab was closed"
+    ), report
+    assert f"({report})" in result.page.text
+    assert one_tab(env), "the tab was left open"
+
+
+def test_a_tab_opened_after_its_action_is_reported_with_the_next_observation_and_closed(
+    env: BrowserEnvironment, site: str
+) -> None:
+    result = click(env, site, 'button "Later window"')
+    assert result.ok and result.page is not None, result.error
+    report = (
+        f"(the page opened a new tab at {site}/page?name=later, which was not followed; the tab was closed "
+        "(goto its URL to open it))"
+    )
+    seen = result.page.text
+    deadline = time.monotonic() + AFTER_MS / 1000 + 10
+    while report not in seen and time.monotonic() < deadline:
+        time.sleep(0.2)
+        seen = env.observe().text
+    assert report in seen, f"the tab opened {AFTER_MS} ms after the click was never reported:\n{seen}"
+    assert env.observe().url == f"{site}/start", "the late tab was not followed"
+    assert one_tab(env), "the late tab was left open"

@@ -140,8 +140,13 @@ _SCROLL_JS = """dy => {
 }"""
 
 
-_NEW_TAB_JS = """(() => {
-  const key = Symbol.for('andor.newTab');
+_SHORT_TIMER_MS = 1000
+"""A timer an action sets for at most this long is part of the action: its callback may ask a question."""
+_CALLBACK_WAIT_MS = 3000
+"""How long an action waits at most for the timers and requests it started to call back."""
+
+_PROMISES_JS = """(() => {
+  const key = Symbol.for('andor.promises');
   if (window[key]) return;
   const state = { click: null, clicked: null, submit: null, opened: '' };
   Object.defineProperty(window, key, { value: state });
@@ -152,6 +157,9 @@ _NEW_TAB_JS = """(() => {
   };
   const base = () => document.querySelector('base[target]')?.getAttribute('target') || '';
   const own = e => (e.hasAttribute('target') ? e.getAttribute('target') : base());
+  const busy = new Set(), seen = new Set();
+  let watching = false;
+  state.watch = () => { busy.clear(); seen.clear(); watching = true; };
   state.promised = () => {
     const link = state.click && !state.click.defaultPrevented && state.clicked?.closest?.('a[href], area[href]');
     const submit = state.submit && !state.submit.defaultPrevented ? state.submit : null;
@@ -164,7 +172,8 @@ _NEW_TAB_JS = """(() => {
       : state.opened;
     state.click = state.clicked = state.submit = null;
     state.opened = '';
-    return { tab, download };
+    if (!busy.size) watching = false;
+    return { tab, download, busy: busy.size };
   };
   addEventListener('click', e => { state.click = e; state.clicked = e.composedPath()[0]; }, true);
   addEventListener('submit', e => { state.submit = e; }, true);
@@ -177,14 +186,77 @@ _NEW_TAB_JS = """(() => {
     }
     return tab;
   };
-})()"""
-"""Runs in every document before its own scripts: notes what an action promises, a new tab or a
-download, so the environment waits for it instead of racing Chromium's late report of it. A tab: a
-click on a link (or a submit of a form) that targets a new tab, unless a script prevented its
-default, or a `window.open` into a new tab. A download: a click on a link with a `download`
-attribute that Chromium honours (the page's own script clicking one it made counts too).
-`promised()` says which ({tab: why or '', download: true or false}) and forgets it."""
-_PROMISED_JS = "() => window[Symbol.for('andor.newTab')]?.promised() ?? {tab: '', download: false}"
+  // The work an action starts that calls back later: a short timer, a fetch or XHR, reading a fetched body.
+  // A key seen once in this action (a timer's delay and callback source, a request's method and URL) is not
+  // counted again, so a poll counts once rather than keeping the action busy.
+  const begin = seenKey => {
+    if (!watching || seen.has(seenKey)) return null;
+    if (seenKey !== null) seen.add(seenKey);
+    const token = {};
+    busy.add(token);
+    return token;
+  };
+  const end = token => { if (token) busy.delete(token); };
+  const settled = (promise, token) => {
+    if (token) promise.then(() => end(token), () => end(token));
+    return promise;
+  };
+  // A timer that sets itself again from its own callback (a clock, a poll) is the page's own rhythm, never counted.
+  const later = window.setTimeout, timers = new Map(), recurring = new Set();
+  let running = null;
+  window.setTimeout = function (callback, delay, ...rest) {
+    const ms = Number(delay) || 0;
+    if (typeof callback !== 'function' || ms > SHORT_TIMER_MS) return later.apply(window, arguments);
+    const timerKey = `${ms} ${Function.prototype.toString.call(callback)}`;
+    if (timerKey === running) recurring.add(timerKey);
+    const token = recurring.has(timerKey) ? null : begin(timerKey);
+    const id = later.call(window, function () {
+      timers.delete(id);
+      const outer = running;
+      running = timerKey;
+      try { return callback.apply(this, arguments); } finally { running = outer; end(token); }
+    }, delay, ...rest);
+    if (token) timers.set(id, token);
+    return id;
+  };
+  for (const name of ['clearTimeout', 'clearInterval']) {
+    const clear = window[name];
+    window[name] = function (id) { end(timers.get(id)); timers.delete(id); return clear.apply(window, arguments); };
+  }
+  const fetching = window.fetch;
+  if (fetching) window.fetch = function (input, init) {
+    const request = input instanceof Request ? input : null;
+    const seenKey = `fetch ${init?.method || request?.method || 'GET'} ${request ? request.url : String(input)}`;
+    return settled(fetching.apply(this, arguments), begin(seenKey));
+  };
+  for (const name of ['arrayBuffer', 'blob', 'formData', 'json', 'text']) {
+    const read = Response.prototype[name];
+    if (read) Response.prototype[name] = function () { return settled(read.apply(this, arguments), begin(null)); };
+  }
+  const opening = XMLHttpRequest.prototype.open, sending = XMLHttpRequest.prototype.send, requests = new WeakMap();
+  XMLHttpRequest.prototype.open = function (method, url) {
+    requests.set(this, `xhr ${method} ${url}`);
+    return opening.apply(this, arguments);
+  };
+  XMLHttpRequest.prototype.send = function () {
+    const token = begin(requests.get(this) ?? null);
+    if (token) this.addEventListener('loadend', () => end(token), { once: true });
+    try { return sending.apply(this, arguments); } catch (error) { end(token); throw error; }
+  };
+})()""".replace("SHORT_TIMER_MS", str(_SHORT_TIMER_MS))
+"""Runs in every document before its own scripts: notes what an action promises, so the environment
+waits for it instead of racing it. A new tab: a click on a link (or a submit of a form) that targets
+a new tab, unless a script prevented its default, or a `window.open` into a new tab. A download: a
+click on a link with a `download` attribute that Chromium honours (the page's own script clicking
+one it made counts too). Callbacks: from `watch()` (the action's start) on, the timers of up to
+`_SHORT_TIMER_MS` and the requests the page starts, until they have called back, since a callback
+can ask a question (a confirm) or open a tab that belongs to the action. `promised()` says what
+({tab: why or '', download: true or false, busy: callbacks still to come}), forgets the tab and
+download, and stops watching once nothing is left to come."""
+_PROMISED_JS = "() => window[Symbol.for('andor.promises')]?.promised() ?? {tab: '', download: false, busy: 0}"
+_WATCH_JS = "() => { const promises = window[Symbol.for('andor.promises')]; promises?.promised(); promises?.watch(); }"
+"""An element action's start: forget what the page's own scripts promised since the last one, and watch
+for the callbacks this action starts."""
 
 _drivers = threading.local()
 
@@ -223,10 +295,16 @@ class _ActionFailed(Exception):
 
 @dataclass(frozen=True)
 class _Promise:
-    """What an action promised that Chromium reports late (`_NEW_TAB_JS`): why a new tab opens, a download."""
+    """What an action promised that comes late (`_PROMISES_JS`): why a new tab opens, a download, and how
+    many of the callbacks it started are still to come."""
 
     tab: str = ""
     download: bool = False
+    busy: int = 0
+
+    def then(self, later: _Promise) -> _Promise:
+        """This promise updated by a later read: a tab or download promised in either, the later count."""
+        return _Promise(self.tab or later.tab, self.download or later.download, later.busy)
 
 
 def _first_line(error: BaseException) -> str:
@@ -264,7 +342,9 @@ class BrowserEnvironment:
     Every dialog a page opens is answered and reported (`planner.browser.dialogs`): a confirm or
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
     `GuardRules()`) is dismissed unless the action was approved, and the action fails with
-    `held_dialog` set, so the engine can ask an operator.
+    `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
+    action started (`_SHORT_TIMER_MS`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
+    them, and its approval lasts until the page it left is read.
     """
 
     def __init__(
@@ -315,6 +395,8 @@ class BrowserEnvironment:
         self._nav_pending: set[Request] = set()
         self._blocked_host: str | None = None
         self._approved = False
+        self._acting = False
+        """An action runs: a dialog now is its own (held, when risky, as its failure), not the page's between actions."""
         self._popups: list[PlaywrightPage] = []
         self._counter = _last_screenshot_number(self.screenshot_dir)
 
@@ -384,7 +466,7 @@ class BrowserEnvironment:
             self._ensure_page()
         except BrowserUnavailable as error:
             return self._unreadable(f"browser unavailable: {error}")
-        return self._observe_now(self._take_reports())
+        return self._observe_reporting(self._take_reports())[0]
 
     def check(self, action: str) -> str | None:
         """Why `action` cannot run on the current page: bad syntax or an element id not shown."""
@@ -499,20 +581,45 @@ class BrowserEnvironment:
             self._ensure_page()
         except BrowserUnavailable as error:
             return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
+        touches = isinstance(action, _ElementAction)
+        self._begin(touches)
         self._nav_status, self._nav_requested, self._blocked_host = None, False, None
         self._attachment = False
         self._held = None
-        self._popups.clear()
-        # Only an action on an element can promise a tab; what the page's own scripts noted since the
-        # last one is not this action's promise (scroll, back and goto leave it for the next to forget).
-        touches = isinstance(action, _ElementAction)
+        self._acting, self._approved = True, approved
+        try:
+            return self._act(action, started, touches)
+        finally:
+            # Only once the page is read: a question it asks late is still this action's, approved with it; then the
+            # fence closes again.
+            self._acting = self._approved = False
+
+    def _begin(self, touches: bool) -> None:
+        """Close what the page did since the last action before this one counts: a dialog it opened is
+        answered (unapproved, reported as between actions) and a tab it opened closed and reported. Both
+        reach this thread only with its next call to the browser, made here. Only an action on an element
+        can promise a tab or start callbacks; what the page's own scripts noted since the last one is not
+        its promise (scroll, back and goto leave that for the next to forget: one evaluate, not one a frame)."""
+        page = self._require_page()
         if touches:
-            self._promised()
+            for frame in page.frames:
+                try:
+                    frame.evaluate(_WATCH_JS)
+                except Error:
+                    continue  # a frame detached or navigating: its new document watches nothing yet
+        else:
+            try:
+                page.evaluate("0")
+            except Error:
+                pass  # a navigation is under way: events still reached this thread with the answer
+        self._close_stray_tabs()
+
+    def _act(self, action: _BrowserAction, started: float, touches: bool) -> ActionResult:
+        """Perform the action, wait for what it promised, and read the page it left."""
         error: str | None = None
-        self._approved = approved
         try:
             self._perform(action)
-            promise = self._promised() if touches else _Promise()
+            promise = self._await_callbacks() if touches else _Promise()
             self._follow_popup(promised=promise.tab)
             if (promise.download or self._attachment) and not self._downloads:
                 self._await_download()
@@ -526,20 +633,18 @@ class BrowserEnvironment:
         except Error as failure:
             self._crashed = self._crashed or _is_crash(failure)
             error = self._navigation_problem() or f"{_describe(action)} failed: {_first_line(failure)}"
-        finally:
-            self._approved = False  # the fence closes again as soon as the approved action is done
-        held = self._held.held if self._held is not None else None
-        if self._held is not None:
-            error = self._held.report  # what the action was for did not happen: the page was told "cancel"
         reports = self._take_reports()
         if self._crashed:
             return ActionResult(ok=False, error="page crashed", duration_ms=_since(started), reports=reports)
         screenshot = self._screenshot()
-        page = self._observe_now(reports)
+        page, reports = self._observe_reporting(reports)
         if self._crashed:
             return ActionResult(
                 ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started), reports=reports
             )
+        held = self._held.held if self._held is not None else None
+        if self._held is not None:
+            error = self._held.report  # what the action was for did not happen: the page was told "cancel"
         self._save_storage()
         if error is None:
             self._last_good_url = page.url
@@ -553,6 +658,16 @@ class BrowserEnvironment:
             reports=reports,
             held_dialog=held,
         )
+
+    def _observe_reporting(self, reports: tuple[str, ...]) -> tuple[Page, tuple[str, ...]]:
+        """Observe with `reports` at the head of the text. What the page did while it was read (a dialog
+        or a tab no callback count foresaw, a download) joins them, and the page is read once more."""
+        page = self._observe_now(reports)
+        self._close_stray_tabs()
+        if self._reports or self._downloads:
+            reports += self._take_reports()
+            page = self._observe_now(reports)
+        return page, reports
 
     def _take_reports(self) -> tuple[str, ...]:
         """What the page did since the last observation, downloads saved first (`_save_download`)."""
@@ -681,12 +796,14 @@ class BrowserEnvironment:
 
     def _pick(self, element_id: int, locator: Locator, wanted: str) -> None:
         """Choose an option of a custom drop-down (the ARIA combobox and listbox patterns): open
-        it with a click unless it is a list already, then click the option with that name."""
+        it with a click unless it is a list already, then click the option with that name in it: a
+        listbox's own, a combobox's in the list its `aria-controls` names (another list open on the
+        page may show the same name), else anywhere on the page."""
         listbox = self._role(element_id) == "listbox"
-        if not listbox and locator.get_attribute("aria-expanded") != "true":
+        if not listbox and locator.get_attribute("aria-expanded", timeout=self.timeout_ms) != "true":
             locator.click(timeout=self.timeout_ms)
             self._require_page().wait_for_timeout(_SETTLE_MS)
-        scope = locator if listbox else self._require_page()
+        scope = locator if listbox else self._controlled(locator)
         for exact in (True, False):
             options = scope.get_by_role("option", name=wanted, exact=exact).filter(visible=True)
             if options.count():
@@ -695,6 +812,19 @@ class BrowserEnvironment:
         shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
         listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
         raise _ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
+
+    def _controlled(self, locator: Locator) -> Locator | PlaywrightPage:
+        """The element(s) a combobox's `aria-controls` names, looked up in its own document or shadow
+        root as the attribute means them; the page when it names none that is there."""
+        names = (locator.get_attribute("aria-controls", timeout=self.timeout_ms) or "").split()
+        quoted = [f"'{name}'" if '"' in name else f'"{name}"' for name in names if not {'"', "'"} <= set(name)]
+        if quoted:  # an XPath string cannot hold both quotes; no real id does
+            ids = " or ".join(f"@id={name}" for name in quoted)
+            # From the combobox up to its document or shadow root, then down: a bare `//` would start at the combobox.
+            controlled = locator.locator(f"xpath=ancestor-or-self::node()[last()]//*[{ids}]")
+            if controlled.count():
+                return controlled
+        return self._require_page()
 
     def _slide(self, action: Type | Select, wanted: str) -> None:
         """Move a slider to a value: a native range input is set directly, an ARIA slider is moved
@@ -722,9 +852,20 @@ class BrowserEnvironment:
                 return
             locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self.timeout_ms)
             after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)["now"]
-            if after is None or after == now or (after - target) * (now - target) < 0:
-                return  # it stopped moving, or stepped past a value it cannot take
+            if after is None or after == now:
+                raise _ActionFailed(
+                    f"element {element_id} is a slider that stayed at {now:g} when its arrow keys were pressed"
+                )
+            if (after - target) * (now - target) < 0:
+                raise _ActionFailed(
+                    f"element {element_id} is a slider that cannot take {target:g}: its step went from {now:g} to "
+                    f"{after:g}"
+                )
             now = after
+        raise _ActionFailed(
+            f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
+            f"toward {target:g}"
+        )
 
     def _scroll(self, direction: str) -> None:
         """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel.
@@ -797,8 +938,12 @@ class BrowserEnvironment:
         Playwright already waits for navigations an action starts directly; this catches the ones
         scripts start a moment later.
         """
+        self._require_page().wait_for_timeout(_SETTLE_MS)
+        self._await_load()
+
+    def _await_load(self) -> None:
+        """Wait for a navigation that was requested to be answered, then for the page to load."""
         page = self._require_page()
-        page.wait_for_timeout(_SETTLE_MS)
         deadline = time.monotonic() + self.timeout_ms / 1000
         while self._nav_pending and time.monotonic() < deadline:  # requested, no answer yet
             page.wait_for_timeout(_POLL_MS)
@@ -825,38 +970,79 @@ class BrowserEnvironment:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
 
         Chromium reports a new tab only once its first document starts to arrive, which can be long
-        after the action: when the action promised a tab (`_NEW_TAB_JS`), it is awaited, and a tab
+        after the action: when the action promised a tab (`_PROMISES_JS`), it is awaited, and a tab
         that never comes fails the action instead of leaving the agent silently on the old page. A
-        tab nothing promised (a script's own doing) is followed when it came during the action.
-        `promised` is what the action promised (`_promised`, read once after it).
+        tab nothing promised (a script's own doing) is followed when it came during the action. A tab
+        at no web address (`about:blank` a script wrote into, a `blob:`) cannot be opened here: it is
+        closed and reported, as is every tab but the one followed.
         """
         if promised and not self._popups:
             self._await_popup(promised)
         if not self._popups:
             return
         popup = self._popups[-1]
-        self._popups.clear()
         try:
             popup.wait_for_load_state("domcontentloaded", timeout=self.timeout_ms)
             url = popup.url
         finally:
-            for opened in self._require_page().context.pages:
-                if opened is not self._page:
-                    opened.close()
-        if self._blocked_host is None and is_web_url(url):  # not about:blank, nor the fence's error page
+            title = self._close_stray_tabs(followed=popup)
+        if self._blocked_host is not None:
+            return  # the fence refused the tab's page; the action fails saying so
+        if is_web_url(url):
             self._navigate(url)
+        else:
+            self._reports.append(_tab_report(url, title))
+
+    def _close_stray_tabs(self, followed: PlaywrightPage | None = None) -> str:
+        """Close every tab but the page, reporting each but `followed`, whose title is returned for its own
+        report: a tab that came too late for its action to follow, or beside the one it followed, is never
+        left open unseen."""
+        self._popups.clear()
+        followed_title = ""
+        for tab in self._require_page().context.pages:
+            if tab is self._page:
+                continue
+            try:
+                url = tab.url
+                title = "" if is_web_url(url) else tab.title()  # a page a script wrote: its title says what it is
+                tab.close()
+            except Error:
+                continue  # it closed itself meanwhile
+            if tab is followed:
+                followed_title = title
+            else:
+                self._reports.append(_tab_report(url, title))
+        return followed_title
 
     def _promised(self) -> _Promise:
-        """What the last action promised, a new tab or a download, as the frames' `_NEW_TAB_JS` noted it
-        (each forgets it on reading)."""
-        tab, download = "", False
+        """What the action promised so far, as the frames' `_PROMISES_JS` noted it (each forgets its tab and
+        download on reading)."""
+        promise = _Promise()
         for frame in self._require_page().frames:
             try:
-                promise = frame.evaluate(_PROMISED_JS)
+                found = frame.evaluate(_PROMISED_JS)
             except Error:
                 continue  # a frame detached or navigating: its new document has promised nothing
-            tab, download = tab or str(promise.get("tab") or ""), download or bool(promise.get("download"))
-        return _Promise(tab, download)
+            tab, download = str(found.get("tab") or ""), bool(found.get("download"))
+            promise = _Promise(
+                promise.tab or tab, promise.download or download, promise.busy + int(found.get("busy") or 0)
+            )
+        return promise
+
+    def _await_callbacks(self) -> _Promise:
+        """What the action promised, once the timers and requests it started have called back (for at most
+        `_CALLBACK_WAIT_MS`): a question asked, a tab opened or a page requested from a callback is the
+        action's, so it is answered, followed or loaded before the action ends."""
+        promise = self._promised()
+        if not promise.busy:
+            return promise
+        page = self._require_page()
+        deadline = time.monotonic() + _CALLBACK_WAIT_MS / 1000
+        while promise.busy and time.monotonic() < deadline:
+            page.wait_for_timeout(_POLL_MS)
+            promise = promise.then(self._promised())
+        self._await_load()
+        return promise
 
     def _await_popup(self, promised: str) -> None:
         """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
@@ -899,7 +1085,6 @@ class BrowserEnvironment:
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
                 title = page.title()
                 observation = render_page(
-                    page.url,
                     title,
                     snapshot,
                     self.observation_budget,
@@ -930,7 +1115,7 @@ class BrowserEnvironment:
         """A page that could not be read: no ids, so every element action is refused."""
         url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
         self._elements, self._next_top = {}, None
-        self._last_page = Page(url=url, text=f"URL: {url}\n(the page could not be read: {reason})")
+        self._last_page = Page(url=url, text=f"(the page could not be read: {reason})")
         return self._last_page
 
     def _reading_top(self, url: str) -> float:
@@ -1045,7 +1230,7 @@ class BrowserEnvironment:
             context = browser.new_context(viewport=viewport, service_workers=self._service_workers)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
-        context.add_init_script(_NEW_TAB_JS)
+        context.add_init_script(_PROMISES_JS)
         context.add_init_script(LISTENERS_JS)
         if self._hosts is not None:
             context.route("**/*", self._route)
@@ -1086,7 +1271,9 @@ class BrowserEnvironment:
 
     def _on_dialog(self, dialog: Dialog) -> None:
         """Answer a dialog at once (the page waits for it) and note it for the next observation; a risky
-        confirm dismissed for want of approval is remembered as the running action's failure."""
+        confirm dismissed for want of approval is remembered as the running action's failure. One the
+        page opens between actions (a timer longer than `_SHORT_TIMER_MS`) is answered unapproved and
+        reported as such: no action is there to hold."""
         answer = answer_dialog(dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._approved)
         try:
             if not answer.accept:
@@ -1097,9 +1284,12 @@ class BrowserEnvironment:
                 dialog.accept()
         except Error:
             pass  # the page went away with its dialog
-        self._reports.append(answer.report)
-        if answer.held is not None:
-            self._held = answer
+        if not self._acting:
+            self._reports.append(f"between actions, {answer.report}")
+        else:
+            self._reports.append(answer.report)
+            if answer.held is not None:
+                self._held = answer
 
     def _on_request(self, request: Request) -> None:
         if _is_top_navigation(request):
@@ -1259,6 +1449,15 @@ def _free_path(path: Path) -> Path:
         number += 1
         candidate = path.with_name(f"{path.stem} ({number}){path.suffix}")
     return candidate
+
+
+def _tab_report(url: str, title: str) -> str:
+    """What the agent learns of a tab it was not taken to: where it was, and how to open it if it can be."""
+    shown = url if len(url) <= 200 else url[:199] + "…"
+    opened = f"the page opened a new tab at {shown}" + (f" titled {title.strip()!r}" if title.strip() else "")
+    if not is_web_url(url):
+        return f"{opened}, which is no web address to open here; the tab was closed"
+    return f"{opened}, which was not followed; the tab was closed (goto its URL to open it)"
 
 
 def _since(started: float) -> float:

@@ -19,6 +19,7 @@ hidden lines to the top of the screen instead of jumping past them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -44,6 +45,7 @@ INTERACTIVE_ROLES = frozenset(
         "checkbox",
         "radio",
         "option",
+        "listbox",
         "menuitem",
         "tab",
         "spinbutton",
@@ -86,6 +88,8 @@ _VALUE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "sli
 _TOGGLES = frozenset({"checkbox", "radio", "switch"})
 _NEIGHBOUR_NAME_LIMIT = 60
 """Longer neighbouring text is prose, not a label."""
+_WRAPPER_LEVELS = 2
+"""How many wrapper boxes a field may sit in below the box its label sits beside."""
 _INLINE_LIMIT = 300
 _MAX_OPTIONS = 30
 _MASK = "********"
@@ -347,23 +351,43 @@ def _short_text(node: SnapshotNode) -> str:
     return text if len(text) <= _NEIGHBOUR_NAME_LIMIT else ""
 
 
-def _neighbour_name(node: SnapshotNode, parent: SnapshotNode | None, grandparent: SnapshotNode | None) -> str:
-    """A label from beside the control: the text after a checkbox or radio (before it for a text
-    field), else, for a control alone in a table cell, the cell before it."""
-    if parent is None:
+def _neighbour_name(node: SnapshotNode, ancestors: Sequence[SnapshotNode]) -> str:
+    """A label from beside the control (`ancestors`: its parent first): the text after a checkbox or
+    radio (before it for a text field); for a text field first in a wrapper, the text before the
+    wrapper (`<div>Email</div><div><input><small>hint</small></div>`: the hint after it is no label);
+    for a control alone in a table cell, the cell before it."""
+    if not ancestors:
         return ""
+    parent = ancestors[0]
     siblings = parent.children
     index = next(i for i, child in enumerate(siblings) if child is node)
     after = siblings[index + 1 : index + 2]
     before = siblings[index - 1 : index] if index else []
-    for sibling in (after + before) if node.role in _TOGGLES else (before + after):
+    for sibling in (after + before) if node.role in _TOGGLES else before:
         if text := _short_text(sibling):
             return text
-    if grandparent is not None and parent.role in _CELL_ROLES and len(siblings) == 1:
-        cells = grandparent.children
+    if node.role not in _TOGGLES:
+        for text in (_wrapper_label(ancestors) if not index else "", *map(_short_text, after)):
+            if text:
+                return text
+    if len(ancestors) > 1 and parent.role in _CELL_ROLES and len(siblings) == 1:
+        cells = ancestors[1].children
         at = next(i for i, cell in enumerate(cells) if cell is parent)
         if at:
             return _short_text(cells[at - 1])
+    return ""
+
+
+def _wrapper_label(ancestors: Sequence[SnapshotNode]) -> str:
+    """The short text just before the plain wrappers a control opens (each first in the next; the
+    ancestors given, `_WRAPPER_LEVELS` at most): a label the page put in a box of its own. A box with
+    a role (a cell, a form, a group) is no wrapper."""
+    for wrapper, outer in itertools.pairwise(ancestors):
+        if wrapper.role not in _TEXT_ROLES:
+            return ""
+        at = next(i for i, child in enumerate(outer.children) if child is wrapper)
+        if at:
+            return _short_text(outer.children[at - 1])
     return ""
 
 
@@ -381,19 +405,17 @@ def _content_text(node: SnapshotNode) -> str:
     return " ".join(" ".join(pieces).split())
 
 
-def _name_unnamed(
-    nodes: list[SnapshotNode], parent: SnapshotNode | None = None, grand: SnapshotNode | None = None
-) -> None:
+def _name_unnamed(nodes: list[SnapshotNode], ancestors: tuple[SnapshotNode, ...] = ()) -> None:
     """Name unnamed controls in place: from the text inside them (the accessible name leaves out
     some content, such as a heading inside a clickable card), else, for form controls, from the
-    text beside them."""
+    text beside them (`ancestors`: the nodes' parent first)."""
     for node in nodes:
         if node.ref and not node.name and node.role in INTERACTIVE_ROLES:
             if node.role not in _VALUE_ROLES and node.children:
                 node.name = _content_text(node)[:_INLINE_LIMIT]
             elif (node.role in _VALUE_ROLES or node.role in _TOGGLES) and "placeholder" not in node.props:
-                node.name = _neighbour_name(node, parent, grand)
-        _name_unnamed(node.children, node, parent)
+                node.name = _neighbour_name(node, ancestors)
+        _name_unnamed(node.children, (node, *ancestors[:_WRAPPER_LEVELS]))
 
 
 # -- rendering ----------------------------------------------------------------------------------
@@ -481,14 +503,16 @@ class _Renderer:
 
     def _inline(self, node: SnapshotNode, limit: int | None) -> _Inline | None:
         """Render a small subtree as one line, or None when it holds block content or is too long."""
-        pieces: list[str] = []
-        ids: list[int] = []
+        pieces: list[_Fragment] = []
         prose = False
         for child in _visible_children(node):
+            if "aria-hidden" in child.attrs and not _has_interactive(child, self._is_interactive):
+                continue  # a gutter's line numbers, an icon's glyph: decoration the page hid from assistive technology
             if self._is_interactive(child):
                 text, child_ids = self._interactive(child)
             elif child.children and (child.role in _TEXT_ROLES or child.role in _CELL_ROLES):
-                inner = self._inline(child, None if limit is None else limit - len(" ".join(pieces)))
+                used = len(" ".join(text for text, _ in pieces))
+                inner = self._inline(child, None if limit is None else limit - used)
                 if inner is None:
                     return None
                 text, child_ids, prose = inner.text, inner.ids, prose or inner.prose
@@ -498,11 +522,20 @@ class _Renderer:
             else:
                 return None
             if text:
-                pieces.append(text)
-                ids.extend(child_ids)
-            if limit is not None and len(" ".join(pieces)) > limit:
+                pieces.append((text, tuple(child_ids)))
+            if limit is not None and len(" ".join(text for text, _ in pieces)) > limit:
                 return None
-        return _Inline(" ".join(pieces), tuple(ids), prose)
+        kept = [piece for index, piece in enumerate(pieces) if piece[1] or not self._repeats_a_name(pieces, index)]
+        return _Inline(" ".join(text for text, _ in kept), tuple(i for _, ids in kept for i in ids), prose)
+
+    def _repeats_a_name(self, pieces: Sequence[_Fragment], index: int) -> bool:
+        """Whether a text piece of a line only repeats the name of the control right beside it (a field's
+        label before it: `Email [4] textbox "Email"`), which that control carries already."""
+        key = _label_key(pieces[index][0])
+        nearest = [pieces[index - 1][1][-1]] if index and pieces[index - 1][1] else []
+        if index + 1 < len(pieces) and pieces[index + 1][1]:
+            nearest.append(pieces[index + 1][1][0])
+        return any(_label_key(self.elements[i].name) == key for i in nearest)
 
     def _prose(self, node: SnapshotNode) -> _Inline | None:
         """A subtree as one line when it reads as text; a run of bare controls gets a line each."""
@@ -528,7 +561,10 @@ class _Renderer:
 
     def render(self, node: SnapshotNode, box: _Box | None = None) -> None:
         box = node.box or box
-        if node.role == "text":
+        if "aria-hidden" in node.attrs and not self._is_interactive(node):
+            for child in node.children:  # hidden from assistive technology: only its controls, if any, count
+                self._render_interactive_only(child, box)
+        elif node.role == "text":
             self._emit(node.value or "", node, box)
         elif self._is_interactive(node):
             text, ids = self._interactive(node)
@@ -794,7 +830,6 @@ def _without_repeated_labels(lines: list[_Line], elements: Mapping[int, Element]
 
 
 def render_page(
-    url: str,
     title: str,
     snapshot: str,
     budget: int = 6000,
@@ -805,7 +840,10 @@ def render_page(
     editors: Mapping[Place, str] | None = None,
     viewport_height: float | None = None,
 ) -> PageText:
-    """Render a snapshot as compact page text of at most `budget` characters.
+    """Render a snapshot as compact page text of at most `budget` characters, headed by the page's `title`.
+
+    The URL is not repeated in the text: it is `Page.url`, and every prompt that shows a page gives it
+    on a line of its own (`planner.models.prompts.render_observation`).
 
     `secrets` are values to mask if they appear as a field's value (the current password inputs'
     contents), so a typed password never reaches a model prompt or the event log. `readonly` are
@@ -826,7 +864,7 @@ def render_page(
     renderer = _Renderer(ids, secret, frozenset(readonly), editors or {}, main_prefix)
     for root in roots:
         renderer.render(root)
-    header = [f"URL: {url}", f"Title: {title}", *(f"({report})" for report in reports)]
+    header = [f"Title: {title}", *(f"({report})" for report in reports)]
     body = _without_repeated_labels(renderer.lines, renderer.elements)
     header, lines, cut, next_top = _fit(header, body, budget, reading_top, viewport_height)
     shown = {element_id for line in lines for element_id in line.ids}
