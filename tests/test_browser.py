@@ -145,7 +145,7 @@ def test_render_gives_ids_to_interactive_elements_only() -> None:
     assert lines[0] == "Title: X", "the URL is Page.url, given by every prompt, not repeated"
     assert '[3] link "Home"' in lines
     assert '[4] link url="/cart"' in lines  # a nameless link is named by its target
-    assert 'heading "Deals: today only"' in lines
+    assert "# Deals: today only" in lines
     assert "Price: $5" in lines
     assert 'Read the [9] link "terms" first.' in lines
     assert '[10] button "Save: \\"all\\"" disabled' in lines

@@ -159,7 +159,7 @@ def test_alert_confirm_and_prompt_are_answered_and_reported(env: BrowserEnvironm
     assert renamed.reports == (
         "the page asked for an answer to 'New name for the draft?'; answered 'Summer newsletter'",
     )
-    assert env.observe().text.splitlines()[1] == 'heading "Account settings"', "a report is told once"
+    assert env.observe().text.splitlines()[1] == "# Account settings", "a report is told once"
 
 
 @pytest.mark.browser
@@ -196,7 +196,7 @@ def test_a_risky_confirm_the_page_opens_late_is_held_and_reported_with_the_actio
         f"the page asked to confirm '{question}'; accepted, as an operator approved the action",
     ), "the approval still held when the late question came"
     assert approved.page is not None and f"status: {what} deleted" in approved.page.text
-    assert env.observe().text.splitlines()[1] == 'heading "Account settings"', "nothing was left for later"
+    assert env.observe().text.splitlines()[1] == "# Account settings", "nothing was left for later"
 
 
 @pytest.mark.browser

@@ -524,7 +524,7 @@ def test_a_link_or_script_that_opens_a_new_tab_is_followed_in_the_same_page(
     result = env.execute(f"click [{element(page, target).id}]")
     assert result.ok, result.error
     assert result.page is not None and result.page.url == f"{gallery_site}/gallery_newtab_opened.html?via={via}"
-    assert f'heading "Opened by the {via}"' in result.page.text
+    assert f"# Opened by the {via}" in result.page.text
     assert hits(env) == [target], "the click that opened the tab was meant for its element"
     assert len(env._require_page().context.pages) == 1, "the new tab was left open"
 

@@ -703,10 +703,10 @@ def _ground(goal: str, page: str) -> str | None:
         )
         return f"click [{next(card[1] for card in cards if card)}]"
     if goal == "note the name and price":
-        heading = next((line for line in lines if line.startswith("heading ")), None)
+        heading = next((line for line in lines if line.startswith("# ")), None)
         price = next((line for line in lines if line.startswith("Price: ")), None)
         if heading and price:
-            return f"note [{json.loads(heading.removeprefix('heading '))}: {price.removeprefix('Price: ')}]"
+            return f"note [{heading.removeprefix('# ')}: {price.removeprefix('Price: ')}]"
     return None
 
 

@@ -228,9 +228,7 @@ def test_reopen_a_failed_action_from_the_bar_and_it_runs_again(page: Page, conso
     open_tab(page, "Node")
     seen = only(page, f".st-key-page_text_{failed.id.replace('.', '-')}")  # a key's class has - for each dot
     seen.get_by_text("Page text the agent read").click()
-    expect(seen, "the error page as the agent read it").to_contain_text(
-        'heading "Something went wrong"', timeout=30_000
-    )
+    expect(seen, "the error page as the agent read it").to_contain_text("# Something went wrong", timeout=30_000)
     expect(seen, "the page's own words, which the console shows nowhere else").to_contain_text(
         "The price filter is temporarily unavailable."
     )

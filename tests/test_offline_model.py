@@ -34,7 +34,7 @@ Rating: 4.6 out of 5 (1,502 reviews)
 PRODUCT = """URL: http://shop/product/inkwell-home-200
 Title: Inkwell Home 200 | Demo Shop
 [25] link "Back to results"
-heading "Inkwell Home 200"
+# Inkwell Home 200
 by Inkwell
 Price: $89.00
 Rating: 4.2 out of 5 (120 reviews)
@@ -277,10 +277,10 @@ Rating: 4.5 out of 5 (538 reviews)
 CONSENT = """URL: http://shop/deals
 Title: Deals | Demo Shop
 [7] searchbox "Search products"
-heading "Deals"
+# Deals
 The deals appear once you have chosen your cookie settings.
 dialog "We value your privacy"
-heading "We value your privacy"
+# We value your privacy
 [54] button "Accept all cookies"
 [56] button "Only necessary cookies"
 """

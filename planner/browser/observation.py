@@ -477,7 +477,7 @@ class _Renderer:
             parts.append(f"placeholder={json.dumps(node.props['placeholder'], ensure_ascii=False)}")
         if options:
             names = [o.name for o in options[:_MAX_OPTIONS]]
-            listed = json.dumps(names, ensure_ascii=False)
+            listed = json.dumps(names, ensure_ascii=False, separators=(",", ":"))
             more = f" (+{len(options) - _MAX_OPTIONS} more)" if len(options) > _MAX_OPTIONS else ""
             parts.append(f"options={listed}{more}")
         return " ".join(parts), (element_id,)
@@ -493,6 +493,10 @@ class _Renderer:
             return node.name or node.value or ""
         if not (node.name or node.value or node.role in _ALWAYS_SHOWN):
             return ""
+        if node.role == "heading" and node.name:
+            # A heading as Markdown writes one: "# Shipments", not 'heading "Shipments"' (the
+            # quotes and the word are a tenth of a short page's observation).
+            return "# " + " ".join(node.name.split())
         text = node.role
         if node.name:
             text += " " + json.dumps(node.name, ensure_ascii=False)

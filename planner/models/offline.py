@@ -383,12 +383,12 @@ class OfflineModel:
 
     def _product(self, view: View) -> tuple[str, str, str]:
         text = view.observation
-        heading = re.search(r'^heading ("(?:[^"\\]|\\.)*")', text, flags=re.MULTILINE)
+        heading = re.search(r"^# (.+)$", text, flags=re.MULTILINE)
         price = _text_line(text, r"^Price: (\$[\d,.]+)")
         rating = _text_line(text, r"^Rating: ([\d.]+) out of 5")
         if not (heading and price):
             raise ModelOutputError(f"{view.url or 'this page'} is not a product page")
-        return json.loads(heading[1]), price[1], rating[1] if rating else ""
+        return heading[1].strip(), price[1], rating[1] if rating else ""
 
     def _note_if(self, view: View, product: str, conditions: str) -> str:
         candidate = self._assess(view, conditions)
