@@ -161,7 +161,12 @@ def choose(page: Page, box: Locator, typed: str, option: str | re.Pattern[str]) 
     A whole-page redraw (the inbox changing, say) closes an open list and forgets which option had
     the focus, so Enter then picks nothing, and typing the same text again does not reopen the list:
     each try empties the box first. A redraw that closed the list is over in a moment, so the first
-    tries are short and only the later ones wait long (a loaded machine draws slowly)."""
+    tries are short and only the later ones wait long (a loaded machine draws slowly).
+
+    `option` must not match `typed` alone: the box shows the typed text until a pick replaces it, so
+    such a check passed with nothing picked when Enter came while a redraw had closed the list."""
+    matches_typed = option.search(typed) if isinstance(option, re.Pattern) else option == typed
+    assert not matches_typed, f"{option!r} matches the typed {typed!r}: it cannot tell a pick from typing"
     for patience in (2_000, 3_000, 5_000, 10_000, 10_000, 10_000):
         box.fill("")
         box.fill(typed)

@@ -209,7 +209,7 @@ def test_the_url_follows_session_node_and_tab(page: Page, console: ConsoleProces
     wait_for_url(page, "the new session", session=second)
     sidebar = page.locator('[data-testid="stSidebar"]')
     picker = sidebar.locator(SESSION_PICKER)
-    choose(page, picker, first, re.compile(rf"{first}$"))
+    choose(page, picker, first, re.compile(rf" · {first}$"))  # the label, "task · id"
     wait_for_url(page, "the picked session", session=first)
     expect(page.get_by_role("heading", name=TASKS["cheapest-espresso"].task)).to_be_visible(timeout=30_000)
     step_once(page, console, first)
