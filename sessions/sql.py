@@ -47,6 +47,7 @@ from sessions.store import (
     StoreError,
     StoreUnavailable,
     database_target,
+    lease_live,
 )
 
 if TYPE_CHECKING:
@@ -762,10 +763,8 @@ class SqlStore(EventStore):
             ).first()
             if row is None:
                 raise _not_found(session_id)
-            held = (
-                (row.lease_owner is not None or row.runner_pid is not None)
-                and row.heartbeat_at is not None
-                and row.heartbeat_at >= now - (row.lease_seconds if row.lease_seconds is not None else stale_after)
+            held = (row.lease_owner is not None or row.runner_pid is not None) and lease_live(
+                row.heartbeat_at, row.lease_seconds, now, stale_after
             )
             if held and not (row.lease_owner is not None and gone(row.lease_owner)):
                 return None

@@ -40,6 +40,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "database_target",
+    "lease_live",
 ]
 
 
@@ -114,10 +115,16 @@ class SessionInfo:
     before the store kept it."""
 
     def runner_alive(self, now: float, fallback: float) -> bool:
-        """Whether a runner holds the session now: a heartbeat younger than its holder's own lease
-        length (`fallback` for a lease taken before the store kept it), as `claim` judges it."""
-        length = self.lease_seconds if self.lease_seconds is not None else fallback
-        return self.runner_pid is not None and self.heartbeat_at is not None and now - self.heartbeat_at < length
+        """Whether a runner holds the session now (`lease_live`, as `claim` judges it)."""
+        return self.runner_pid is not None and lease_live(self.heartbeat_at, self.lease_seconds, now, fallback)
+
+
+def lease_live(heartbeat_at: float | None, lease_seconds: float | None, now: float, fallback: float) -> bool:
+    """Whether a lease whose holder last beat at `heartbeat_at` still holds at `now`: its heartbeat is no
+    older than the holder's own lease length (`lease_seconds`; `fallback`, the asker's, for a lease
+    taken before the store kept it). The one rule `claim` and the console judge a runner by."""
+    length = lease_seconds if lease_seconds is not None else fallback
+    return heartbeat_at is not None and heartbeat_at >= now - length
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,18 +10,15 @@ redraws the page on a timer checks the store's listing against the inbox this pa
 (`inbox_behind`) and asks for a whole run when they differ, which is rare (a session starts or stops
 needing the operator):
 
-- while the session on screen can change, that is the live panel (`ui.views.live_panel`, every
-  0.75 s);
-- a finished session's page has no timer, so the inbox brings its own (`render_inbox`'s `timed`):
+- on a session's page, that is the live panel (`ui.views.live_panel`): its own redraw every 0.75 s
+  while the session runs, else its watcher, which draws nothing;
+- a page with no session on it has neither, so the inbox brings its own (`render_inbox`'s `timed`):
   a fragment every `REFRESH_SECONDS` that only reads the listing and draws nothing. A fragment's
   redraw marks each of its elements stale and fresh again, a handful of DOM changes per element
-  even when nothing changed, so an inbox redrawn as a fragment would stir a finished page more the
-  more items it held; this one stirs nothing until an item comes or goes (tests/test_console_e2e.py
-  and tests/test_console_inbox_e2e.py count a finished page's DOM changes).
+  even when nothing changed, so an inbox redrawn as a fragment would stir a still page more the
+  more items it held; this one stirs nothing until an item comes or goes.
 
-The whole run draws the inbox before the live panel, so the panel checks against this run's inbox;
-`ui.app` says which of the two applies, from the snapshot the panel decides with, and draws the page
-again should the session finish in between.
+The whole run draws the inbox before the live panel, so the panel checks against this run's inbox.
 """
 
 from __future__ import annotations

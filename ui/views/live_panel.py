@@ -136,19 +136,23 @@ def _rerun_if_changed(ctx: Console, session_id: str) -> None:
         state.seq != drawn[1]
         or inbox_behind(sessions)
         or (fleet is not None and sessions != fleet)
-        # as in `_panel`: this timer's request can carry the sidebar's pick or a URL the page is past
-        or url_behind(session_id, state.tree)
-        or picked_elsewhere([info.id for info in sessions])
+        or _page_behind(session_id, state, sessions)
     ):
         st.rerun()
+
+
+def _page_behind(session_id: str, state: SessionState, sessions: list[SessionInfo]) -> bool:
+    """Whether this fragment's request carried the sidebar's pick or a URL the page is past: only the
+    page's whole run writes the URL and follows the sidebar (see `ui.url`)."""
+    return url_behind(session_id, state.tree) or picked_elsewhere([info.id for info in sessions])
 
 
 def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: SessionState) -> bool:
     """The session's panel drawn from `state`, which the caller has just refreshed (one log read a tick);
     whether the All sessions tab, drawn from `sessions`, is open."""
     follower = live(ctx, session_id)
-    if url_behind(session_id, state.tree) or picked_elsewhere([info.id for info in sessions]):
-        st.rerun()  # the whole page: only its run writes the URL and follows the sidebar (see `ui.url`)
+    if _page_behind(session_id, state, sessions):
+        st.rerun()  # the whole page
     render_controls(ctx, session_id, state)
     # The parts that come and go sit in slots that are always there (an empty one is not drawn), so
     # nothing after them moves to another place in the page between two redraws: a moved element

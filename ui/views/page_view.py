@@ -55,7 +55,7 @@ def thumbnail_url(path: str) -> str:
         image.thumbnail((_THUMB_WIDTH, _THUMB_WIDTH * 4))
         buffer = io.BytesIO()
         image.convert("RGB").save(buffer, format="JPEG", quality=70)
-    return f"data:image/jpeg;base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
+    return _data_url("image/jpeg", buffer.getvalue())
 
 
 @functools.lru_cache(maxsize=32)
@@ -63,10 +63,12 @@ def screenshot_url(path: str) -> str:
     """The screenshot inline, as a data URL. A file path or bytes would be served from Streamlit's
     media store under `/media/...`, which forgets a file as soon as a redraw of the live panel stops
     showing it, so the browser's fetch of the image the previous redraw showed could answer 404 while
-    a run goes on. A data URL travels with the page (Streamlit sends a repeated one by reference), and
-    a screenshot file never changes once written, so its URL is built once."""
-    data = Path(path).read_bytes()
-    mime = mimetypes.guess_type(path)[0] or "image/png"
+    a run goes on. A data URL travels with the page, and a screenshot file never changes once written,
+    so its URL is built once."""
+    return _data_url(mimetypes.guess_type(path)[0] or "image/png", Path(path).read_bytes())
+
+
+def _data_url(mime: str, data: bytes) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
