@@ -508,6 +508,7 @@ class _Renderer:
     def _inline(self, node: SnapshotNode, limit: int | None) -> _Inline | None:
         """Render a small subtree as one line, or None when it holds block content or is too long."""
         pieces: list[_Fragment] = []
+        used = 0  # the length of the pieces so far joined by spaces, kept as they come (the line is cut at `limit`)
         prose = False
         for child in _visible_children(node):
             if "aria-hidden" in child.attrs and not _has_interactive(child, self._is_interactive):
@@ -515,7 +516,6 @@ class _Renderer:
             if self._is_interactive(child):
                 text, child_ids = self._interactive(child)
             elif child.children and (child.role in _TEXT_ROLES or child.role in _CELL_ROLES):
-                used = len(" ".join(text for text, _ in pieces))
                 inner = self._inline(child, None if limit is None else limit - used)
                 if inner is None:
                     return None
@@ -526,8 +526,9 @@ class _Renderer:
             else:
                 return None
             if text:
+                used += len(text) + bool(pieces)
                 pieces.append((text, tuple(child_ids)))
-            if limit is not None and len(" ".join(text for text, _ in pieces)) > limit:
+            if limit is not None and used > limit:
                 return None
         kept = [piece for index, piece in enumerate(pieces) if piece[1] or not self._repeats_a_name(pieces, index)]
         return _Inline(" ".join(text for text, _ in kept), tuple(i for _, ids in kept for i in ids), prose)
