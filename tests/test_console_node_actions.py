@@ -7,6 +7,7 @@ tests/test_console_node_actions_e2e.py presses the same buttons in a real browse
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,23 +67,34 @@ def test_a_button_that_does_not_apply_is_disabled_and_says_why(store: EventStore
 
 
 def forms(at: AppTest) -> list[str]:
-    """The Edit plan tab's forms and boxes, top to bottom, by the name their key starts with."""
+    """The Edit plan tab's slots, in the page's order, by the name their key carries."""
     [tab] = [tab for tab in at.tabs if tab.label == "Edit plan"]
-    return [str(child.key).split("-")[0] for child in tab.children.values() if getattr(child, "key", None)]
+    return [str(child.key).removeprefix("node_form_") for child in tab.children.values() if getattr(child, "key", None)]
+
+
+def shown_first(at: AppTest) -> str | None:
+    """The slot the page's style moves to the top of the tab, None when it moves none."""
+    [style] = [html.proto.body for html in at.get("html") if html.proto.body.startswith("<style>")]
+    moved = re.fullmatch(
+        r'<style>\[data-testid="stLayoutWrapper"\]:has\(> \.st-key-node_form_(\w+)\) \{ order: -1; \}</style>', style
+    )
+    assert moved or style == "<style></style>", style
+    return moved[1] if moved else None
 
 
 def test_a_button_that_needs_input_opens_the_edit_plan_tab_on_its_form(store: EventStore) -> None:
     _, at = expanded(store)
     assert at.session_state["panel"] == "Node", "the inspector is open before any press"
-    usual = ["prune", "inject", "template_inject", "edit", "template_save", "last_edit"]
-    assert forms(at) == usual
+    usual = ["prune", "force", "inject", "template_inject", "edit", "template_save", "last_edit"]
+    assert forms(at) == usual and shown_first(at) is None
     at.button(key="open_edit").click().run()
     assert at.session_state["panel"] == "Edit plan", "Edit… opened the Edit plan tab"
-    assert forms(at) == ["edit", *(form for form in usual if form != "edit")], "the description form first"
+    assert shown_first(at) == "edit", "the description form first"
     at.button(key="open_inject").click().run()
-    assert forms(at)[:2] == ["inject", "prune"]
+    assert shown_first(at) == "inject"
+    assert forms(at) == usual, "a form is shown first by the style, never drawn in another place"
     at.button(key="next_node").click().run()
-    assert forms(at) == usual, "another node's forms keep their usual order"
+    assert forms(at) == usual and shown_first(at) is None, "another node's forms keep their usual order"
 
 
 def test_plan_changes_lists_each_edit_with_its_diff_escaped(store: EventStore) -> None:

@@ -145,8 +145,13 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
 def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
     """The forms on the selected node (prune, force, inject, edit): drawn beside the tree, in the
     inspector's column, under the node's action bar (`ui.views.node_actions`), which heads them and
-    holds the one-click actions. The form the bar opened comes first; the others keep their order, so
-    that at 1600×1000 the prune and inject fields are on screen beside the tree."""
+    holds the one-click actions. The form the bar opened is shown first; the others keep their order, so
+    that at 1600×1000 the prune and inject fields are on screen beside the tree.
+
+    Each form sits in a slot that is always there, in the same place, and the opened one is moved up
+    by CSS (`_shown_first`), never by drawing it elsewhere: a form drawn at another place among its
+    siblings takes the key of the one there before, and Streamlit's page then kept the old copy beside
+    the new one for good (two Force forms for 30 s and more, until something else redrew the panel)."""
     if state.finished:
         st.info(_ENDED)
         render_template_save(ctx, session_id, state, node)
@@ -155,19 +160,31 @@ def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: N
         _last_edit(ctx, session_id, state)
         return
     where = scope(session_id, node.id)
-    forms: list[tuple[NodeForm | None, Callable[[], None]]] = [
+    forms: list[tuple[str, Callable[[], None]]] = [
         ("prune", lambda: _prune(ctx, where, node)),
         ("force", lambda: _force(ctx, where, state, node)),
         ("inject", lambda: _inject(ctx, where, state, node)),
-        (None, lambda: render_template_inject(ctx, session_id, state, node)),
+        ("template_inject", lambda: render_template_inject(ctx, session_id, state, node)),
         ("edit", lambda: _rewrite(ctx, where, node)),
-        (None, lambda: render_template_save(ctx, session_id, state, node)),
+        ("template_save", lambda: render_template_save(ctx, session_id, state, node)),
     ]
-    opened = opened_form(session_id, node.id)
-    forms.sort(key=lambda form: form[0] is None or form[0] != opened)  # stable: the others keep their order
-    for _, draw in forms:
-        draw()
+    _shown_first(opened_form(session_id, node.id))
+    for name, draw in forms:
+        with st.container(key=_slot(name)):  # an empty slot (no Force form on an AND node) is not drawn
+            draw()
     _last_edit(ctx, session_id, state)
+
+
+def _slot(form: str) -> str:
+    return f"node_form_{form}"
+
+
+def _shown_first(form: NodeForm | None) -> None:
+    """Show the slot of `form` above its siblings: the tab's blocks are flex items of a column, each in
+    a layout wrapper, so the wrapper holding the slot gets a lower `order`. The style goes to the page
+    on every draw, empty when no form is opened, so the previous one never outlives its draw."""
+    rule = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{_slot(form)}) {{ order: -1; }}' if form else ""
+    st.html(f"<style>{rule}</style>")
 
 
 def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
