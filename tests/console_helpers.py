@@ -201,10 +201,16 @@ def click_node(page: Page, node_id: str) -> None:
     labels = page.locator("svg text")
     picked = page.locator(NODE_PICKER)
     for _ in range(4):
-        expect(labels.filter(has_text=re.compile(rf"\b{re.escape(node_id)}\b")).first).to_be_visible(timeout=20_000)
+        expect(labels.filter(has_text=pattern).first, f"the label of {node_id} in the tree").to_be_visible(
+            timeout=20_000
+        )
         box, previous = None, {}
         for _ in range(20):
-            index = next(i for i, text in enumerate(labels.all_text_contents()) if pattern.match(text.strip()))
+            index = next((i for i, text in enumerate(labels.all_text_contents()) if pattern.match(text.strip())), None)
+            if index is None:  # the chart is being drawn again: its labels come back in a moment
+                box, previous = None, {}
+                time.sleep(0.3)
+                continue
             try:
                 labels.nth(index).scroll_into_view_if_needed()  # filling a form below may have scrolled it away
                 box = labels.nth(index).bounding_box()
