@@ -149,9 +149,10 @@ def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: N
     that at 1600×1000 the prune and inject fields are on screen beside the tree.
 
     Each form sits in a slot that is always there, in the same place, and the opened one is moved up
-    by CSS (`_shown_first`), never by drawing it elsewhere: a form drawn at another place among its
-    siblings takes the key of the one there before, and Streamlit's page then kept the old copy beside
-    the new one for good (two Force forms for 30 s and more, until something else redrew the panel)."""
+    by CSS (`_shown_first`), never by drawing it elsewhere, like the live panel's slots: when the Force
+    form was drawn above its old place, Streamlit's page on a loaded machine kept the old copy beside
+    the new one after the redraw had ended (two Force forms for 30 s and more, until something else
+    redrew the panel)."""
     if state.finished:
         st.info(_ENDED)
         render_template_save(ctx, session_id, state, node)
