@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from planner.answers import AnswerCheck
 from planner.answers import check_answer as check_required
+from planner.effects import RequestRule
+from planner.guard import url_host
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.models.offline import Playbook
 
@@ -30,9 +32,13 @@ __all__ = [
     "check_answer",
     "load_tasks",
     "select_tasks",
+    "shop_request_rules",
 ]
 
 TASKS_PATH = Path(__file__).with_name("tasks.json")
+
+SHOP_RULES_PATH = Path(__file__).parent / "shop" / "request_rules.json"
+"""The shop's own request policy: the requests of its forms that change nothing an operator must approve."""
 
 TASKS_LIMIT = 2_000_000
 """Bytes a task file may have; the bundled one is under 20 KB."""
@@ -177,6 +183,18 @@ def load_tasks(path: Path | None = None) -> list[DemoTask]:
     if duplicates := sorted({i for i in ids if ids.count(i) > 1}):
         raise TaskError(f"{name} has duplicate task ids: {', '.join(duplicates)}")
     return tasks
+
+
+_RULE_LIST = TypeAdapter(list[RequestRule])
+
+
+def shop_request_rules(start_url: str) -> tuple[RequestRule, ...]:
+    """The bundled shop's request rules, bound to the host a session starts on: its cookie choice
+    (POST /consent) and its sign-in (POST /login) change nothing an operator must approve, while
+    adding to the cart, removing from it and placing an order stay held (or approved by name)."""
+    host = url_host(start_url) or "*"
+    rules = _RULE_LIST.validate_python(parse_json(read_text_file(SHOP_RULES_PATH, TASKS_LIMIT)))
+    return tuple(rule.model_copy(update={"host": host}) for rule in rules)
 
 
 def select_tasks(tasks: list[DemoTask], only: list[str] | None) -> list[DemoTask]:

@@ -250,8 +250,14 @@ class Undo(_Command):
 
 
 class Approve(_Command):
+    """Let the guarded action run; when the effect fence held what it sent, let exactly those requests
+    through, and with `always`, every later one like them (same method, host and path) too."""
+
     kind: Literal["approve"] = Field("approve", description="let the guarded action run")
     node: _NodeId | None = None
+    always: bool = Field(
+        default=False, description="also allow such requests from now on (same method, host and path): a session rule"
+    )
 
 
 class Reject(_Command):
@@ -443,6 +449,7 @@ FIELD_NAMES: dict[str, str] = {
     "template": "template",
     "params": "template parameters",
     "node": "node",
+    "always": "always allow",
     "reason": "reason",
     "description": "description",
     "reexpand": "expand again",
@@ -944,12 +951,28 @@ def _pending(state: SessionState, node_id: str | None) -> Node:
 
 def _approve(state: SessionState, command: Approve) -> list[_Effect]:
     node = _pending(state, command.node)
-    return [lambda rec: rec.record(Kind.APPROVAL_GRANTED, node.id, action=node.action)]
+    held = state.approval.requests if state.approval is not None else ()
+    effects: list[_Effect] = []
+    if command.always:
+        if not held:
+            raise CommandRejected(
+                f"{node.id} is held by its name or where it leads, not by a request it sent: approve it without "
+                "'always' (only a held request can be allowed from now on)"
+            )
+        rules = list(state.config.request_rules)
+        rules += [rule for rule in dict.fromkeys(r.allowing_rule() for r in held) if rule not in rules]
+        dumped = [rule.model_dump(mode="json") for rule in rules]
+        effects.append(lambda rec: rec.record(Kind.CONFIG_CHANGED, changes={"request_rules": dumped}))
+    keys = tuple(r.key for r in held) if held else None
+    effects.append(lambda rec: rec.record(Kind.APPROVAL_GRANTED, node.id, action=node.action, requests=keys))
+    return effects
 
 
 def _reject(state: SessionState, command: Reject) -> list[_Effect]:
     node = _pending(state, None)
-    reason = "rejected by operator" + (f": {command.reason.strip()}" if command.reason.strip() else "")
+    held = state.approval.requests if state.approval is not None else ()
+    what = f"{held[0].describe()} held and rejected by the operator" if held else "rejected by operator"
+    reason = what + (f": {command.reason.strip()}" if command.reason.strip() else "")
     return [
         _set(node.id, Status.FAIL, reason),
         _status(RunStatus.PAUSED if command.pause else RunStatus.RUNNING, reason),

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from planner.effects import RequestRule
 from planner.operators import MAX_CHILDREN
 
 __all__ = ["Breakpoint", "EngineConfig"]
@@ -35,6 +36,9 @@ class EngineConfig(BaseModel):
     run pauses whenever the traversal is about to enter one (`planner.engine`), until they are removed.
     `review_first_plan` is the console's "Start paused": the run pauses once the root is expanded,
     before any browser action, so the operator reviews the first plan as a whole (`planner.engine`).
+    `request_rules` is the effect fence's policy (`planner.effects`): which requests a page may send
+    to a server unattended, which wait for an operator (by default, every one that can change state)
+    and which are refused; an operator's "always allow" in the approval box adds one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,3 +62,4 @@ class EngineConfig(BaseModel):
         Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)], ...
     ] = Field(default=(), max_length=50)
     review_first_plan: bool = False
+    request_rules: tuple[RequestRule, ...] = Field(default=(), max_length=200)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 from planner.actions import is_note, note_text
 from planner.answers import check_answer
 from planner.config import Breakpoint, EngineConfig
+from planner.effects import SentRequest
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Cause, Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
@@ -167,9 +169,17 @@ class Engine:
             breakpoint_node=node_id,
         )
 
-    def _ask_approval(self, node_id: str, action: str, rule: str, target: ElementInfo | None) -> None:
+    def _ask_approval(
+        self,
+        node_id: str,
+        action: str,
+        rule: str,
+        target: ElementInfo | None,
+        requests: tuple[SentRequest, ...] = (),
+    ) -> None:
         """Hold `action` for an operator, with the element it would touch and a picture of it, taken
-        now: once the run goes on, the page it was asked on is gone."""
+        now: once the run goes on, the page it was asked on is gone. `requests`: what the effect fence
+        held when it ran, when that is why it waits."""
         preview = self.env.preview(action)
         self._rec.record(
             Kind.APPROVAL_REQUESTED,
@@ -180,6 +190,7 @@ class Engine:
             name=target.name if target is not None else "",
             screenshot=preview.screenshot if preview is not None else None,
             box=preview.box if preview is not None else None,
+            requests=[request.model_dump(mode="json") for request in requests],
         )
 
     def _pause_after(self, node: Node, work: StepWork) -> None:
@@ -388,11 +399,18 @@ class Engine:
 
     def _execute(self, node: Node) -> None:
         action = node.action or ""
-        approved = self.state.approved_node == node.id
-        result = self.env.execute(action, approved=approved)
-        if result.held_dialog is not None and not approved and self.config.guard and self.guard is not None:
-            self._hold_for_dialog(node, action, result)
+        state = self.state
+        granted = state.approved_node == node.id
+        approved = granted and state.approved_requests is None
+        allow = state.approved_requests or () if granted else ()
+        result = self.env.execute(action, approved=approved, allow=allow, rules=self.config.request_rules)
+        held = result.held_dialog is not None or bool(result.held_requests)
+        if held and not approved and self.config.guard and self.guard is not None:
+            self._hold_for_approval(node, action, result)
             return
+        if result.held_requests and result.held_dialog is None:  # no operator is asked: the fence's no stands
+            first = result.held_requests[0].describe()
+            result = replace(result, error=f"refused: the page sent {first}, and this session asks no approvals")
         self._record_page(
             Kind.ACTION_EXECUTED,
             node.id,
@@ -410,13 +428,22 @@ class Engine:
             return
         self._observe(node, action)
 
-    def _hold_for_dialog(self, node: Node, action: str, result: ActionResult) -> None:
-        """The page asked to confirm something risky and the environment said no: the action has not done
-        what it was for, so it is not recorded as run; the page it left is, and the action is held for an
-        operator with the dialog's question as its rule. Approved, it runs again and the dialog is accepted."""
+    def _hold_for_approval(self, node: Node, action: str, result: ActionResult) -> None:
+        """The page asked to confirm something risky, or sent a request that could change state on a
+        server, and the environment said no: the action has not done what it was for, so it is not
+        recorded as run; the page it left is, and the action is held for an operator. Approved, it runs
+        again: the dialog is accepted (the action itself is approved), or the held requests, and only
+        they, are let through once each."""
         if result.page is not None:
             self._record_page(Kind.PAGE_OBSERVED, node.id, result.page)
-        self._ask_approval(node.id, action, result.held_dialog or "", self.env.target(action))
+        target = self.env.target(action)
+        if result.held_dialog is not None:
+            self._ask_approval(node.id, action, result.held_dialog, target)
+            return
+        requests = result.held_requests
+        more = f" (and {len(requests) - 1} more)" if len(requests) > 1 else ""
+        rule = f"the page sent {requests[0].describe()}{more}, which could change state on the server"
+        self._ask_approval(node.id, action, rule, target, requests)
 
     def _observe(self, node: Node, action: str) -> None:
         """Observation summary, global tree update and lookahead, answered together (one model call)."""

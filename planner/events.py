@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from planner.config import EngineConfig
+from planner.effects import SentRequest
 from planner.inputs import InputError, shown
 from planner.operators import Diagnosis, Operator, StepWork
 from planner.tree import NodeType, Origin, Status, TemplateRef
@@ -411,7 +412,9 @@ class ApprovalRequested(Payload):
     unknown), and a `screenshot` of the page with that element in view, `box` being where the element
     is in it (None: no element, or none drawn on screen). `screenshot` is None where no picture could
     be taken (a dry run, a browser without a screenshot folder). Version 2 added all four; a version 1
-    request has none of them."""
+    request has none of them. `requests`: what the effect fence held when the action ran (the requests
+    its page sent that could change state on a server), when that is why it waits; empty when its name,
+    where it leads or a question its page asked is why."""
 
     KIND = Kind.APPROVAL_REQUESTED
     VERSION = 2
@@ -421,11 +424,16 @@ class ApprovalRequested(Payload):
     name: str = ""
     screenshot: str | None = None
     box: Box | None = None
+    requests: tuple[SentRequest, ...] = ()
 
 
 class ApprovalGranted(Payload):
+    """`requests`: the held requests the operator let through, by `SentRequest.key`, each once when the
+    action runs again; None when they approved the action itself, which may then do what it does."""
+
     KIND = Kind.APPROVAL_GRANTED
     action: str | None = None
+    requests: tuple[str, ...] | None = None
 
 
 class Observed(Payload):

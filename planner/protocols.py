@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from planner.effects import RequestRule, SentRequest
 from planner.events import Box
 from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
 
@@ -74,6 +76,9 @@ class ActionResult:
     and the environment dismissed it for want of an operator's approval ("the page asked to confirm
     'Delete your account?'"); the action then failed, and the engine asks an operator to approve it,
     with that as the rule. Run again approved, the dialog is accepted.
+    `held_requests`: requests the page sent that could change state on a server and that the effect
+    fence refused for want of an operator's approval (`planner.effects`); the action then failed, and
+    the engine asks an operator. Run again with them allowed, they go through, each once.
     """
 
     ok: bool
@@ -83,6 +88,7 @@ class ActionResult:
     duration_ms: float = 0.0
     reports: tuple[str, ...] = ()
     held_dialog: str | None = None
+    held_requests: tuple[SentRequest, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +103,18 @@ class Preview:
 
 @runtime_checkable
 class Environment(Protocol):
-    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+    def execute(
+        self,
+        action: str,
+        *,
+        approved: bool = False,
+        allow: Collection[str] = (),
+        rules: Sequence[RequestRule] = (),
+    ) -> ActionResult:
         """Run one action. `approved` says an operator approved this very action, so it may go
-        where the environment's own fence would otherwise refuse (another host)."""
+        where the environment's own fences would otherwise refuse (another host, a state-changing
+        request). `allow` names requests an operator approved (`SentRequest.key`), each let through
+        once; `rules` is the session's request policy (`planner.effects`)."""
         ...
 
     def goto(self, url: str) -> ActionResult: ...

@@ -16,12 +16,14 @@ from typing import Any, cast
 from planner.actions import is_note
 from planner.answers import AnswerCheck, check_answer
 from planner.config import EngineConfig
+from planner.effects import SentRequest
 from planner.errors import EventOrderError, InvalidTransition
 from planner.events import (
     PAYLOADS,
     ActionEdited,
     ActionExecuted,
     AlternativeForced,
+    ApprovalGranted,
     ApprovalRequested,
     Box,
     Cause,
@@ -91,6 +93,8 @@ class Approval:
     name: str = ""
     screenshot: str | None = None
     box: Box | None = None
+    requests: tuple[SentRequest, ...] = ()
+    """What the effect fence held (empty: the action is held by its name, target or a dialog)."""
 
 
 @dataclass(slots=True)
@@ -158,6 +162,8 @@ class SessionState:
     single_step: bool = False
     approval: Approval | None = None
     approved_node: str | None = None
+    approved_requests: tuple[str, ...] | None = None
+    """With `approved_node`: the held requests the operator let through (None: the action itself)."""
     breakpoint_passed: str | None = None
     current: str | None = None
     last_screenshot: str | None = None
@@ -450,7 +456,7 @@ def _action_executed(state: SessionState, event: Event) -> None:
     if p.screenshot:
         state.last_screenshot = p.screenshot
     if state.approved_node == node.id:
-        state.approved_node = None
+        state.approved_node = state.approved_requests = None
 
 
 def _action_edited(state: SessionState, event: Event) -> None:
@@ -464,7 +470,8 @@ def _action_edited(state: SessionState, event: Event) -> None:
 
 def _approval_requested(state: SessionState, event: Event) -> None:
     p = cast(ApprovalRequested, event.payload)
-    state.approval = Approval(event.node_id, p.action, p.rule, p.role, p.name, p.screenshot, p.box)
+    state.approval = Approval(event.node_id, p.action, p.rule, p.role, p.name, p.screenshot, p.box, p.requests)
+    state.approved_node = state.approved_requests = None  # an approved action held again needs a new answer
     state.status = RunStatus.AWAITING_APPROVAL
     state.cause = Cause.APPROVAL
     state.reason = f"approval required: {p.rule}"
@@ -472,6 +479,7 @@ def _approval_requested(state: SessionState, event: Event) -> None:
 
 def _approval_granted(state: SessionState, event: Event) -> None:
     state.approved_node = event.node_id
+    state.approved_requests = cast(ApprovalGranted, event.payload).requests
     state.approval = None
     state.status = RunStatus.RUNNING
     state.cause = Cause.OPERATOR

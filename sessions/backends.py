@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from planner.browser.dry import DryEnvironment, is_dry
+from planner.effects import RequestRule
 from planner.engine import Guard
 from planner.errors import PlannerError, ScriptError
 from planner.events import Event
@@ -36,6 +37,7 @@ __all__ = [
     "artifacts_root",
     "build_backend",
     "bundled_expectations",
+    "bundled_request_rules",
     "default_model",
     "parse_model_spec",
     "prepare_model",
@@ -191,6 +193,16 @@ def _checked_effort(model_id: str, effort: object) -> Effort:
     return cast(Effort, effort)
 
 
+def bundled_request_rules(task: str, start_url: str | None) -> tuple[RequestRule, ...]:
+    """The bundled shop's own request rules (`demo.tasks.shop_request_rules`), on the start URL's host,
+    when `task` is one of the bundled demo tasks and it runs in a browser; else none."""
+    from demo.tasks import load_tasks, shop_request_rules
+
+    if is_dry(start_url) or not any(t.task == task for t in load_tasks()):
+        return ()
+    return shop_request_rules(start_url or "")
+
+
 def _bundled_playbook(task: str) -> Playbook | None:
     """The demo playbook the bundled tasks give `task`, read once when its session is created."""
     from demo.tasks import load_tasks
@@ -257,5 +269,6 @@ def build_backend(
         allowed_domains=rules.allowed_domains,  # the fence behind the guard: the same hosts, enforced in the browser
         browser_endpoint=browser_endpoint,
         guard_rules=rules,  # the page's own confirm dialogs are held by the guard's name rule
+        request_rules=state.config.request_rules,  # the effect fence's policy until the first action brings its own
     )
     return Backend(model, env, make_guard(rules, start or ""))

@@ -45,7 +45,7 @@ from planner.inputs import shown
 from planner.protocols import Environment, Model
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.artifacts import ArtifactStore, artifact_store
-from sessions.backends import Backend, build_backend, bundled_expectations, prepare_model
+from sessions.backends import Backend, build_backend, bundled_expectations, bundled_request_rules, prepare_model
 from sessions.errors import InvalidCommand, SessionInputError
 from sessions.reading import event_number, load_state
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
@@ -98,6 +98,8 @@ def create_session(
             f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-'"
         )
     config = config or EngineConfig()
+    if shop_rules := [r for r in bundled_request_rules(task, start_url) if r not in config.request_rules]:
+        config = config.model_copy(update={"request_rules": (*config.request_rules, *shop_rules)})
     session_id = session_id or uuid.uuid4().hex[:12]
     _usable_operator(by)
     state = SessionState()

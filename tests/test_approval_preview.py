@@ -92,6 +92,7 @@ def test_the_engine_records_the_element_and_the_preview_and_the_fold_keeps_them(
         "name": "Add to cart",
         "screenshot": env.shot,
         "box": {"x": 40.0, "y": 30.0, "width": 100.0, "height": 50.0},
+        "requests": [],
     }
     approval = state.approval
     assert approval is not None

@@ -6,6 +6,8 @@ real Chromium; here they run against the pure guard.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
@@ -359,9 +361,9 @@ class _RecordingEnvironment(DryEnvironment):
         super().__init__()
         self.approvals: list[tuple[str, bool]] = []
 
-    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+    def execute(self, action: str, *, approved: bool = False, **options: Any) -> ActionResult:
         self.approvals.append((action, approved))
-        return super().execute(action, approved=approved)
+        return super().execute(action, approved=approved, **options)
 
 
 def test_only_the_approved_action_runs_with_approval() -> None:

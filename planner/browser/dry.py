@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from planner.browser.dialogs import answer_dialog
+from planner.browser.effect_fence import EffectFence
+from planner.effects import RequestRule, SentRequest
 from planner.guard import GuardRules
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
 
@@ -25,7 +27,10 @@ class DryEnvironment:
     The URL after an action is derived from the action text, so a resumed run sees the same URLs.
     `confirms` maps actions to the message of a `confirm` dialog the page opens when they run, answered
     as the browser answers one (`planner.browser.dialogs`, by `guard_rules`): a risky one is dismissed
-    and the action held for approval unless it runs approved.
+    and the action held for approval unless it runs approved. `sends` maps actions to the request their
+    page sends ("POST http://shop.test/order"), judged as the browser's effect fence judges one: a
+    state-changing one is held unless the session's rules allow it, the action is approved, or the
+    request itself is (`allow`).
     """
 
     def __init__(
@@ -35,21 +40,45 @@ class DryEnvironment:
         *,
         confirms: Mapping[str, str] | None = None,
         guard_rules: GuardRules | None = None,
+        sends: Mapping[str, str] | None = None,
     ) -> None:
         self.fail_actions = frozenset(fail_actions)
         self.url = start_url
         self.executed: list[str] = []
         self.confirms = dict(confirms or {})
         self.guard_rules = guard_rules if guard_rules is not None else GuardRules()
+        self.sends = dict(sends or {})
+        self.arrived: list[str] = []
+        """The requests of `sends` the fence let through, as "METHOD URL": what a server would have received."""
+        self._reports: list[str] = []
+        self._effects = EffectFence((), self._reports.append)
 
-    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+    def execute(
+        self,
+        action: str,
+        *,
+        approved: bool = False,
+        allow: Collection[str] = (),
+        rules: Sequence[RequestRule] | None = None,
+    ) -> ActionResult:
         self.executed.append(action)
         if action in self.fail_actions:
             return ActionResult(ok=False, error=f"dry run: {action!r} is scripted to fail", page=self.observe())
-        reports: tuple[str, ...] = ()
+        if action in self.sends:
+            method, url = self.sends[action].split(" ", 1)
+            self._effects.start(approved=approved, allow=allow, rules=rules)
+            if self._effects.admits(method, url, lambda: SentRequest(method=method, url=url, kind="form")):
+                self.arrived.append(self.sends[action])
+            held = self._effects.held
+            self._effects.stop()
+            if held:
+                error = f"held for an operator's approval: the page sent {held[0].describe()}"
+                return ActionResult(ok=False, error=error, page=self.observe(), held_requests=held)
+        reports: tuple[str, ...] = tuple(self._reports)
+        self._reports.clear()
         if action in self.confirms:
             answer = answer_dialog("confirm", self.confirms[action], "", self.guard_rules, approved)
-            reports = (answer.report,)
+            reports += (answer.report,)
             if answer.held is not None:
                 page = self._reporting(reports)
                 return ActionResult(ok=False, error=answer.report, page=page, reports=reports, held_dialog=answer.held)

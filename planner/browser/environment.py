@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -46,8 +46,10 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
+from planner.browser.effect_fence import EffectFence
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
 from planner.browser.observation import Element, Place, render_page
+from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
 from planner.errors import PlannerError
 from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
@@ -108,7 +110,7 @@ _TARGET_JS = """e => {
   const texts = c => [
     ['INPUT', 'SELECT', 'TEXTAREA'].includes(c.tagName) ? '' : c.innerText,
     pressable(c) ? c.value : '',
-    c.getAttribute('aria-label'), c.getAttribute('title'), c.getAttribute('alt'),
+    c.getAttribute('aria-label'), c.getAttribute('title'), c.getAttribute('alt'), c.getAttribute('placeholder'),
   ].filter(t => typeof t === 'string' && t.trim());
   const form = field ? e.form : null;
   const link = e.closest('a[href], area[href]');
@@ -336,6 +338,12 @@ class BrowserEnvironment:
     while an action an operator approved runs (`execute(..., approved=True)`). An empty list allows
     only the start URL's host; None means no fence.
 
+    A fenced browser also guards what an action does on the allowed hosts (`EffectFence`): a request
+    that could change state on a server (a method other than GET, HEAD and OPTIONS, a WebSocket
+    message) is refused unless the session's request rules allow it, the action was approved or the
+    request itself was (`execute(..., allow=...)`); the action then fails with `held_requests`, so
+    the engine can ask an operator. `request_rules` is the policy until an action brings its own.
+
     `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium running
     elsewhere instead of launching one here; cookies, screenshots and the page work the same.
 
@@ -360,6 +368,7 @@ class BrowserEnvironment:
         headless: bool = True,
         browser_endpoint: str | None = None,
         guard_rules: GuardRules | None = None,
+        request_rules: Sequence[RequestRule] = (),
     ) -> None:
         self.start_url = start_url
         self.browser_endpoint = browser_endpoint
@@ -374,6 +383,7 @@ class BrowserEnvironment:
         self._reports: list[str] = []
         """What the page did since the last observation that the agent should know (dialogs, downloads)."""
         self._held: DialogAnswer | None = None
+        self._effects = EffectFence(request_rules, self._reports.append)
         self._downloads: list[Download] = []
         self._thread: int | None = None
         self._playwright: Playwright | None = None
@@ -435,10 +445,19 @@ class BrowserEnvironment:
 
     # -- Environment protocol ---------------------------------------------------------------------
 
-    def execute(self, action: str, *, approved: bool = False) -> ActionResult:
+    def execute(
+        self,
+        action: str,
+        *,
+        approved: bool = False,
+        allow: Collection[str] = (),
+        rules: Sequence[RequestRule] | None = None,
+    ) -> ActionResult:
         """Run one action string; every failure, syntax errors included, is returned as data.
 
-        `approved`: an operator approved this action, so the fence lets it leave the allowed domains.
+        `approved`: an operator approved this action, so the fences let it leave the allowed domains and
+        send what it sends. `allow`: requests an operator approved (`SentRequest.key`), each let through
+        once. `rules`: the session's request policy (None: the one the last action had).
         """
         started = time.perf_counter()
         self._check_thread()
@@ -449,7 +468,7 @@ class BrowserEnvironment:
         if isinstance(parsed, Note):
             page = self._last_page or self.observe()
             return ActionResult(ok=True, page=page, duration_ms=_since(started))
-        return self._run(parsed, started, approved)
+        return self._run(parsed, started, approved, allow, rules)
 
     def goto(self, url: str) -> ActionResult:
         """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
@@ -576,7 +595,14 @@ class BrowserEnvironment:
 
     # -- the action pipeline ----------------------------------------------------------------------
 
-    def _run(self, action: _BrowserAction, started: float, approved: bool = False) -> ActionResult:
+    def _run(
+        self,
+        action: _BrowserAction,
+        started: float,
+        approved: bool = False,
+        allow: Collection[str] = (),
+        rules: Sequence[RequestRule] | None = None,
+    ) -> ActionResult:
         try:
             self._ensure_page()
         except BrowserUnavailable as error:
@@ -587,12 +613,14 @@ class BrowserEnvironment:
         self._attachment = False
         self._held = None
         self._acting, self._approved = True, approved
+        self._effects.start(approved=approved, allow=allow, rules=rules)
         try:
             return self._act(action, started, touches)
         finally:
             # Only once the page is read: a question it asks late is still this action's, approved with it; then the
-            # fence closes again.
+            # fences close again.
             self._acting = self._approved = False
+            self._effects.stop()
 
     def _begin(self, touches: bool) -> None:
         """Close what the page did since the last action before this one counts: a dialog it opened is
@@ -645,6 +673,11 @@ class BrowserEnvironment:
         held = self._held.held if self._held is not None else None
         if self._held is not None:
             error = self._held.report  # what the action was for did not happen: the page was told "cancel"
+        requests = self._effects.held
+        if requests and held is None:
+            error = _held_requests_error(requests)
+            if self._blocked_host is not None:  # the action did more than one thing; none of it is hidden
+                reports = (*reports, self._outside(self._blocked_host))
         self._save_storage()
         if error is None:
             self._last_good_url = page.url
@@ -657,6 +690,7 @@ class BrowserEnvironment:
             duration_ms=_since(started),
             reports=reports,
             held_dialog=held,
+            held_requests=requests,
         )
 
     def _observe_reporting(self, reports: tuple[str, ...]) -> tuple[Page, tuple[str, ...]]:
@@ -1048,12 +1082,16 @@ class BrowserEnvironment:
         """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._popups and self._blocked_host is None and time.monotonic() < deadline:
+        while not self._popups and not self._refused() and time.monotonic() < deadline:
             page.wait_for_timeout(_POLL_MS)
-        if not self._popups and self._blocked_host is None:
+        if not self._popups and not self._refused():
             raise _ActionFailed(
                 f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
             )
+
+    def _refused(self) -> bool:
+        """A fence refused something this action sent: a tab it promised may never come."""
+        return self._blocked_host is not None or bool(self._effects.held)
 
     def _navigation_problem(self) -> str | None:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
@@ -1321,13 +1359,16 @@ class BrowserEnvironment:
         return not host or self._approved or host_allowed(host, self._hosts or ())
 
     def _route(self, route: Route) -> None:
-        """The allowed-domains fence: refuse every request to another host; fetch navigations to
-        allowed hosts hop by hop, since Playwright never shows a route the redirects that follow."""
+        """The fences: refuse every request to another host, and every request to an allowed one that
+        could change state there unless the effect fence admits it; fetch navigations to allowed hosts
+        hop by hop, since Playwright never shows a route the redirects that follow."""
         request = route.request
         host = url_host(request.url)
         try:
             if not self._may_reach(host):
                 self._refuse(route, host)
+            elif host and not self._effects.admits(request.method, request.url, lambda: _sent(request)):
+                self._refuse(route)
             elif host and request.is_navigation_request() and not self._approved:
                 self._fetch_navigation(route)
             else:
@@ -1335,12 +1376,13 @@ class BrowserEnvironment:
         except Error:
             pass  # the page or request went away while it was decided (a timeout, a closed popup)
 
-    def _refuse(self, route: Route, host: str) -> None:
-        """Refuse a request. A navigation of this page is answered "204 No Content", which leaves the
-        page where it was rather than on an error page; anything else (a popup's or a frame's
-        navigation, a fetch) fails as blocked by the client."""
+    def _refuse(self, route: Route, host: str | None = None) -> None:
+        """Refuse a request (`host`: the one outside the allowed domains it was for; None: refused by the
+        effect fence). A navigation of this page is answered "204 No Content", which leaves the page
+        where it was rather than on an error page; anything else (a popup's navigation, a fetch, a
+        beacon) fails as blocked by the client."""
         request = route.request
-        if _is_top_navigation(request):
+        if host is not None and _is_top_navigation(request):
             self._blocked_host = host
         frame = _frame(request)
         if request.is_navigation_request() and frame is not None and frame.page is self._page:
@@ -1387,6 +1429,9 @@ class BrowserEnvironment:
                 return
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
                 method = "GET"
+            if not self._effects.admits(method, target, lambda m=method, t=target: _sent(request, m, t)):
+                self._refuse(route)  # a 307 or 308 sends the body again, to another address: a request of its own
+                return
             url = target
             response = self._next_hop(request, url, method)
         else:
@@ -1413,10 +1458,53 @@ class BrowserEnvironment:
         )
 
     def _route_web_socket(self, socket: WebSocketRoute) -> None:
-        if self._may_reach(url_host(socket.url)):
-            socket.connect_to_server()
-        else:
+        """Connect a page's WebSocket on an allowed host, and pass each message the page sends through
+        the effect fence (a message the fence refuses is dropped; what the server sends always arrives)."""
+        if not self._may_reach(url_host(socket.url)):
             socket.close(code=1008, reason="outside the allowed domains")
+            return
+        server = socket.connect_to_server()
+
+        def send(message: str | bytes) -> None:
+            sent = SentRequest(
+                method=WEBSOCKET, url=socket.url, kind="websocket", fields=(("message", _excerpt(message)),)
+            )
+            if self._effects.admits(WEBSOCKET, socket.url, lambda: sent):
+                try:
+                    server.send(message)
+                except Error:
+                    pass  # the server went away; the page learns it from its socket's close
+
+        socket.on_message(send)
+
+
+_KINDS = {"fetch": "fetch", "xhr": "xhr", "ping": "beacon", "document": "form", "websocket": "websocket"}
+
+
+def _sent(request: Request, method: str | None = None, url: str | None = None) -> SentRequest:
+    """A request as an operator judges it (`method` and `url`: a redirect hop's, when it goes elsewhere)."""
+    kind = _KINDS.get(request.resource_type, request.resource_type or "other")
+    if kind == "form" and request.method in ("GET", "HEAD"):
+        kind = "navigation"
+    try:
+        body = request.post_data_buffer
+    except Error:
+        body = None
+    fields = request_fields(request.headers.get("content-type", ""), body)
+    return SentRequest(method=(method or request.method).upper(), url=url or request.url, kind=kind, fields=fields)
+
+
+def _excerpt(message: str | bytes) -> str:
+    text = message if isinstance(message, str) else f"({len(message):,} bytes of binary data)"
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _held_requests_error(requests: Sequence[SentRequest]) -> str:
+    """The failure of an action whose requests wait for an operator: what they are, first one first."""
+    first = requests[0].describe()
+    more = f" and {len(requests) - 1} more request{'s' if len(requests) > 2 else ''}" if len(requests) > 1 else ""
+    return f"held for an operator's approval: the page sent {first}{more}, which could change state on the server"
 
 
 def _frame(request: Request) -> Frame | None:
