@@ -6,8 +6,10 @@ happens. Two kinds of rule:
 
 - Names. An element whose name (or visible text, value, label) holds a risky term, a password
   field, or Enter in a field whose form has a risky submit control. Names and terms go through the
-  same `normalize_name`, so spacing, punctuation, case, width and invisible characters cannot hide
-  a term: "Place\u00a0order", "Place-order" and "Pla\u200bce order" all read "place order".
+  same `normalize_name`, so spacing, punctuation, case, width, invisible characters and letters
+  of other scripts that look Latin cannot hide a term: "Place\u00a0order", "Pla\u200bce order"
+  and "Pl\u0430ce \u043erder" (Cyrillic а, о) all read "place order"; letters spelled out one by
+  one ("P l a c e  o r d e r", "B-U-Y") read as the word they spell.
   The same rule (`GuardRules.risky_term`) decides which of a page's own confirm and prompt dialogs
   the browser may accept without an operator (`planner.browser.dialogs`).
 - URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s). URLs
@@ -18,9 +20,11 @@ happens. Two kinds of rule:
 
 from __future__ import annotations
 
+import re
+import string
 import unicodedata
 from collections.abc import Callable, Iterable
-from functools import cached_property
+from functools import cache, cached_property
 
 import ada_url
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,7 +56,6 @@ _DEFAULT_RISKY = [
     "purchase",
     "pay",
     "checkout",
-    "check out",
     "place order",
     "submit order",
     "confirm order",
@@ -67,26 +70,66 @@ _DEFAULT_RISKY = [
     "close account",
 ]
 """Terms in normalized form. One word covers its phrases ("pay" covers "Pay now", "purchase"
-covers "Confirm purchase"); a phrase is listed only where its words alone are everyday words
-("order", "cart", "account")."""
+covers "Confirm purchase") and its spellings with spaces ("checkout" covers "Check out"); a
+phrase is listed only where its words alone are everyday words ("order", "cart", "account")."""
+
+
+@cache
+def _confusables() -> dict[int, str]:
+    """A `str.translate` table from every letter, digit or mark that Unicode's TR39 data says looks
+    like an ASCII letter or digit to that character, lowercase: the skeleton's prototype.
+
+    Built on first use, once per process, from confusable-homoglyphs' copy of confusables.txt
+    (0.9 MB of JSON, so not at import). ASCII letters keep their own reading, case aside (the
+    matcher reads I and l alike, as TR39 does); ASCII digits fold as TR39 folds them (0 as o, 1 as
+    l). Punctuation and symbols (| for l) stay separators: read as letters they would glue words
+    together ("Checkout|" as "checkoutl") and hide more than they show.
+    """
+    from confusable_homoglyphs import confusables
+
+    table: dict[int, str] = {}
+    for prototype in string.ascii_letters + string.digits:
+        for entry in confusables.confusables_data.get(prototype, ()):
+            char = entry["c"].strip("\u200e")  # the data wraps right-to-left letters in LRM marks
+            if len(char) == 1 and char not in string.ascii_letters and unicodedata.category(char)[0] in "LMN":
+                table[ord(char)] = prototype.casefold()
+    return table
 
 
 def normalize_name(text: str) -> str:
     """The form names and terms are compared in: compatibility characters folded (NFKC: full-width
-    letters, non-breaking and ideographic spaces), invisible format characters (zero-width spaces
-    and joiners, soft hyphens) and combining accents dropped, case folded, and every run of
-    whitespace, punctuation or symbols turned into one space."""
+    and mathematical letters, non-breaking and ideographic spaces), invisible format characters
+    (zero-width spaces and joiners, soft hyphens) and combining accents dropped, look-alike letters
+    and digits read as the ASCII letter they look like (TR39 confusables: Cyrillic а as a, Greek Ρ
+    as p, 0 as o), case folded, and every run of whitespace, punctuation or symbols turned into one
+    space.
+
+    Look-alikes are folded before case (Cyrillic В looks like B, its lowercase в like no Latin
+    letter) and again after it (for lowercase forms only case folding produces).
+    """
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
     kept = (c for c in decomposed if unicodedata.category(c) not in ("Cf", "Mn", "Me"))
-    folded = unicodedata.normalize("NFKC", "".join(kept)).casefold()
+    table = _confusables()
+    folded = unicodedata.normalize("NFKC", "".join(kept)).translate(table).casefold().translate(table)
     words = "".join(c if c.isalnum() else " " for c in folded)
     return " ".join(words.split())
+
+
+_READ_ALIKE = {"i": "[il]", "l": "[il]", "m": "(?:m|r ?n)"}
+"""ASCII letters TR39 confuses with other ASCII: I with l (so, case aside, i with l) and m with rn."""
+
+
+def _term_pattern(term: str) -> str:
+    """A normalized term's letters in order, with or without a space between any two: the term
+    as written, as one word ("placeorder") or spelled out ("p l a c e o r d e r")."""
+    return " ?".join(_READ_ALIKE.get(c, re.escape(c)) for c in term.replace(" ", ""))
 
 
 class GuardRules(BaseModel):
     """What counts as risky. Names match whole words after `normalize_name`: "pay" hits "Pay now"
     and "PAY-NOW" but not "Display" or "Payment"; a phrase also matches written as one word
-    ("PlaceOrder")."""
+    ("PlaceOrder"). Letters spelled out one by one carry no word breaks, so a term anywhere in such
+    a run counts ("B U Y N O W" holds "buy")."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -96,19 +139,19 @@ class GuardRules(BaseModel):
     """Hosts a goto may reach without approval, subdomains included; the start URL's host always is."""
 
     @cached_property
-    def _terms(self) -> tuple[tuple[str, str], ...]:
-        """Each risky term normalized, with its words joined ("placeorder"), once per rule set."""
-        normalized = dict.fromkeys(normalize_name(term) for term in self.risky_names)
-        return tuple((term, term.replace(" ", "")) for term in normalized if term)
+    def _matcher(self) -> tuple[re.Pattern[str], tuple[str, ...]]:
+        """One regex over every normalized term, one group per term, and the terms in group order;
+        built once per rule set."""
+        terms = tuple(term for term in dict.fromkeys(normalize_name(t) for t in self.risky_names) if term)
+        groups = "|".join(f"({_term_pattern(term)})" for term in terms)
+        return re.compile(rf"(?<!\S)(?:{groups})(?!\S)" if terms else r"(?!)"), terms
 
     def risky_term(self, text: str) -> str | None:
-        """The first risky term `text` holds as whole words, or written as one word ("placeorder"):
+        """The risky term `text` holds first, as whole words, written as one word or spelled out:
         the one name rule, for an element's names and for what a page's dialog asks alike."""
-        name = f" {normalize_name(text)} "
-        for term, joined in self._terms:
-            if f" {term} " in name or (joined != term and f" {joined} " in name):
-                return term
-        return None
+        pattern, terms = self._matcher
+        match = pattern.search(normalize_name(text))
+        return None if match is None else terms[(match.lastindex or 0) - 1]  # the one group that matched
 
 
 def resolve_url(url: str, base: str) -> str | None:
