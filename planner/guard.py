@@ -12,7 +12,8 @@ happens. Two kinds of rule:
   one ("P l a c e  o r d e r", "B-U-Y") read as the word they spell.
   The same rule (`GuardRules.risky_term`) decides which of a page's own confirm and prompt dialogs
   the browser may accept without an operator (`planner.browser.dialogs`).
-- URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s). URLs
+- URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s); a
+  link may also be a page's own blob: or a javascript: that does nothing ("Show more"). URLs
   are resolved by one WHATWG parser (ada), the standard the browser follows, against the page the
   action runs on: the environment resolves a goto with `resolve_url` and then opens exactly that
   URL, so what the guard decided on and where the browser goes cannot differ.
@@ -25,6 +26,7 @@ import string
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import cache, cached_property
+from urllib.parse import unquote
 
 import ada_url
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,6 +50,8 @@ Guard = Callable[[str, ElementInfo | None], str | None]
 """Returns the name of the rule an action trips, or None when it may run unattended."""
 
 _WEB_SCHEMES = frozenset({"http:", "https:"})
+_NO_OP_SCRIPT = re.compile(r"\s*(?:void\s*\(\s*0\s*\)|void\s+0)?\s*;?\s*", re.IGNORECASE)
+"""The script of `javascript:`, `javascript:;`, `javascript:void(0)` and `javascript:void 0`."""
 _IP_HOSTS = frozenset({ada_url.HostType.IPV4, ada_url.HostType.IPV6})
 
 _DEFAULT_RISKY = [
@@ -189,6 +193,27 @@ def is_web_url(url: str) -> bool:
         return False
 
 
+def _leaves_the_web(url: str) -> str | None:
+    """Why following a link or submitting a form to `url` needs approval though it reaches no
+    other host: it is not a web URL, or cannot be parsed.
+
+    blob: URLs (the page's own objects) pass, and so do javascript: URLs whose script does nothing
+    (`javascript:void(0)`, `javascript:;` ... case, spaces and percent-escapes folded), which real
+    sites put on every "Show more" anchor: what the page's own click handler then does is fenced
+    by the environment, not judged here. Any other script is held.
+    """
+    try:
+        parsed = ada_url.URL(url)
+    except ValueError:
+        return "an unparseable URL"
+    scheme = parsed.protocol
+    if scheme in _WEB_SCHEMES or scheme == "blob:":
+        return None
+    if scheme == "javascript:" and _NO_OP_SCRIPT.fullmatch(unquote(parsed.href[len(scheme) :])):
+        return None
+    return f"a non-web URL ({scheme})"
+
+
 def _canonical_host(domain: str) -> str:
     """A configured domain in the form `url_host` returns hosts: "*.Example.org." -> "example.org"."""
     domain = domain.strip()
@@ -222,7 +247,9 @@ def make_guard(rules: GuardRules, start_url: str) -> Guard:
     """Build the engine's guard: action text and target element in, tripped rule's name (or None) out.
 
     For a goto the target carries the URL the environment will open (resolved against the page it
-    is on); without a target (no browser) the goto is resolved against the start URL.
+    is on); without a target (no browser) the goto is resolved against the start URL. A click or
+    an Enter that follows a link or submits a form is held when the URL (resolved by the browser)
+    leaves the allowed hosts or the web; see `_leaves_the_web` for the javascript: forms that pass.
     """
     hosts = allowed_hosts(rules.allowed_domains, start_url)
 
@@ -256,10 +283,13 @@ def make_guard(rules: GuardRules, start_url: str) -> Guard:
             for text in target.form_submits:
                 if (term := rules.risky_term(text)) is not None:
                     return f"Enter submits a form with {text!r}, which matches {term!r}"
-        if target.url and is_web_url(target.url) and (isinstance(parsed, Click) or submits):
+        if target.url and (isinstance(parsed, Click) or submits):
+            verb = "click" if isinstance(parsed, Click) else "Enter"
+            if not is_web_url(target.url):
+                where = _leaves_the_web(target.url)
+                return f"{verb} leads to {where}" if where is not None else None
             host = leaves(target.url)
             if host is not None:
-                verb = "click" if isinstance(parsed, Click) else "Enter"
                 return f"{verb} leads outside allowed domains ({host})"
         return None
 

@@ -443,6 +443,55 @@ def test_listed_domains_and_their_subdomains_are_allowed() -> None:
     assert guard("goto [https://shop.example/a]", None) is None
 
 
+NON_WEB_LINKS = [
+    ("javascript:alert(1)", "a non-web URL (javascript:)"),
+    ("javascript:document.forms[0].submit()", "a non-web URL (javascript:)"),
+    ("javascript:void(0);document.forms[0].submit()", "a non-web URL (javascript:)"),
+    ("javascript:void(document.forms[0].submit())", "a non-web URL (javascript:)"),
+    ("javascript:void(0)//", "a non-web URL (javascript:)"),
+    ("javascript:%64ocument.forms[0].submit()", "a non-web URL (javascript:)"),
+    ("JAVASCRIPT:alert(1)", "a non-web URL (javascript:)"),
+    ("data:text/html,<form action=/buy></form>", "a non-web URL (data:)"),
+    ("file:///etc/passwd", "a non-web URL (file:)"),
+    ("about:blank", "a non-web URL (about:)"),
+    ("mailto:sales@example.com", "a non-web URL (mailto:)"),
+    ("ftp://shop.example/x", "a non-web URL (ftp:)"),
+    ("http://a b/", "an unparseable URL"),
+]
+"""Where a click or an Enter leaves the web (or the URL cannot be parsed): held."""
+
+NO_OP_SCRIPT_LINKS = [
+    "javascript:",
+    "javascript:;",
+    "javascript:void(0)",
+    "javascript:void(0);",
+    "javascript:void 0",
+    "JavaScript:Void(0)",
+    "javascript: void( 0 ) ;",
+    "javascript:void%200",
+    "blob:https://shop.example/0000",
+]
+"""Links real sites put on every "Show more" anchor: their script does nothing (what the page's own
+click handler does is fenced elsewhere). And blob: URLs, the page's own objects."""
+
+
+@pytest.mark.parametrize(("url", "where"), NON_WEB_LINKS)
+def test_a_click_or_enter_that_leaves_the_web_is_guarded(guard, url: str, where: str) -> None:
+    assert guard("click [2]", ElementInfo(role="link", name="More", url=url)) == f"click leads to {where}"
+    submit = ElementInfo(role="button", name="Go", input_type="submit", url=url)
+    assert guard("click [2]", submit) == f"click leads to {where}"
+    field = ElementInfo(role="textbox", name="Search", form_submits=("Go",), url=url)
+    assert guard("type [3] [lamp] [1]", field) == f"Enter leads to {where}"
+    assert guard("type [3] [lamp] [0]", field) is None
+
+
+@pytest.mark.parametrize("url", NO_OP_SCRIPT_LINKS)
+def test_links_that_run_no_script_are_not_held(guard, url: str) -> None:
+    assert guard("click [2]", ElementInfo(role="link", name="Show more", url=url)) is None
+    field = ElementInfo(role="textbox", name="Search", form_submits=("Go",), url=url)
+    assert guard("type [3] [lamp] [1]", field) is None
+
+
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi"])
 def test_goto_to_non_web_urls_is_guarded(guard, url: str) -> None:
     rule = guard(f"goto [{url}]", None)
