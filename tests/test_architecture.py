@@ -21,9 +21,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Third-party packages the core may import directly: validation models, and the WHATWG URL parser the guard
-# needs to see a URL exactly as Chromium will.
-CORE_THIRD_PARTY = frozenset({"ada_url", "networkx", "pydantic"})
+# Third-party packages the core may import directly: validation models, the WHATWG URL parser the guard
+# needs to see a URL exactly as Chromium will, and Unicode's confusables data it reads look-alike letters by.
+CORE_THIRD_PARTY = frozenset({"ada_url", "confusable_homoglyphs", "networkx", "pydantic"})
 # What must never be loaded by importing the core, directly or through anything it imports.
 FORBIDDEN_FOR_CORE = ("anthropic", "playwright", "sqlalchemy", "streamlit", "sessions", "ui", "demo", "bench")
 ADAPTERS = ("planner.models", "planner.browser")

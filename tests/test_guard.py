@@ -116,6 +116,57 @@ def spell(template: str, other: str = f"{OTHER_HOST}:{OTHER_PORT}", shop: str = 
     return template.format(other=other, port=other.rsplit(":", 1)[1], shop=shop, shop_port=shop.rsplit(":", 1)[1])
 
 
+DISGUISED_NAMES = [
+    # letters of other scripts that look Latin (Unicode TR39 confusables)
+    ("Pl\u0430ce \u043erder", "place order"),  # Cyrillic а, о
+    ("\u0420lace order", "place order"),  # Cyrillic Р
+    ("\u0412UY NOW", "buy"),  # Cyrillic В, whose lowercase в looks like no Latin letter
+    ("Bu\u0443 now", "buy"),  # Cyrillic у
+    ("D\u0435l\u0435t\u0435 account", "delete"),  # Cyrillic е
+    ("SUBSCR\u0406BE", "subscribe"),  # Cyrillic І, which TR39 reads as l
+    ("\u03a1ay now", "pay"),  # Greek Ρ
+    ("Check\u03bfut", "checkout"),  # Greek ο
+    ("P\u03c5rchase", "purchase"),  # Greek υ
+    ("Check\u0585ut", "checkout"),  # Armenian օ
+    ("\u13f4UY", "buy"),  # Cherokee Ᏼ
+    ("R\u0435m\u043ev\u0435 \u0430cc\u043eunt", "remove account"),
+    # full-width and mathematical letters
+    ("\uff42\uff55\uff59", "buy"),
+    (
+        "\U0001d40f\U0001d425\U0001d41a\U0001d41c\U0001d41e \U0001d428\U0001d42b\U0001d41d\U0001d41e\U0001d42b",
+        "place order",
+    ),
+    ("\U0001d4df\U0001d4ea\U0001d502 \U0001d4f7\U0001d4f8\U0001d500", "pay"),
+    ("\U0001d68d\U0001d68e\U0001d695\U0001d68e\U0001d69d\U0001d68e", "delete"),
+    # digits and ASCII letters for letters
+    ("Place 0rder", "place order"),
+    ("De1ete account", "delete"),
+    ("Subscr1be", "subscribe"),
+    ("DeIete account", "delete"),  # capital I for l
+    ("PIace order", "place order"),
+    ("Subscrlbe", "subscribe"),  # l for i
+    ("Confirrn order", "confirm order"),  # rn for m
+    # spaced, dotted and hyphenated letters
+    ("P l a c e  o r d e r", "place order"),
+    ("P.l.a.c.e o.r.d.e.r", "place order"),
+    ("P l a c e order", "place order"),
+    ("B-U-Y", "buy"),
+    ("B U Y  N O W", "buy"),
+    ("d_e_l_e_t_e", "delete"),
+    ("C h e c k o u t", "checkout"),
+    # invisible joins
+    ("B\u200bu\u200by", "buy"),
+    ("De\u200clete", "delete"),
+    ("Pa\u2061y", "pay"),
+    ("\ufeffCheckout", "checkout"),
+    # several at once
+    ("P l \u0430 c \u0435  0 r d e r", "place order"),
+    ("\uff30\U0001d425\u0430\uff43\u0435 \U0001d7cerd\u0435r", "place order"),
+    ("\u0412-U-\u0443", "buy"),
+    ("D\u200d\u0435\u200d1\u200d\u0435\u200dt\u200d\u0435", "delete"),
+]
+"""Risky names in disguise: other scripts' look-alike letters, digits, spaced letters, invisible joins."""
+
 RISKY_NAMES = [
     ("Place order", "place order"),
     ("Place  order", "place order"),
@@ -145,10 +196,11 @@ RISKY_NAMES = [
     ("Add to cart", "add to cart"),
     ("Add-to-Cart", "add to cart"),
     ("Proceed to checkout", "checkout"),
-    ("Check out", "check out"),
+    ("Check out", "checkout"),
     ("Delete account", "delete"),
     ("Remove account", "remove account"),
     ("Subscribe", "subscribe"),
+    *DISGUISED_NAMES,
 ]
 """Element names that must trip the guard, with the rule term each one matches."""
 
@@ -160,6 +212,25 @@ HARMLESS_NAMES = [
     "Order history",
     "Add to wishlist",
     "Next page",
+    # digits read as letters (0 as o, 1 as l) and the words around a term
+    "Page 1 of 10",
+    "Top 10 deals",
+    "Sort by price",
+    "Display",
+    "Payment details",
+    "Repay",
+    "Deleted items",
+    "Closed accounts",
+    "Place",
+    "Mi piace",
+    # single letters that are not a spelled-out term
+    "a b testing",
+    "Size: S M L",
+    "1 2 3 Next",
+    "Plan A or B",
+    # other scripts, written in them rather than disguised as Latin
+    "Поиск",
+    "Αναζήτηση",
     "",
 ]
 
@@ -196,6 +267,64 @@ def test_names_are_normalized_once() -> None:
     assert normalize_name("ＡＤＤ\u3000ｔｏ_cart") == "add to cart"
     assert normalize_name("Pl\u00adace\u034f") == "place"
     assert normalize_name("") == ""
+
+
+def test_look_alike_letters_and_digits_are_read_as_the_latin_letters_they_look_like() -> None:
+    assert normalize_name("Pl\u0430ce \u043erder") == "place order"
+    assert normalize_name("\u0412UY \u039dOW") == "buy now"  # capitals whose lowercase looks like nothing Latin
+    assert normalize_name("\u0420\u0430\u0443") == "pay"  # a whole word in Cyrillic letters
+    assert normalize_name("Page 1 of 10") == "page l of lo"  # TR39 reads 0 as O and 1 as l
+    assert normalize_name("P l a c e") == "p l a c e"  # spelled-out letters are the matcher's business
+    assert normalize_name("Поиск") == "\u043fo\u0438c\u043a"  # п, и, к look like no Latin letter
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        lambda name: ElementInfo(role="button", name=name),
+        lambda name: ElementInfo(role="button", name="Continue", texts=("→", name)),
+        lambda name: ElementInfo(role="button", name="", input_type="submit", texts=(name,)),
+    ],
+    ids=["accessible name", "visible text or label", "value only"],
+)
+@pytest.mark.parametrize(("name", "term"), DISGUISED_NAMES)
+def test_a_disguise_trips_whichever_name_carries_it(guard, element, name: str, term: str) -> None:
+    assert guard("click [12]", element(name)) == f"element named {name!r} matches {term!r}"
+
+
+@pytest.mark.parametrize(("name", "term"), DISGUISED_NAMES)
+def test_a_disguised_submit_holds_enter_in_its_form(guard, name: str, term: str) -> None:
+    field = ElementInfo(role="textbox", name="Gift message", form_submits=("Back", name))
+    assert guard("type [3] [hi] [1]", field) == f"Enter submits a form with {name!r}, which matches {term!r}"
+    assert guard("type [3] [hi] [0]", field) is None
+
+
+def test_the_one_name_rule_reads_disguises_for_custom_terms_and_dialogs_alike() -> None:
+    rules = GuardRules(risky_names=["Wipe disk"])
+    assert rules.risky_term("W\u0456pe d1sk?") == "wipe disk"
+    assert rules.risky_term("W I P E  D I S K") == "wipe disk"
+    assert rules.risky_term("Wiped disks") is None
+    assert GuardRules().risky_term("D\u0435l\u0435t\u0435 your account?") == "delete"
+
+
+def test_spelled_out_letters_read_as_one_run_without_word_breaks() -> None:
+    """Spaces between single letters say nothing about where words end, so a term anywhere in the
+    run counts; words written whole still match only whole."""
+    rules = GuardRules()
+    assert rules.risky_term("B U Y N O W") == "buy"
+    assert rules.risky_term("X B U Y") == "buy"
+    assert rules.risky_term("B U Y E R S guide") == "buy"
+    assert rules.risky_term("Buyers guide") is None
+    assert rules.risky_term("S u b s c r i p t i o n s") is None
+
+
+def test_the_confusables_table_is_built_once_per_process() -> None:
+    from planner.guard import _confusables
+
+    for name, _ in DISGUISED_NAMES:
+        normalize_name(name)
+    assert _confusables.cache_info().misses == 1
+    assert _confusables() is _confusables()
 
 
 def test_a_submit_button_named_by_its_value_or_label_is_guarded(guard) -> None:
@@ -314,6 +443,55 @@ def test_listed_domains_and_their_subdomains_are_allowed() -> None:
     assert guard("goto [https://cdn.example/a]", None) is None
     assert guard("goto [https://notdocs.example/a]", None) == "goto outside allowed domains (notdocs.example)"
     assert guard("goto [https://shop.example/a]", None) is None
+
+
+NON_WEB_LINKS = [
+    ("javascript:alert(1)", "a non-web URL (javascript:)"),
+    ("javascript:document.forms[0].submit()", "a non-web URL (javascript:)"),
+    ("javascript:void(0);document.forms[0].submit()", "a non-web URL (javascript:)"),
+    ("javascript:void(document.forms[0].submit())", "a non-web URL (javascript:)"),
+    ("javascript:void(0)//", "a non-web URL (javascript:)"),
+    ("javascript:%64ocument.forms[0].submit()", "a non-web URL (javascript:)"),
+    ("JAVASCRIPT:alert(1)", "a non-web URL (javascript:)"),
+    ("data:text/html,<form action=/buy></form>", "a non-web URL (data:)"),
+    ("file:///etc/passwd", "a non-web URL (file:)"),
+    ("about:blank", "a non-web URL (about:)"),
+    ("mailto:sales@example.com", "a non-web URL (mailto:)"),
+    ("ftp://shop.example/x", "a non-web URL (ftp:)"),
+    ("http://a b/", "an unparseable URL"),
+]
+"""Where a click or an Enter leaves the web (or the URL cannot be parsed): held."""
+
+NO_OP_SCRIPT_LINKS = [
+    "javascript:",
+    "javascript:;",
+    "javascript:void(0)",
+    "javascript:void(0);",
+    "javascript:void 0",
+    "JavaScript:Void(0)",
+    "javascript: void( 0 ) ;",
+    "javascript:void%200",
+    "blob:https://shop.example/0000",
+]
+"""Links real sites put on every "Show more" anchor: their script does nothing (what the page's own
+click handler does is fenced elsewhere). And blob: URLs, the page's own objects."""
+
+
+@pytest.mark.parametrize(("url", "where"), NON_WEB_LINKS)
+def test_a_click_or_enter_that_leaves_the_web_is_guarded(guard, url: str, where: str) -> None:
+    assert guard("click [2]", ElementInfo(role="link", name="More", url=url)) == f"click leads to {where}"
+    submit = ElementInfo(role="button", name="Go", input_type="submit", url=url)
+    assert guard("click [2]", submit) == f"click leads to {where}"
+    field = ElementInfo(role="textbox", name="Search", form_submits=("Go",), url=url)
+    assert guard("type [3] [lamp] [1]", field) == f"Enter leads to {where}"
+    assert guard("type [3] [lamp] [0]", field) is None
+
+
+@pytest.mark.parametrize("url", NO_OP_SCRIPT_LINKS)
+def test_links_that_run_no_script_are_not_held(guard, url: str) -> None:
+    assert guard("click [2]", ElementInfo(role="link", name="Show more", url=url)) is None
+    field = ElementInfo(role="textbox", name="Search", form_submits=("Go",), url=url)
+    assert guard("type [3] [lamp] [1]", field) is None
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi"])

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Request, Response
-from test_guard import HARMLESS_NAMES, OUTSIDE_URLS, RISKY_NAMES, SAME_HOST_URLS, spell
+from test_guard import HARMLESS_NAMES, NO_OP_SCRIPT_LINKS, OUTSIDE_URLS, RISKY_NAMES, SAME_HOST_URLS, spell
 
 from planner.browser.chromium import find_chromium
 from planner.browser.environment import BrowserEnvironment
@@ -114,6 +114,7 @@ class _Shop(BaseHTTPRequestHandler):
             body = _names_page()
         elif url.path == "/harmless":
             body = "".join(f"<button>{html.escape(name)}</button>" for name in HARMLESS_NAMES if name)
+            body += "".join(f'<p><a href="{html.escape(href)}">Show more</a></p>' for href in NO_OP_SCRIPT_LINKS)
         else:
             body = f"<h1>Shop</h1><p>{html.escape(self.path)}</p>"
         data = f"<!doctype html><html><head><meta charset=utf-8><title>Shop</title></head><body>{body}</body></html>"
@@ -336,7 +337,7 @@ def test_links_with_the_spellings_are_fenced(
     action = f"click [{match[1]}]"
     target = env.target(action)
     assert target is not None
-    if reaches_other(target.url):
+    if reaches_other(target.url) or not (is_web_url(target.url) or target.url.startswith("blob:")):
         assert guard(action, target) is not None, f"a link to {target.url!r} passed the guard"
     if not (is_web_url(target.url) or target.url.startswith("javascript:")):
         return  # Chromium refuses the rest itself or hands them to another program (ftp:); no request to fence
@@ -420,9 +421,14 @@ def test_every_guarded_name_trips_on_the_real_element(
 
 def test_harmless_names_run_unattended(env: BrowserEnvironment, shop: str, guard: Callable[..., str | None]) -> None:
     at(env, f"{shop}/harmless")
-    ids = re.findall(r"\[(\d+)\] button", env.observe().text)
+    text = env.observe().text
+    ids = re.findall(r"\[(\d+)\] button", text)
     assert len(ids) == len([name for name in HARMLESS_NAMES if name])
     assert [i for i in ids if guard(f"click [{i}]", env.target(f"click [{i}]")) is not None] == []
+    links = re.findall(r"\[(\d+)\] link \"Show more\"", text)
+    assert len(links) == len(NO_OP_SCRIPT_LINKS), text
+    held = [target for i in links if guard(f"click [{i}]", target := env.target(f"click [{i}]")) is not None]
+    assert held == [], "these links that run no script were held"
 
 
 def test_the_corpus_is_big_enough() -> None:
