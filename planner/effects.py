@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from typing import Annotated
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from planner.errors import PlannerError
 
@@ -137,12 +137,12 @@ class RequestRule(BaseModel):
                 host=host or "*",
                 path=slash + path if slash else "*",
             )
-        except ValueError as error:
-            first = str(error).splitlines()
-            reason = next((line.strip() for line in first if line.strip().startswith("Value error")), first[-1])
-            raise RuleSyntaxError(
-                f"request rule {text.strip()[:80]!r}: {reason.removeprefix('Value error, ')}"
-            ) from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            reason = str(first["msg"]).removeprefix("Value error, ")
+            if first["loc"] and first["loc"][0] in ("host", "path"):
+                reason = f"its {first['loc'][0]}: {reason[0].lower()}{reason[1:]}"
+            raise RuleSyntaxError(f"request rule {text.strip()[:80]!r}: {reason}") from None
 
 
 class SentRequest(BaseModel):

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from planner.commands import Spelling
     from planner.config import EngineConfig
+    from planner.effects import RequestRule
     from planner.state import SessionState
     from sessions.artifacts import LocalArtifacts
     from sessions.store import EventStore
@@ -244,6 +245,7 @@ def _config(args: argparse.Namespace) -> EngineConfig:
         breakpoints=frozenset(Breakpoint(b) for b in args.breakpoint),
         guard=not args.no_guard,
         allowed_domains=tuple(args.allow_domain),
+        request_rules=tuple(args.request_rule),
     )
 
 
@@ -678,6 +680,15 @@ def _choice(kinds: type[Enum], noun: str) -> Callable[[str], str]:
     return parse
 
 
+def _request_rule(text: str) -> RequestRule:
+    from planner.effects import RequestRule, RuleSyntaxError
+
+    try:
+        return RequestRule.parse(text)
+    except RuleSyntaxError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 _NEW_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -922,6 +933,16 @@ def _session_arguments(parser: argparse.ArgumentParser) -> None:
         type=text_argument("allowed domain", 253),
         metavar="HOST",
         help="a host the browser may reach besides the start URL's (subdomains included; repeatable)",
+    )
+    parser.add_argument(
+        "--request-rule",
+        action="append",
+        default=[],
+        type=_request_rule,
+        metavar="RULE",
+        help="what the browser does with a request the page sends, 'VERDICT METHODS HOST/PATH' (allow, hold or "
+        "block; e.g. 'allow POST shop.example/search'); the first that matches decides, and without one every "
+        "request that can change state waits for approval (repeatable)",
     )
     parser.add_argument(
         "--breakpoint", action="append", default=[], type=breakpoint_, help=f"pause by itself: {kinds} (repeatable)"

@@ -130,4 +130,6 @@ def test_without_approvals_the_fence_still_refuses_and_says_so() -> None:
     _run_on(engine, log)
     assert env.arrived == []
     executed = next(e for e in log if e.kind is Kind.ACTION_EXECUTED)
-    assert executed.data["error"] == "refused: the page sent POST /order on shop.test, and this session asks no approvals"
+    assert (
+        executed.data["error"] == "refused: the page sent POST /order on shop.test, and this session asks no approvals"
+    )

@@ -29,7 +29,7 @@ class EffectFence:
     hold for approval (the environment shows them at the head of the next observation)."""
 
     def __init__(self, rules: Sequence[RequestRule], report: Callable[[str], None]) -> None:
-        self.rules = tuple(rules)
+        self._default = self.rules = tuple(rules)
         self._report = report
         self._acting = False
         self._approved = False
@@ -38,9 +38,9 @@ class EffectFence:
         self._held: dict[str, SentRequest] = {}
 
     def start(self, *, approved: bool, allow: Collection[str], rules: Sequence[RequestRule] | None) -> None:
-        """An action begins: what it may send. `rules` None keeps the policy the last action had."""
-        if rules is not None:
-            self.rules = tuple(rules)
+        """An action begins: what it may send, under `rules` (None: the rules the fence was made with).
+        What the page sends between actions is judged by the last action's rules."""
+        self.rules = self._default if rules is None else tuple(rules)
         self._acting, self._approved = True, approved
         self._allow = set(allow)
         self._passed.clear()

@@ -457,7 +457,7 @@ class BrowserEnvironment:
 
         `approved`: an operator approved this action, so the fences let it leave the allowed domains and
         send what it sends. `allow`: requests an operator approved (`SentRequest.key`), each let through
-        once. `rules`: the session's request policy (None: the one the last action had).
+        once. `rules`: the session's request policy (None: `request_rules`, the browser's own).
         """
         started = time.perf_counter()
         self._check_thread()

@@ -18,6 +18,7 @@ import streamlit as st
 
 from planner.commands import undo_refusal
 from planner.diff import edit_diff
+from planner.effects import SentRequest
 from planner.events import CommandApplied
 from planner.state import Approval, RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
@@ -52,7 +53,9 @@ def _lines(text: str | None) -> list[str]:
 def render_approval(ctx: Console, session_id: str, state: SessionState, request: int) -> None:
     """The held action beside the page it would act on, its element outlined, and the operator's four
     answers: approve it, run an edited action instead, or reject it (with a reason) and either let the
-    planner recover at once or pause first to change the plan.
+    planner recover at once or pause first to change the plan. When the effect fence held what the
+    action's page sent, the box names each request (method, address, what sent it, its fields with
+    secrets masked) and offers a fifth: approve and always allow such requests in this session.
 
     `request` tells approval requests apart (the event number that asked), so one request's answer
     never shows under the next; an edited action the page cannot run is refused with the reason just
@@ -70,6 +73,8 @@ def render_approval(ctx: Console, session_id: str, state: SessionState, request:
             if approval.role or approval.name:
                 st.markdown(f"**Element**: {md_line(approval.role)} “{md_line(approval.name, _SHOWN_NAME)}”")
             st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
+            if approval.requests:
+                _held_requests(approval.requests)
             _approval_form(ctx, where, approval)
             show_result(where, "approval")
 
@@ -78,6 +83,25 @@ APPROVAL_PICTURE_ALT = "the page the held action would act on, its element outli
 """The approval picture's alternative text (what a screen reader, or a test, finds it by)."""
 _SHOWN_NAME = 200
 """An element name longer than this is clamped in the approval box."""
+
+
+_SHOWN_FIELD = 120
+"""A request field's value longer than this is clamped in the approval box."""
+
+
+def _held_requests(requests: tuple[SentRequest, ...]) -> None:
+    """What the page sent that waits for the operator: each request, then its fields (a form's or a JSON
+    body's; the fence has already masked the ones whose names say they are secret)."""
+    st.markdown(
+        f"**The page sent** (held, {len(requests)}): approving lets {'it' if len(requests) == 1 else 'each'} through once"
+    )
+    for sent in requests:
+        kind = f" ({md_line(sent.kind)})" if sent.kind else ""
+        st.markdown(f"`{md_line(sent.method)}` {md_line(short(sent.url, _SHOWN_ACTION))}{kind}")
+        if sent.fields:
+            st.markdown(
+                "\n".join(f"- {md_line(name)}: {md_line(short(value, _SHOWN_FIELD))}" for name, value in sent.fields)
+            )
 
 
 def _approval_picture(approval: Approval) -> None:
@@ -125,10 +149,14 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
         )
 
     approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
+    always = {**approve, "always": True}
     with st.form(where.key("approval")):
         st.text_input("Action", value=approval.action, key=where.key("approval_action"))
         with st.container(horizontal=True, gap="small"):
             button("Approve", "approve_submit", "approve", lambda: approve, SHORTCUTS["approve"].key)
+            if approval.requests:
+                rules = ", ".join(dict.fromkeys(r.allowing_rule().spelled() for r in approval.requests))
+                button(f"Approve and always {rules}", "approve_always_submit", "approve", lambda: always, None)
             button("Run edited action", "edit_action_submit", "edit_action", edited, None)
         st.text_input("Reason (for a rejection)", key=where.key("approval_reason"))
         with st.container(horizontal=True, gap="small"):

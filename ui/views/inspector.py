@@ -9,7 +9,7 @@ from typing import cast
 import pandas as pd
 import streamlit as st
 
-from planner.events import ActionExecuted, ModelCalled, NodeExpanded, Observed
+from planner.events import ActionExecuted, ApprovalRequested, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
 from sessions.markdown import md, md_line, short
@@ -104,6 +104,9 @@ def _node_events(follower: Live, node_id: str) -> None:
         show_text(observed.summary, _SHOWN_CHARS, "observation summary")
         if observed.progress:
             st.caption(f"Progress: {md_line(observed.progress, _SHOWN_CHARS)}")
+    for asked in (p for p in payloads if isinstance(p, ApprovalRequested) and p.requests):
+        held = "; ".join(f"{sent.method} {sent.url}" for sent in asked.requests)
+        show_line("Held for approval: ", held, _SHOWN_CHARS, "held requests")
     calls = [e for e in events if isinstance(e.payload, ModelCalled)]
     usages = [cast(ModelCalled, e.payload).usage for e in calls]
     tokens = sum(usage.get("input_tokens", 0) + usage.get("output_tokens", 0) for usage in usages)
@@ -166,6 +169,7 @@ def _model_call(seq: int, call: ModelCalled) -> None:
 def render_run_panel(state: SessionState) -> None:
     _diagnosis(state)
     _constraints(state)
+    _request_rules(state)
     _candidates(state)
     if state.final_answer is not None or state.finished:
         st.markdown("**Final answer**")
@@ -184,6 +188,20 @@ def render_run_panel(state: SessionState) -> None:
     st.text(short(state.url or "", _SHOWN_CHARS))
     _page_text(state.page_text, "current_page_text")
     _screenshot(state.last_screenshot, "latest browser screenshot", "latest browser screenshot")
+
+
+def _request_rules(state: SessionState) -> None:
+    """The session's request rules (`planner.effects`), the first that matches deciding: where an
+    operator sees what "always allow" added, and what a bundled site allows of itself."""
+    rules = state.config.request_rules
+    st.markdown(f"**Request rules ({len(rules)})**")
+    for rule in rules:
+        st.markdown(f"- `{md_line(rule.spelled())}`")
+    st.caption(
+        ("Otherwise, " if rules else "None: ")
+        + "every request a page sends that can change state on a server (not GET, HEAD or OPTIONS; every "
+        "WebSocket message) waits for approval."
+    )
 
 
 def _diagnosis(state: SessionState) -> None:
