@@ -11,6 +11,9 @@ from planner.operators import MAX_CHILDREN
 
 __all__ = ["Breakpoint", "EngineConfig"]
 
+_Price = Annotated[float, Field(gt=0, le=1_000)]
+"""USD per million tokens: above zero, and far above any list price."""
+
 
 class Breakpoint(StrEnum):
     AFTER_EXPANSION = "after_expansion"
@@ -35,6 +38,9 @@ class EngineConfig(BaseModel):
     run pauses whenever the traversal is about to enter one (`planner.engine`), until they are removed.
     `review_first_plan` is the console's "Start paused": the run pauses once the root is expanded,
     before any browser action, so the operator reviews the first plan as a whole (`planner.engine`).
+    `model_prices` are a Claude model's input and output prices in USD per million tokens, for a model
+    the capability table does not price (or one whose price changed): without any price, a session
+    with a cost cap cannot keep it (`planner.models.claude`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,3 +64,4 @@ class EngineConfig(BaseModel):
         Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)], ...
     ] = Field(default=(), max_length=50)
     review_first_plan: bool = False
+    model_prices: tuple[_Price, _Price] | None = None
