@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import BROWNIE_TASK, Billed, drive, new_state
 from fake_anthropic import FakeAnthropic
@@ -147,3 +149,31 @@ def test_prices_in_the_environment_that_are_not_prices_are_refused_in_a_sentence
     )
     with pytest.raises(UnknownModel, match="ANDOR_PRICE_IN and ANDOR_PRICE_OUT must both be prices in USD per million"):
         build_backend(state)
+
+
+def test_run_takes_a_price_for_a_model_the_table_lacks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`--price-in/--price-out` are stored with the session, so a capped run of an unknown id can spend."""
+    from cli_helpers import cli, last_json
+
+    db = str(tmp_path / "sessions.db")
+    monkeypatch.delenv("ANDOR_PRICE_IN", raising=False)
+    monkeypatch.delenv("ANDOR_PRICE_OUT", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-budget")
+    task = ["--db", db, "run", "--task", BROWNIE_TASK, "--model", f"claude:{UNKNOWN}", "--max-cost", "2"]
+    with FakeAnthropic(dict(_ANSWERS)) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        paused = last_json(cli(*task, "--exit-on-pause"))
+        assert paused["status"] == "paused" and fake.requests == [], paused
+        priced = last_json(cli(*task, "--price-in", "3", "--price-out", "15"))
+    from sessions.reading import load_state
+    from sessions.sql import open_store
+
+    store = open_store(db)
+    try:
+        state = load_state(store, priced["session_id"])
+    finally:
+        store.close()
+    assert priced["status"] == "succeeded" and state.config.model_prices == (3.0, 15.0), priced
+    assert 0 < state.metrics.cost_usd < 2
+    bad = cli(*task, "--price-in", "3", check=False)
+    assert bad.returncode == 2 and "give --price-in and --price-out together" in bad.stderr

@@ -907,9 +907,17 @@ def _run_to_end(store: Any, session_id: str) -> SessionState:
     return state
 
 
-BROWSER_MODEL_IDS = [DEFAULT_MODEL, "claude-sonnet-4-6", UNKNOWN]
-"""In Chromium: the current default (thinks, refuses forced tool use), a legacy family that takes forced tool
-use, and an id the table does not know. Every family runs the same task on the dry environment above."""
+BROWSER_MODEL_IDS = [
+    DEFAULT_MODEL,
+    "claude-opus-5-5",
+    "claude-haiku-5-5",
+    "claude-fable-5-2",
+    "claude-sonnet-4-6",
+    UNKNOWN,
+]
+"""In Chromium: every current family (they think, refuse forced tool use and omit thinking unless asked), a
+legacy family that takes forced tool use, and an id the table does not know. Every family runs the same
+task on the dry environment above."""
 
 
 @pytest.mark.browser
@@ -942,7 +950,8 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
         assert all(body["model"] == model_id for body in fake.requests)
         for body in fake.requests:
             _never_refused(family, body)
-        assert all(bool(c.thinking) == family.thinks_by_default for c in calls)
+        assert all(bool(c.thinking) == family.thinks_by_default for c in calls), "a summary for the inspector"
+        assert (state.metrics.cost_usd > 0) == (family.prices is not None), state.metrics.cost_usd
         if model_id != DEFAULT_MODEL:
             store.close()
             return
