@@ -193,7 +193,7 @@ def test_each_operator_is_one_tool_call_with_a_cached_prefix(
     [system] = body["system"]
     [message] = body["messages"]
     task_block, context = message["content"]
-    assert TASK in task_block["text"] and "cache_control" not in json.dumps(message), "the messages are not cached"
+    assert TASK in task_block["text"] and "cache_control" not in context
     if not model.shared_prefix:
         assert [t["name"] for t in body["tools"]] == [tool] and "cache_control" not in json.dumps(body)
         return
@@ -201,6 +201,7 @@ def test_each_operator_is_one_tool_call_with_a_cached_prefix(
     assert next(t for t in body["tools"] if t["name"] == tool)["input_schema"] == output.model_json_schema()
     assert system["text"] == SYSTEM and "click [id]" in SYSTEM
     assert system["cache_control"] == {"type": "ephemeral"}, "the prefix ends in the system: effort cannot break it"
+    assert task_block["cache_control"] == {"type": "ephemeral"}, "and the task after it, where the messages hold"
     text = context["text"]
     assert text.startswith(f"Operator: {tool}\n") and shows in text
     assert "## Current node\n0.2: open the cheapest result" in text
@@ -567,8 +568,10 @@ def test_a_30_call_session_reads_most_of_its_input_from_the_cache(server: FakeAn
     assert model.shared_prefix
     usages = _thirty_calls(model)
     assert len(usages) == 30 and len(server.requests) == 30
-    writes = [i for i, u in enumerate(usages) if u["cache_write_tokens"]]
-    assert writes == [0], "the first call writes the prefix; every later one reads it, whatever its operator"
+    prefix = usages[0]["cache_write_tokens"]
+    assert prefix > model.family.cache_minimum
+    rewrites = [u["cache_write_tokens"] for u in usages[1:] if u["cache_write_tokens"]]
+    assert all(tokens < 200 for tokens in rewrites), "after the first call only the task block is ever written"
     share = _cached_share(usages[1:])
     assert share >= 0.80, f"{share:.1%} of input tokens read from the cache after the first call"
 
@@ -577,12 +580,7 @@ def test_the_fake_keys_its_cache_as_the_docs_say(server: FakeAnthropic) -> None:
     """tools -> system -> messages: tool_choice, thinking and effort invalidate only the messages level."""
     server.replies = {("expand_node", "*"): ANSWERS["expand_node"]}
     body = _model(server, model="claude-sonnet-4-6").request(Operator.EXPAND, _view())
-    task_block, context = body["messages"][0]["content"]
-    in_messages = {
-        **body,
-        "system": [{"type": "text", "text": body["system"][0]["text"]}],
-        "messages": [{"role": "user", "content": [task_block | {"cache_control": {"type": "ephemeral"}}, context]}],
-    }
+    in_messages = {**body, "system": [{"type": "text", "text": body["system"][0]["text"] + " "}]}  # task only
     usage = lambda answer: answer[1]["usage"]
     assert usage(_post(server, body))["cache_creation_input_tokens"] > 0
     assert usage(_post(server, {**body, "output_config": {"effort": "low"}}))["cache_read_input_tokens"] > 0

@@ -9,8 +9,10 @@ prefix per operator would be shorter than the minimum the API caches (512-4,096 
 and so never be cached; the shared one is, and every later call reads it. The cache follows the
 prefix hierarchy tools -> system -> messages: a change to `tool_choice`, thinking or effort
 invalidates only the messages level, so a prefix that ends in the system survives them (the forced
-tool choice of older families names each operator's own tool). The user message (the task, tens of
-tokens, then the volatile part: which operator, the tree context, the page) is billed at the full rate.
+tool choice of older families names each operator's own tool). A second breakpoint after the task
+and its constraints, the user message's first block, caches those few dozen tokens too where the
+messages level holds (one effort per session); the rest of the user message (which operator, the
+tree context, the page) is billed at the full rate.
 For a model whose cache minimum is longer than that prefix, caching cannot work, so each call sends
 just its own operator's tool and instructions, uncached: the smallest request is then the cheapest.
 
@@ -52,9 +54,10 @@ Failures map onto the engine's error kinds: an answer that does not validate, or
 API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
 engine retries, then fails the node with the reason), except a 400 whose message names a setting
 (`tool_choice`, thinking, effort, a sampling parameter, a prefill): that is a configuration error no
-node can fix, so `ModelSettingRefused` pauses the session with the API's sentence. An API that still cannot be reached after the
-SDK's own retries, or that rejects the key or the model id, raises `ModelUnavailable` (the engine
-pauses the session and `resume` tries again once the cause is fixed). An endpoint that answers, but
+node can fix, so `ModelSettingRefused` pauses the session with the API's sentence. An API that
+still cannot be reached after the SDK's own retries, or that rejects the key or the model id, raises
+`ModelUnavailable` (the engine pauses the session and `resume` tries again once the cause is fixed).
+An endpoint that answers, but
 not with a Messages response (a proxy's HTML page, a cut-off or non-JSON body, a message without
 usage or with impossible token counts), raises `ModelEnvelopeError`: the engine records the failed
 call and retries, then pauses with a sentence saying what came back.
@@ -337,7 +340,7 @@ class ClaudeModel:
         task: dict[str, Any] = {"type": "text", "text": render_task(view)}
         tools = _TOOLS
         if self.shared_prefix:
-            system["cache_control"] = {"type": "ephemeral"}
+            system["cache_control"] = task["cache_control"] = {"type": "ephemeral"}
         else:
             system["text"] = system_text(operator)
             tools = [t for t in _TOOLS if t["name"] == tool]
