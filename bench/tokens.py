@@ -4,16 +4,18 @@ Prints, on the bundled demo shop:
 1. raw HTML size against the compact observation the prompts carry, per page;
 2. approximate prompt tokens per operator call on the default model (`--model` another id), in its
    family's tokenizer (characters x `tokens_per_char` from `planner.models.capabilities`, an
-   approximation, not a tokenizer), split into the cached prefix (tools + system + task) and the
-   per-call part, with the observation rendered compactly and, for comparison, as raw HTML; then
+   approximation, not a tokenizer), split into the cached prefix (tools + system) and the per-call
+   part (task and operator context), with the observation rendered compactly and, for comparison, as raw HTML; then
    which families cache that prefix;
 3. model calls per browser action (model_call events / action_executed events that are not notes)
    for demo-task runs, against the goal of at most 2.2, with lookahead (the default) and without
    it (`lookahead=0`, one expansion call per node) for comparison. `--db DB --session ID` counts a
    recorded session instead (for instance a real Claude run);
 4. for the model of section 2: the calls of those runs per operator, the effort each is sent with,
-   input tokens per call and per browser action, and their estimated input cost (the prefix read
-   from the cache, output and thinking tokens not included: they depend on the answers).
+   input tokens per call, the share of input tokens read from the cache (the first call writes the
+   prefix, every later one reads it), calls per browser action, and the estimated cost per browser
+   action at the family's list prices: input with cache writes and reads, and what each 1,000 output
+   tokens per call adds (thinking and answers depend on the model; no API call is made).
 
 No API call is made: prompts are rendered exactly as `ClaudeModel` would send them. The compact
 observation needs Chromium; without it section 1 and 2 fall back to raw HTML only and say so.
@@ -36,7 +38,7 @@ from planner.events import ActionExecuted, Event, Kind, ModelCalled
 from planner.models.capabilities import DEFAULT_MODEL, FAMILIES, family_of
 from planner.models.claude import ClaudeModel, prefix_tokens
 from planner.models.prompts import OBSERVATION_BUDGET, PROMPTS
-from planner.operators import Operator, View
+from planner.operators import View
 from planner.tree import Node, NodeType, Status, Tree
 
 __all__ = ["calls_per_action", "main", "operator_calls", "prompt_tokens"]
@@ -90,8 +92,8 @@ def prompt_tokens(view: View, model: str = DEFAULT_MODEL) -> dict[str, tuple[int
     for operator in PROMPTS:
         request = claude.request(operator, view, _DETAIL.get(operator, ""))
         task_block, context = request["messages"][0]["content"]
-        prefix = len(request["system"][0]["text"]) + len(json.dumps(request["tools"])) + len(task_block["text"])
-        sizes[operator] = (_tokens(prefix, model), _tokens(len(context["text"]), model))
+        prefix = len(request["system"][0]["text"]) + len(json.dumps(request["tools"]))
+        sizes[operator] = (_tokens(prefix, model), _tokens(len(task_block["text"]) + len(context["text"]), model))
     return sizes
 
 
@@ -182,39 +184,51 @@ def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> Non
 def _print_default_calls(
     sessions: Sequence[tuple[str, list[Event]]], sizes: dict[str, tuple[int, int]], model: str
 ) -> None:
-    """Section 4: calls per operator, effort, and input tokens and cost per call and per action."""
+    """Section 4: calls per operator and their effort, cached share, calls and cost per browser action."""
     claude, family = ClaudeModel(model), family_of(model)
     calls: Counter[str] = Counter()
-    actions = 0
+    actions = runs = 0
     for _, events in sessions:
         calls += operator_calls(events)
         actions += calls_per_action(events)[1]
+        runs += 1
     total = sum(calls.values())
     print()
-    print(f"4. Calls and input tokens per call on {family.name} ({model}), demo tasks, lookahead on")
-    print(f"   {'operator':14} {'calls':>6} {'effort':>7} {'cached':>7} {'uncached':>9} {'input $/call':>13}")
-    cached_total = uncached_total = 0
-    cost_total = 0.0
+    print(f"4. Calls, cache and cost on {family.name} ({model}), demo tasks, lookahead on")
+    print(f"   effort {claude.effort or '-'} on every call, max_tokens {claude.max_tokens:,}")
+    print(f"   {'operator':14} {'calls':>6} {'cached':>7} {'uncached':>9} {'input $/call':>13}")
+    cached = written = uncached = 0
+    input_cost = 0.0
     for operator in PROMPTS:
         count = calls[str(operator)]
         prefix, call = sizes[operator]
-        cost = family.prices.cost(call, 0, 0, prefix) if family.prices else 0.0
-        effort = claude.effort_for(Operator(operator)) or "-"
-        print(f"   {operator:14} {count:>6} {effort:>7} {prefix:>7} {call:>9} {cost:>13.5f}")
-        cached_total, uncached_total, cost_total = (
-            cached_total + count * prefix,
-            uncached_total + count * call,
-            cost_total + count * cost,
-        )
-    if total and actions:
-        print(
-            f"   overall: {total} calls for {actions} browser actions = {total / actions:.2f} calls per action; "
-            f"per call ~{uncached_total / total:,.0f} uncached + ~{cached_total / total:,.0f} cached input tokens"
-        )
-        print(
-            f"   per browser action ~{(uncached_total + cached_total) / actions:,.0f} input tokens, "
-            f"~${cost_total / actions:.4f} input (prefix from cache; output and thinking tokens extra)"
-        )
+        each = family.prices.cost(call, 0, 0, prefix) if family.prices and claude.shared_prefix else 0.0
+        print(f"   {operator:14} {count:>6} {prefix:>7} {call:>9} {each:>13.5f}")
+        uncached += count * call
+        if claude.shared_prefix:
+            cached += count * prefix
+        else:
+            uncached += count * prefix
+        input_cost += count * each
+    if not (total and actions):
+        return
+    prefix = max(p for p, _ in sizes.values())
+    if claude.shared_prefix:  # each run's first call writes the prefix instead of reading it
+        written, cached = runs * prefix, cached - runs * prefix
+    share = cached / (cached + written + uncached)
+    prices = family.prices
+    print(
+        f"   overall: {total} calls for {actions} browser actions = {total / actions:.2f} calls per action; "
+        f"{share:.0%} of input tokens read from the cache ({written:,} written, {cached:,} read, {uncached:,} uncached)"
+    )
+    if prices is None:
+        print("   cost per browser action: unknown (the table has no price for this model)")
+        return
+    per_thousand = prices.cost(0, 1000 * total, 0, 0) / actions
+    print(
+        f"   cost per browser action: ~${prices.cost(uncached, 0, written, cached) / actions:.4f} input and cache, "
+        f"plus ~${per_thousand:.4f} for every 1,000 output tokens (thinking and answer) a call takes"
+    )
 
 
 def _demo_runs(tasks: Sequence[str] | None, lookahead: int) -> list[tuple[str, list[Event]]]:

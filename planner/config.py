@@ -12,6 +12,9 @@ from planner.operators import MAX_CHILDREN
 
 __all__ = ["Breakpoint", "EngineConfig"]
 
+_Price = Annotated[float, Field(gt=0, le=1_000)]
+"""USD per million tokens: above zero, and far above any list price."""
+
 
 class Breakpoint(StrEnum):
     AFTER_EXPANSION = "after_expansion"
@@ -39,6 +42,9 @@ class EngineConfig(BaseModel):
     `request_rules` is the effect fence's policy (`planner.effects`): which requests a page may send
     to a server unattended, which wait for an operator (by default, every one that can change state)
     and which are refused; an operator's "always allow" in the approval box adds one.
+    `model_prices` are a Claude model's input and output prices in USD per million tokens, for a model
+    the capability table does not price (or one whose price changed): without any price, a session
+    with a cost cap cannot keep it (`planner.models.claude`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -63,3 +69,4 @@ class EngineConfig(BaseModel):
     ] = Field(default=(), max_length=50)
     review_first_plan: bool = False
     request_rules: tuple[RequestRule, ...] = Field(default=(), max_length=200)
+    model_prices: tuple[_Price, _Price] | None = None

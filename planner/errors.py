@@ -5,8 +5,12 @@ PlannerError
 ├── EventOrderError     an event whose sequence number is not the next one
 ├── ModelOutputError    a model reply that is malformed or semantically wrong; retried by the engine
 ├── ModelUnavailable    the model could not be reached after its own retries; the session pauses
-│   └── ModelEnvelopeError  the endpoint answered, but not with a usable response (an HTML page, a
-│                           cut-off body, impossible token counts); retried by the engine, then pauses
+│   ├── ModelEnvelopeError  the endpoint answered, but not with a usable response (an HTML page, a
+│   │                       cut-off body, impossible token counts); retried by the engine, then pauses
+│   ├── ModelSettingRefused the API refused a setting it names (a 400): a configuration error, the session
+│   │                       pauses with the API's sentence (defined in `planner.models.claude`)
+│   └── ModelPriceUnknown   a model with no known price in a session with a cost cap: paused before the
+│                           first call, until a price is given (defined in `planner.models.claude`)
 ├── ScriptError         a scripted-model file that cannot be used
 ├── InputError          a file or text that cannot be read (defined in `planner.inputs`, with the readers)
 ├── ActionSyntaxError   an action string of no form in the vocabulary (defined in `planner.actions`, with the parser)

@@ -11,14 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from pydantic import ValidationError
+
 from planner.browser.dry import DryEnvironment, is_dry
+from planner.config import EngineConfig
 from planner.effects import RequestRule
 from planner.engine import Guard
 from planner.errors import PlannerError, ScriptError
 from planner.events import Event
 from planner.guard import GuardRules, make_guard
 from planner.inputs import InputError, exists_as_file, parse_json, read_text_file, shown
-from planner.models.capabilities import DEFAULT_MODEL, EFFORTS, Effort, family_of
+from planner.models.capabilities import DEFAULT_MODEL, EFFORTS, Effort, Prices, family_of
 from planner.models.offline import OfflineModel, Playbook
 from planner.models.replay import ReplayModel, recorded_calls
 from planner.models.scripted import Script, ScriptedModel, load_script
@@ -32,6 +35,7 @@ __all__ = [
     "EFFORTS",
     "EFFORT_HELP",
     "MODEL_HELP",
+    "PRICE_VARIABLES",
     "Backend",
     "ModelSpec",
     "artifacts_root",
@@ -49,8 +53,8 @@ MODEL_HELP = (
     "a recorded session got, from the store or from a file written by `export`)"
 )
 EFFORT_HELP = (
-    "how much a Claude model thinks on every call: " + ", ".join(EFFORTS) + " (default: low for reading "
-    "pages and checking, medium for decomposing and repairing, on models that think by default)"
+    "how much a Claude model thinks on every call: " + ", ".join(EFFORTS) + " (default: medium on models "
+    "that think by default, one level for the whole session so the prompt cache holds)"
 )
 MODEL_CHOICES = "demo, script:PATH, claude, claude:MODEL_ID, replay:SESSION_ID or replay:TRACE.json (see --help)"
 """The short form of MODEL_HELP, for an error message that must stay one line."""
@@ -203,6 +207,28 @@ def bundled_request_rules(task: str, start_url: str | None) -> tuple[RequestRule
     return shop_request_rules(start_url or "")
 
 
+PRICE_VARIABLES = ("ANDOR_PRICE_IN", "ANDOR_PRICE_OUT")
+"""The environment's input and output price of a Claude model, in USD per million tokens: used when the
+session has none (`EngineConfig.model_prices`), read again on every resume."""
+
+
+def _environment_prices() -> tuple[float, float] | None:
+    """The prices in `PRICE_VARIABLES`, both or none; a value that is not a price is refused in a sentence."""
+    values = [os.environ.get(name, "").strip() for name in PRICE_VARIABLES]
+    if not any(values):
+        return None
+    try:
+        rates = EngineConfig.model_validate({"model_prices": values}).model_prices
+    except ValidationError:
+        rates = None
+    if rates is None:
+        raise UnknownModel(
+            f"{' and '.join(PRICE_VARIABLES)} must both be prices in USD per million tokens, above 0 and at most "
+            f"1000 (got {shown(values[0], 20) or 'nothing'} and {shown(values[1], 20) or 'nothing'})"
+        )
+    return rates
+
+
 def _bundled_playbook(task: str) -> Playbook | None:
     """The demo playbook the bundled tasks give `task`, read once when its session is created."""
     from demo.tasks import load_tasks
@@ -235,7 +261,11 @@ def _model(state: SessionState) -> Model:
         model_id = spec.arg or DEFAULT_MODEL
         recorded = state.model_data.get("effort")
         effort = _checked_effort(model_id, recorded) if recorded is not None else None
-        return ClaudeModel(model_id, effort=effort)
+        rates = state.config.model_prices or _environment_prices()
+        prices = Prices.from_rates(*rates) if rates is not None else None
+        return ClaudeModel(
+            model_id, effort=effort, prices=prices, needs_price=lambda: state.config.max_cost_usd is not None
+        )
     if "calls" not in state.model_data:
         raise UnknownModel("this session's recorded answers were not captured; it cannot be resumed")
     return ReplayModel(state.model_data["calls"], name=state.model)

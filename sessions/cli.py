@@ -242,11 +242,24 @@ def _config(args: argparse.Namespace) -> EngineConfig:
         lookahead=args.lookahead,
         constraints=not args.no_constraints,
         max_cost_usd=args.max_cost,
+        model_prices=_prices(args),
         breakpoints=frozenset(Breakpoint(b) for b in args.breakpoint),
         guard=not args.no_guard,
         allowed_domains=tuple(args.allow_domain),
         request_rules=tuple(args.request_rule),
     )
+
+
+def _prices(args: argparse.Namespace) -> tuple[float, float] | None:
+    """--price-in and --price-out, which mean something only together."""
+    given = (args.price_in, args.price_out)
+    if given == (None, None):
+        return None
+    if None in given:
+        raise _UsageError("give --price-in and --price-out together (USD per million input and output tokens)")
+    if not args.model.startswith("claude"):
+        raise _UsageError(f"--price-in and --price-out apply to Claude models only, not '{shown(args.model, 60)}'")
+    return given
 
 
 def ablation_config(args: argparse.Namespace) -> EngineConfig:
@@ -925,6 +938,12 @@ def _session_arguments(parser: argparse.ArgumentParser) -> None:
         type=_amount(*_bounds(EngineConfig.model_fields["max_cost_usd"].metadata), " of USD"),
         help="pause once the model calls' estimated cost reaches this many USD",
     )
+    pair = get_args(EngineConfig.model_fields["model_prices"].annotation)[0]  # tuple[price, price] | None
+    price = _amount(*_bounds(get_args(get_args(pair)[0])[1].metadata), " of USD")
+    for name, side in (("--price-in", "input"), ("--price-out", "output")):
+        parser.add_argument(
+            name, type=price, help=f"a Claude model's {side} price in USD per million tokens (one the table lacks)"
+        )
     parser.add_argument("--no-guard", action="store_true", help="run risky actions without asking")
     parser.add_argument(
         "--allow-domain",

@@ -9,14 +9,22 @@ section every operator prompt carries.
 Each model family's rules come from `planner.models.capabilities`, the table the backend reads: a
 setting the family refuses (forced tool choice, sampling parameters, a prefill, a thinking type it
 does not take, an effort it does not have) is answered with HTTP 400 `invalid_request_error` and a
-message worded like the API's, and so is forced tool choice together with thinking. A family that
-thinks by default answers with a thinking block before the answer (its text is the summary only when
-the request asks for `display: summarized`). A request with `output_config.format` (structured
-outputs) is answered with the JSON as a text block instead of a tool call.
+message worded like the API's, and so are forced tool choice together with thinking and an effort of
+xhigh or max without thinking. A request that thinks (asked to, or on a family that thinks by
+default) answers with a thinking block before the answer: its text is the summary only when the
+display is "summarized" (asked for, or the family's default), and it is `thinking_tokens[effort]`
+tokens long at the effort the call runs at (the family's default when none is sent). Thinking counts
+toward `max_tokens`: a thinking that reaches it ends the answer there, with stop reason "max_tokens"
+and no tool call, as the API does. A request with `output_config.format` (structured outputs) is
+answered with the JSON as a text block instead of a tool call.
 
-Prompt caching is simulated: the first request with a given cached prefix (tools, structured-output
-schema, system text and task block) is billed as a cache write, later ones as cache reads. Token
-counts are characters times the family's `tokens_per_char` (thinking counted as output).
+Prompt caching follows the documented prefix hierarchy tools -> system -> messages: each block marked
+with `cache_control` is a breakpoint whose entry is keyed on the model, the tools (and a structured
+output schema), the system blocks up to it, and, for a breakpoint in the messages, also `tool_choice`,
+the thinking settings, the effort and the messages up to it (those settings invalidate the messages
+level only). A breakpoint whose prefix is shorter than the family's `cache_minimum` is not cached.
+The longest cached breakpoint is read; the rest of the longest eligible one is written. Token counts
+are characters times the family's `tokens_per_char` (thinking counted as output).
 
 Faults are scripted too: `fail(status)` answers with an API error, and `raw(RawReply(...))` writes
 any bytes at all (a wrong status, headers or content type, a body that is not a Messages response,
@@ -126,8 +134,10 @@ def refusal(family: Family, body: dict[str, Any]) -> str | None:
         return f"{kind} thinking is not supported on this model."
     if effort is not None and effort not in family.effort_levels:
         return f'output_config.effort: "{effort}" is not supported for this model.'
-    if choice in ("tool", "any") and (kind in ("enabled", "adaptive") or (kind is None and family.thinks_by_default)):
+    if choice in ("tool", "any") and _thinks(family, body):
         return "Thinking may not be enabled when tool_choice forces tool use."
+    if effort in ("xhigh", "max") and not _thinks(family, body):
+        return f'output_config.effort: "{effort}" requires thinking; set "thinking.type.adaptive".'
     return None
 
 
@@ -136,14 +146,36 @@ def _thinks(family: Family, body: dict[str, Any]) -> bool:
     return kind in ("adaptive", "enabled") or (kind is None and family.thinks_by_default)
 
 
-def _cached_prefix(body: dict[str, Any]) -> str:
-    """What the cache entry of a request is keyed and billed on ("" when nothing is marked for caching)."""
-    marked = [block["text"] for block in body.get("system", []) if block.get("cache_control")]
-    marked += [block["text"] for block in body["messages"][0]["content"] if block.get("cache_control")]
-    if not marked:
-        return ""
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _breakpoints(body: dict[str, Any]) -> list[str]:
+    """Each `cache_control` breakpoint's prefix, as the key its cache entry has (shortest first)."""
     schema = (body.get("output_config") or {}).get("format")
-    return json.dumps(body.get("tools", [])) + (json.dumps(schema) if schema else "") + "".join(marked)
+    tools = json.dumps([body["model"], body.get("tools", []), schema])
+    prefixes: list[str] = []
+    system: list[Any] = []
+    for block in _blocks(body.get("system", [])):
+        system.append({k: v for k, v in block.items() if k != "cache_control"})
+        if block.get("cache_control"):
+            prefixes.append(tools + json.dumps(system))
+    settings = json.dumps(
+        [body.get("tool_choice"), body.get("thinking"), (body.get("output_config") or {}).get("effort")]
+    )
+    messages: list[Any] = []
+    for message in body["messages"]:
+        for block in _blocks(message["content"]):
+            messages.append([message["role"], {k: v for k, v in block.items() if k != "cache_control"}])
+            if block.get("cache_control"):
+                prefixes.append(tools + json.dumps(system) + settings + json.dumps(messages))
+    return prefixes
+
+
+def _prefix_tokens(body: dict[str, Any], key: str, per_char: float) -> int:
+    """Tokens of the prompt up to a breakpoint: its key is the prompt up to there, plus a fixed header."""
+    header = len(json.dumps([body["model"], [], (body.get("output_config") or {}).get("format")]))
+    return round((len(key) - header) * per_char)
 
 
 class FakeAnthropic:
@@ -164,7 +196,16 @@ class FakeAnthropic:
         self.thinking: str | Callable[[dict[str, Any]], str] = lambda body: (
             f"The node '{current_node(body)}' needs {operator_tool(body)}; I answer with that tool."
         )
-        self._failures: deque[int] = deque()
+        self.thinking_tokens: dict[str, int] = {
+            "low": 1_500,
+            "medium": 6_000,
+            "high": 12_000,
+            "xhigh": 24_000,
+            "max": 40_000,
+        }
+        """How many output tokens a call's thinking takes at each effort (more than a short answer's
+        budget at every level, as real thinking does)."""
+        self._failures: deque[tuple[int, str | None]] = deque()
         self._raw: deque[RawReply] = deque()
         self._broken: RawReply | None = None
         self._served: dict[tuple[str, str], int] = {}
@@ -187,9 +228,9 @@ class FakeAnthropic:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def fail(self, status: int, times: int = 1) -> None:
-        """Answer the next `times` requests with this HTTP error status."""
-        self._failures.extend([status] * times)
+    def fail(self, status: int, times: int = 1, message: str | None = None) -> None:
+        """Answer the next `times` requests with this HTTP error status (and this error message)."""
+        self._failures.extend([(status, message)] * times)
 
     def raw(self, reply: RawReply, times: int | None = 1) -> None:
         """Write `reply` for the next `times` requests, or for every request until `repair()` (None)."""
@@ -213,7 +254,7 @@ class FakeAnthropic:
         with self._lock:
             self.requests.append(body)
             if self._failures:
-                status = self._failures.popleft()
+                status, message = self._failures.popleft()
                 kind = {
                     400: "invalid_request_error",
                     401: "authentication_error",
@@ -221,7 +262,7 @@ class FakeAnthropic:
                     429: "rate_limit_error",
                     529: "overloaded_error",
                 }.get(status, "api_error")
-                return status, {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
+                return status, {"type": "error", "error": {"type": kind, "message": message or f"fake {kind}"}}
             family = family_of(body["model"])
             refused = refusal(family, body)
             if refused is not None:
@@ -233,15 +274,28 @@ class FakeAnthropic:
                 index = self._served.get(key, 0)
                 self._served[key] = index + 1
                 scripted = scripted[min(index, len(scripted) - 1)]
-            prefix = _cached_prefix(body)
-            read = prefix in self._cache
-            self._cache.add(prefix)
+            per_char = family.tokens_per_char
+            eligible = [
+                (key, tokens)
+                for key in _breakpoints(body)
+                if (tokens := _prefix_tokens(body, key, per_char)) >= family.cache_minimum
+            ]
+            hits = [tokens for key, tokens in eligible if key in self._cache]
+            read = max(hits, default=0)
+            written = max((tokens for _, tokens in eligible), default=0) - read
+            self._cache.update(key for key, _ in eligible)
         content: list[dict[str, Any]] = []
+        thought = 0
         if _thinks(family, body):
-            summarized = (body.get("thinking") or {}).get("display") == "summarized"
+            display = (body.get("thinking") or {}).get("display") or family.display
+            summarized = display == "summarized"
             text = (self.thinking(body) if callable(self.thinking) else self.thinking) if summarized else ""
             content.append({"type": "thinking", "thinking": text, "signature": f"sig_{len(self.requests):04d}"})
-        if scripted is None:
+            effort = (body.get("output_config") or {}).get("effort") or family.default_effort or "high"
+            thought = self.thinking_tokens[effort]
+        if thought >= body["max_tokens"]:
+            stop = "max_tokens"
+        elif scripted is None:
             content.append({"type": "text", "text": f"I have no scripted answer for {key}."})
             stop = "end_turn"
         elif (body.get("output_config") or {}).get("format"):
@@ -254,14 +308,13 @@ class FakeAnthropic:
                 {"type": "tool_use", "id": f"toolu_{len(self.requests):04d}", "name": tool, "input": tool_input}
             )
             stop = "tool_use"
-        per_char = family.tokens_per_char
         total = len(json.dumps(body["system"])) + len(json.dumps(body["messages"])) + len(json.dumps(body["tools"]))
-        cached = round(len(prefix) * per_char)
+        answer = round(len(json.dumps(content)) * per_char)
         usage = {
-            "input_tokens": max(round(total * per_char) - cached, 1),
-            "output_tokens": max(round(len(json.dumps(content)) * per_char), 1),
-            "cache_creation_input_tokens": 0 if read else cached,
-            "cache_read_input_tokens": cached if read else 0,
+            "input_tokens": max(round(total * per_char) - read - written, 1),
+            "output_tokens": min(body["max_tokens"], max(thought + answer, 1)),
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
         }
         message = {
             "id": f"msg_{len(self.requests):04d}",

@@ -30,7 +30,7 @@ from planner.engine import Engine
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind, ModelCalled
 from planner.models.capabilities import DEFAULT_MODEL, FAMILIES, Family, family_of
-from planner.models.claude import OPERATOR_EFFORT, ClaudeModel, estimate_cost
+from planner.models.claude import SESSION_EFFORT, ClaudeModel, ModelSettingRefused, estimate_cost
 from planner.models.prompts import PROMPTS, SYSTEM
 from planner.models.replay import ReplayModel, recorded_calls
 from planner.operators import Completion, Expansion, FinalAnswer, Observation, Operator, Repair, View
@@ -185,19 +185,23 @@ def test_each_operator_is_one_tool_call_with_a_cached_prefix(
     forced = family.forced_tool_choice and not family.thinks_by_default
     assert body["tool_choice"] == ({"type": "tool", "name": tool} if forced else {"type": "auto"})
     assert body.get("thinking") == ({"type": "adaptive", "display": "summarized"} if model.thinking else None)
-    assert (body.get("output_config") or {}).get("effort") == reply.call.effort == model.effort_for(Operator(operator))
+    assert model.thinking == family.thinks_by_default, "without a session effort, only default thinkers think"
+    effort = SESSION_EFFORT if family.thinks_by_default and family.effort_levels else None
+    assert (body.get("output_config") or {}).get("effort") == reply.call.effort == model.effort == effort
     assert bool(reply.call.thinking) == model.thinking, "thinking models return a summary, and it is kept"
+    assert body["max_tokens"] == family.max_tokens(effort, model.thinking, 2048) and body["max_tokens"] >= 2048
+    [system] = body["system"]
+    [message] = body["messages"]
+    task_block, context = message["content"]
+    assert TASK in task_block["text"] and "cache_control" not in context
     if not model.shared_prefix:
         assert [t["name"] for t in body["tools"]] == [tool] and "cache_control" not in json.dumps(body)
         return
     assert [t["name"] for t in body["tools"]] == [p.tool for p in PROMPTS.values()], "every tool: one shared prefix"
     assert next(t for t in body["tools"] if t["name"] == tool)["input_schema"] == output.model_json_schema()
-    [system] = body["system"]
-    assert system["cache_control"] == {"type": "ephemeral"} and system["text"] == SYSTEM and "click [id]" in SYSTEM
-    [message] = body["messages"]
-    task_block, context = message["content"]
-    assert task_block["cache_control"] == {"type": "ephemeral"} and TASK in task_block["text"]
-    assert "cache_control" not in context
+    assert system["text"] == SYSTEM and "click [id]" in SYSTEM
+    assert system["cache_control"] == {"type": "ephemeral"}, "the prefix ends in the system: effort cannot break it"
+    assert task_block["cache_control"] == {"type": "ephemeral"}, "and the task after it, where the messages hold"
     text = context["text"]
     assert text.startswith(f"Operator: {tool}\n") and shows in text
     assert "## Current node\n0.2: open the cheapest result" in text
@@ -220,19 +224,19 @@ def test_a_model_that_cannot_cache_the_shared_prefix_gets_the_smallest_request(s
     assert "cache_control" not in json.dumps(body)
 
 
-def test_constraints_are_read_from_the_task_alone_then_cached_with_it(server: FakeAnthropic) -> None:
+def test_constraints_are_read_from_the_task_alone_then_shown_with_it(server: FakeAnthropic) -> None:
     model = _model(server)
     extracted = model.extract_constraints(_view("0")).output
     assert extracted.lines() == ["espresso machine: cheapest"]
     request = server.requests[0]
-    assert request["tool_choice"] == {"type": "auto"} and request["output_config"] == {"effort": "low"}
+    assert request["tool_choice"] == {"type": "auto"} and request["output_config"] == {"effort": SESSION_EFFORT}
     assert request["messages"][0]["content"][1]["text"].startswith("Operator: extract_constraints\n")
     assert "Current page" not in request["messages"][0]["content"][1]["text"]
 
     server.replies[("expand_node", "open the cheapest result")] = ANSWERS["expand_node"]
     model.expand(replace(_view(), constraints=tuple(extracted.lines())))
     task_block, context = server.requests[1]["messages"][0]["content"]
-    assert "# Constraints\n- espresso machine: cheapest" in task_block["text"] and task_block["cache_control"]
+    assert "# Constraints\n- espresso machine: cheapest" in task_block["text"]
     assert "espresso machine: cheapest" not in context["text"]
 
 
@@ -282,8 +286,8 @@ def test_usage_is_recorded_with_cache_reads_and_an_estimated_cost(server: FakeAn
         10.0,
         2.50,
         4.0,
-        0.20,
-    ), "issue 11: Sonnet 5.5 list prices"
+        0.10,
+    ), "Sonnet 5.5 list prices; cache reads cut from $0.20 to $0.10 on 2026-10-07"
 
 
 # -- model families: refused settings, thinking, effort ---------------------------------------------
@@ -351,16 +355,18 @@ def test_a_full_session_on_each_family_never_sends_a_refused_setting(server: Fak
     assert all(call.ok for call in calls) and len(calls) == len(server.requests)
     thinks = family.thinks_by_default
     assert all(bool(call.thinking) == thinks for call in calls), "summaries are recorded with each call"
-    assert all(call.effort == (OPERATOR_EFFORT[call.operator] if thinks else None) for call in calls)
+    effort = SESSION_EFFORT if thinks and family.effort_levels else None
+    assert {call.effort for call in calls} == {effort}, "one effort for the whole session"
+    if _model(server, model=model_id).shared_prefix:
+        systems = {json.dumps(body["system"]) for body in server.requests[1:]}
+        assert len(systems) == 1, "after the constraints the cached prefix never changes"
+    if family.prices is not None:
+        assert state.metrics.cost_usd > 0
 
 
-def test_effort_is_cheap_for_reading_and_deeper_for_planning_and_a_session_may_override_it(
-    server: FakeAnthropic,
-) -> None:
+def test_one_effort_serves_every_call_of_a_session_and_a_session_may_set_its_own(server: FakeAnthropic) -> None:
     model = _model(server)
-    assert [model.effort_for(op) for op in (Operator.OBSERVE, Operator.COMPLETE, Operator.CONSTRAINTS)] == ["low"] * 3
-    assert model.effort_for(Operator.EXPAND) == model.effort_for(Operator.REPAIR) == "medium"
-    assert all(level in model.family.effort_levels for level in OPERATOR_EFFORT.values())
+    assert model.effort == SESSION_EFFORT == "medium" and model.thinking
 
     deep = _model(server, effort="high")
     state, log = new_state(TASK)
@@ -370,7 +376,7 @@ def test_effort_is_cheap_for_reading_and_deeper_for_planning_and_a_session_may_o
     assert {e.payload.effort for e in log if isinstance(e.payload, ModelCalled)} == {"high"}
 
     old = _model(server, model="claude-sonnet-4-6")
-    assert old.effort_for(Operator.EXPAND) is None, "older models get today's request"
+    assert old.effort is None and not old.thinking, "older models get today's request"
     with pytest.raises(ValueError, match="takes no effort"):
         _model(server, model="claude-haiku-4-5", effort="high")
 
@@ -404,7 +410,7 @@ def test_an_answer_with_another_operators_tool_is_an_output_error(server: FakeAn
         _model(server).expand(_view("0"))
 
 
-def test_an_unknown_model_id_runs_conservatively_and_says_so_once(
+def test_an_unknown_model_id_runs_as_the_most_careful_current_model_and_says_so_once(
     server: FakeAnthropic, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="planner.models.claude"):
@@ -416,8 +422,12 @@ def test_an_unknown_model_id_runs_conservatively_and_says_so_once(
     assert len(warnings) == 1 and len(server.requests) > 3, "said once per session, not per call"
     assert f'"{UNKNOWN}" is not in planner/models/capabilities.py' in warnings[0] and model.notice == warnings[0]
     for body in server.requests:
-        assert body["tool_choice"] == {"type": "auto"} and "thinking" not in body and "output_config" not in body
-    assert state.metrics.cost_usd == 0.0, "an unknown price is recorded as unknown, never guessed"
+        assert body["tool_choice"] == {"type": "auto"} and "output_config" not in body
+        assert body["thinking"] == {"type": "adaptive", "display": "summarized"}, "thinking assumed on, summarized"
+        assert body["max_tokens"] > max(server.thinking_tokens[level] for level in ("low", "medium", "high"))
+    calls = [e.payload for e in log if isinstance(e.payload, ModelCalled)]
+    assert all(call.thinking for call in calls), "the inspector has a summary to show"
+    assert state.metrics.cost_usd == 0.0, "without a cost cap an unknown price is recorded as unknown, never guessed"
 
 
 def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(server: FakeAnthropic) -> None:
@@ -442,6 +452,146 @@ def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(ser
     shown = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
     assert "Thinking (summary)" in shown and "Effort: medium" in shown
     assert "\\<img src=x onerror=alert(1)\\>" in shown and "\\*\\*must\\*\\*" in shown, "escaped as text"
+
+
+# -- thinking budget, effort and thinking together, settings the API refuses ----------------------
+
+THINKERS = [family.prefixes[0] for family in FAMILIES if family.thinks_by_default] + [UNKNOWN]
+
+
+@pytest.mark.parametrize("model_id", THINKERS)
+def test_a_thinking_call_leaves_room_for_thinking_at_every_effort_it_may_run_at(
+    server: FakeAnthropic, model_id: str
+) -> None:
+    """Thinking counts toward max_tokens: each budget is larger than the fake's thinking at that effort."""
+    family = family_of(model_id)
+    server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    for effort in family.effort_levels or (None,):
+        model = _model(server, model=model_id, effort=effort)
+        reply = model.expand(_view())
+        assert reply.output.action == "click [12]" and reply.call.thinking, (model_id, effort)
+        runs_at = effort or family.default_effort or "high"
+        assert model.max_tokens > server.thinking_tokens[runs_at], (model_id, effort, model.max_tokens)
+        assert reply.call.usage["output_tokens"] > server.thinking_tokens[runs_at], "thinking is billed as output"
+
+
+def test_thinking_that_uses_up_max_tokens_ends_without_a_tool_call_and_fails_the_node(server: FakeAnthropic) -> None:
+    """The old budget (2,048 output tokens, no thinking room) on a model that thinks: every call is cut off."""
+    model = _model(server, model="claude-opus-5-5")
+    model.max_tokens = 2048
+    server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    with pytest.raises(
+        ModelOutputError, match="thinking used all 2,048 output tokens before it called the expand_node"
+    ):
+        model.expand(_view())
+    state, log = new_state(TASK, EngineConfig(constraints=False, repair=False))
+    _run(state, model, log)
+    assert state.status is RunStatus.FAILED and "thinking used all 2,048" in (state.tree["0"].reason or "")
+
+
+@pytest.mark.parametrize("model_id", ["claude-sonnet-4-6", "claude-opus-4-8", "claude-opus-4-7"])
+@pytest.mark.parametrize("effort", ["xhigh", "max"])
+def test_a_deep_effort_on_a_model_that_does_not_think_by_default_is_sent_with_thinking(
+    server: FakeAnthropic, model_id: str, effort: str
+) -> None:
+    family = family_of(model_id)
+    if effort not in family.effort_levels:
+        pytest.skip(f"{family.name} takes no {effort}")
+    body = _model(server, model=model_id).request(Operator.EXPAND, _view())
+    assert "thinking" not in body, "without an effort: today's request"
+    assert _post(server, {**body, "output_config": {"effort": effort}})[0] == 400, "the fake refuses it bare"
+    server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
+    reply = _model(server, model=model_id, effort=effort).expand(_view())
+    sent = server.requests[-1]
+    assert sent["thinking"] == {"type": "adaptive", "display": "summarized"} and sent["tool_choice"] == {"type": "auto"}
+    assert reply.call.effort == effort and reply.call.thinking and sent["max_tokens"] > server.thinking_tokens[effort]
+
+
+def test_a_400_naming_a_setting_pauses_the_session_with_the_apis_sentence(server: FakeAnthropic) -> None:
+    sentence = 'output_config.effort: "medium" is not supported for this model.'
+    server.fail(400, times=1, message=sentence)
+    with pytest.raises(ModelSettingRefused, match=re.escape(sentence)):
+        _model(server).expand(_view("0"))
+
+    server.fail(400, times=1, message=sentence)
+    state, log = new_state(TASK)
+    _run(state, _model(server), log)
+    assert state.status is RunStatus.PAUSED, "a setting no node can fix pauses the session"
+    assert state.reason is not None and sentence in state.reason and "configuration error" in state.reason
+    assert all(node.status is not Status.FAIL for node in state.tree.walk()), "no node is failed for it"
+    log.extend(apply_command(state, Resume()))
+    _run(state, _model(server), log)
+    assert state.status is RunStatus.SUCCEEDED
+
+
+# -- the prompt cache ------------------------------------------------------------------------------
+
+PAGE = "\n".join([f'[{i}] link "Espresso machine {i}"\nby Crema\nPrice: ${100 + i}.00' for i in range(1, 25)])
+"""A results page as compact as the demo shop's (about 1,200 characters)."""
+
+
+def _thirty_calls(model: ClaudeModel) -> list[dict[str, Any]]:
+    """The calls of a 30-call session: constraints, then reading, planning and checking on changing pages."""
+    usages = [model.extract_constraints(_view("0")).call.usage]
+    constraints = ("espresso machine: cheapest",)
+    for step in range(29):
+        node = ("0.2", "0.3", "0")[step % 3]
+        view = replace(_view(node), constraints=constraints, observation=PAGE.replace("Crema", f"Crema {step}"))
+        if step % 3 == 0:
+            usages.append(model.observe(view, f"click [{step}]").call.usage)
+        elif step % 3 == 1:
+            usages.append(model.expand(view).call.usage)
+        else:
+            usages.append(model.check_completion(view).call.usage)
+    return usages
+
+
+def _cached_share(usages: list[dict[str, Any]]) -> float:
+    read = sum(u["cache_read_tokens"] for u in usages)
+    total = sum(u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"] for u in usages)
+    return read / total
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "claude-fable-5-2", "claude-sonnet-4-6"],
+)
+def test_a_30_call_session_reads_most_of_its_input_from_the_cache(server: FakeAnthropic, model_id: str) -> None:
+    """At each family's real cache minimum; Sonnet 4.6 forces a different tool per operator."""
+    server.replies = {
+        ("extract_constraints", TASK): SCRIPT[("extract_constraints", TASK)],
+        ("observe_page", "*"): ANSWERS["observe_page"],
+        ("expand_node", "*"): ANSWERS["expand_node"],
+        ("check_completion", "*"): ANSWERS["check_completion"],
+    }
+    model = _model(server, model=model_id)
+    assert model.shared_prefix
+    usages = _thirty_calls(model)
+    assert len(usages) == 30 and len(server.requests) == 30
+    prefix = usages[0]["cache_write_tokens"]
+    assert prefix > model.family.cache_minimum
+    rewrites = [u["cache_write_tokens"] for u in usages[1:] if u["cache_write_tokens"]]
+    assert all(tokens < 200 for tokens in rewrites), "after the first call only the task block is ever written"
+    share = _cached_share(usages[1:])
+    assert share >= 0.80, f"{share:.1%} of input tokens read from the cache after the first call"
+
+
+def test_the_fake_keys_its_cache_as_the_docs_say(server: FakeAnthropic) -> None:
+    """tools -> system -> messages: tool_choice, thinking and effort invalidate only the messages level."""
+    server.replies = {("expand_node", "*"): ANSWERS["expand_node"]}
+    body = _model(server, model="claude-sonnet-4-6").request(Operator.EXPAND, _view())
+    in_messages = {**body, "system": [{"type": "text", "text": body["system"][0]["text"] + " "}]}  # task only
+    usage = lambda answer: answer[1]["usage"]
+    assert usage(_post(server, body))["cache_creation_input_tokens"] > 0
+    assert usage(_post(server, {**body, "output_config": {"effort": "low"}}))["cache_read_input_tokens"] > 0
+    assert usage(_post(server, {**body, "tool_choice": {"type": "auto"}}))["cache_read_input_tokens"] > 0
+    assert usage(_post(server, in_messages))["cache_creation_input_tokens"] > 0
+    for change in ({"output_config": {"effort": "low"}}, {"tool_choice": {"type": "auto"}}):
+        assert usage(_post(server, {**in_messages, **change}))["cache_read_input_tokens"] == 0, change
+    tools = [*body["tools"][:-1], {**body["tools"][-1], "description": "changed"}]
+    assert usage(_post(server, {**body, "tools": tools}))["cache_read_input_tokens"] == 0
+    short = {**body, "system": [body["system"][0] | {"text": "short"}], "tools": []}
+    assert usage(_post(server, short))["cache_creation_input_tokens"] == 0, "below the minimum nothing is cached"
 
 
 # -- transport errors -------------------------------------------------------------------------------
@@ -648,7 +798,7 @@ def test_a_sessions_effort_is_stored_with_it_and_used_on_resume(
     )
     model = build_backend(state).model
     assert isinstance(model, ClaudeModel) and model.effort == "xhigh"
-    assert {model.effort_for(op) for op in Operator} == {"xhigh"}
+    assert model.thinking and model.request(Operator.EXPAND, _view())["output_config"] == {"effort": "xhigh"}
 
 
 def test_a_missing_key_makes_the_model_unavailable(server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -755,9 +905,17 @@ def _run_to_end(store: Any, session_id: str) -> SessionState:
     return state
 
 
-BROWSER_MODEL_IDS = [DEFAULT_MODEL, "claude-sonnet-4-6", UNKNOWN]
-"""In Chromium: the current default (thinks, refuses forced tool use), a legacy family that takes forced tool
-use, and an id the table does not know. Every family runs the same task on the dry environment above."""
+BROWSER_MODEL_IDS = [
+    DEFAULT_MODEL,
+    "claude-opus-5-5",
+    "claude-haiku-5-5",
+    "claude-fable-5-2",
+    "claude-sonnet-4-6",
+    UNKNOWN,
+]
+"""In Chromium: every current family (they think, refuse forced tool use and omit thinking unless asked), a
+legacy family that takes forced tool use, and an id the table does not know. Every family runs the same
+task on the dry environment above."""
 
 
 @pytest.mark.browser
@@ -790,7 +948,8 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
         assert all(body["model"] == model_id for body in fake.requests)
         for body in fake.requests:
             _never_refused(family, body)
-        assert all(bool(c.thinking) == family.thinks_by_default for c in calls)
+        assert all(bool(c.thinking) == family.thinks_by_default for c in calls), "a summary for the inspector"
+        assert (state.metrics.cost_usd > 0) == (family.prices is not None), state.metrics.cost_usd
         if model_id != DEFAULT_MODEL:
             store.close()
             return

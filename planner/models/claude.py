@@ -3,13 +3,18 @@
 Why a tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the model
 answers in exactly the shape `planner.operators` validates, and we never parse free text.
 
-Why every request carries all six tools and the same system text: together with the task they
-form one prefix shared by every operator of a session, marked with `cache_control`. A prefix per
-operator would be shorter than the minimum the API caches (512-4,096 tokens, by model) and so
-never be cached; the shared one is, and every later call reads it. Only the volatile part (which
-operator, the tree context, the page observation) is billed at the full rate. For a model whose
-cache minimum is longer than that prefix, caching cannot work, so each call sends just its own
-operator's tool and instructions, uncached: the smallest request is then the cheapest.
+Why every request carries all six tools and the same system text: together they form one prefix
+shared by every operator of a session, marked with `cache_control` at the end of the system. A
+prefix per operator would be shorter than the minimum the API caches (512-4,096 tokens, by model)
+and so never be cached; the shared one is, and every later call reads it. The cache follows the
+prefix hierarchy tools -> system -> messages: a change to `tool_choice`, thinking or effort
+invalidates only the messages level, so a prefix that ends in the system survives them (the forced
+tool choice of older families names each operator's own tool). A second breakpoint after the task
+and its constraints, the user message's first block, caches those few dozen tokens too where the
+messages level holds (one effort per session); the rest of the user message (which operator, the
+tree context, the page) is billed at the full rate.
+For a model whose cache minimum is longer than that prefix, caching cannot work, so each call sends
+just its own operator's tool and instructions, uncached: the smallest request is then the cheapest.
 
 What a request may carry depends on the model family (`planner.models.capabilities`, the one
 table of those facts); a setting a family refuses is never sent.
@@ -30,19 +35,29 @@ table of those facts); a setting a family refuses is never sent.
   grammar that can be refused as too large (github.com/alphaXiv/agents/pull/49). Tools + auto keep
   the prefix byte-identical for every operator; pydantic validation still guards every answer.
 - Families that think by default get `thinking: {"type": "adaptive", "display": "summarized"}`
-  (their default display is "omitted", an empty text) and an effort per operator
-  (`OPERATOR_EFFORT`: low for reading a page, checking or answering, medium for decomposing and
-  repairing), or the session's own effort when one is set. Their thinking summaries are recorded
-  with the call (`CallRecord.thinking`, with `CallRecord.effort`) and never read as the answer:
-  only the operator's tool input is validated.
-- An id the table does not know runs as `capabilities.CONSERVATIVE` (no forced tool choice, no
-  thinking or effort sent, cost unknown) and says so once, in the log, when the model is built.
+  (their default display is "omitted", an empty text) and one effort for every call of the session:
+  the session's own (`--effort`), else `SESSION_EFFORT`. One effort, because the top-level effort is
+  part of what the prompt cache is keyed on: an effort per operator kept two cache entries and
+  missed on each switch. Their thinking summaries are recorded with the call (`CallRecord.thinking`,
+  with `CallRecord.effort`) and never read as the answer: only the operator's tool input is validated.
+- A family that does not think by default but takes adaptive thinking gets it with a session effort:
+  xhigh and max need thinking on, and effort without thinking is a request some families refuse.
+- Thinking counts toward `max_tokens`, so a thinking call's budget is the answer plus room for thinking
+  at the effort it runs at (`capabilities.THINKING_ROOM`); a call whose thinking used it all up stops
+  with `max_tokens` and no tool call, an output error the engine retries.
+- An id the table does not know runs as `capabilities.CONSERVATIVE` (thinking assumed on, summarized,
+  a thinking-sized budget, none of the refusable settings, no effort) and says so once, in the log,
+  when the model is built. It has no price: with a cost cap it pauses before its first call until the
+  session has one (`prices`, from --price-in/--price-out or the environment).
 
 Failures map onto the engine's error kinds: an answer that does not validate, or a request the
 API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
-engine retries, then fails the node with the reason); an API that still cannot be reached after the
-SDK's own retries, or that rejects the key or the model id, raises `ModelUnavailable` (the engine
-pauses the session and `resume` tries again once the cause is fixed). An endpoint that answers, but
+engine retries, then fails the node with the reason), except a 400 whose message names a setting
+(`tool_choice`, thinking, effort, a sampling parameter, a prefill): that is a configuration error no
+node can fix, so `ModelSettingRefused` pauses the session with the API's sentence. An API that
+still cannot be reached after the SDK's own retries, or that rejects the key or the model id, raises
+`ModelUnavailable` (the engine pauses the session and `resume` tries again once the cause is fixed).
+An endpoint that answers, but
 not with a Messages response (a proxy's HTML page, a cut-off or non-JSON body, a message without
 usage or with impossible token counts), raises `ModelEnvelopeError`: the engine records the failed
 call and retries, then pauses with a sentence saying what came back.
@@ -64,7 +79,9 @@ import copy
 import json
 import logging
 import os
+import re
 import time
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 import anthropic
@@ -73,7 +90,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from planner.diagnosis import Trajectory
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
-from planner.models.capabilities import DEFAULT_MODEL, Effort, Family, family_of, is_known
+from planner.models.capabilities import DEFAULT_MODEL, Effort, Family, Prices, family_of, is_known
 from planner.models.prompts import (
     DIAGNOSIS_SYSTEM,
     DIAGNOSIS_TOOL,
@@ -98,30 +115,27 @@ from planner.operators import (
     View,
 )
 
-__all__ = ["DEFAULT_MODEL", "DIAGNOSIS_EFFORT", "OPERATOR_EFFORT", "ClaudeModel", "estimate_cost", "prefix_tokens"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "SESSION_EFFORT",
+    "ClaudeModel",
+    "ModelPriceUnknown",
+    "ModelSettingRefused",
+    "estimate_cost",
+    "prefix_tokens",
+]
 
-OPERATOR_EFFORT: dict[Operator, Effort] = {
-    Operator.CONSTRAINTS: "low",
-    Operator.OBSERVE: "low",
-    Operator.COMPLETE: "low",
-    Operator.FINAL_ANSWER: "low",
-    Operator.EXPAND: "medium",
-    Operator.REPAIR: "medium",
-}
-"""Effort per operator on a model that thinks by default. Reading a page, checking a verdict and
-writing the answer from notes are short; choosing a decomposition or a repair is where thinking
-pays (an operator who reads why a decomposition was chosen can correct it faster)."""
-
-DIAGNOSIS_EFFORT: Effort = "medium"
-"""Effort of a diagnosis on a model that thinks by default: reading a whole run to find where it
-broke is closer to planning a repair than to reading one page."""
+SESSION_EFFORT: Effort = "medium"
+"""The one effort of every call of a session on a model that thinks by default, unless the session
+sets its own. One level for all operators keeps the cached prefix shared (the effort is part of the
+cache key); medium because decomposing and repairing are where thinking pays, and it is the default
+of Opus 5.5 and Haiku 5.5 themselves (low for reading pages cost a cache write on every switch)."""
 
 _MAX_TOKENS = 2048
 """Output tokens for the answer itself: a whole expansion of `MAX_CHILDREN` sub-goals fits."""
 
-_THINKING_TOKENS = 16_000
-"""Extra output tokens on a thinking model: thinking counts toward `max_tokens`. Generous for low and
-medium effort; a longer thought ends in a cut-off answer, which is retried like any bad output."""
+_MAX_TIMEOUT = 600.0
+"""Longest wait for one answer, in seconds: the SDK's limit for a request that is not streamed."""
 
 _log = logging.getLogger(__name__)
 
@@ -156,6 +170,16 @@ _REQUEST_REFUSED = frozenset({400, 413, 422})
 """Statuses that reject the request itself: the same request fails again, so the node fails, the session does not pause."""
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+class ModelSettingRefused(ModelUnavailable):
+    """The API refused a setting of the request (HTTP 400 naming it): no node and no retry can fix
+    that, so the session pauses with the API's own sentence until the setting is changed."""
+
+
+class ModelPriceUnknown(ModelUnavailable):
+    """A session with a cost cap would call a model whose price is unknown: it pauses before the call
+    until the session has a price, so the cap is never spent blind."""
 
 
 def estimate_cost(model: str, input_tokens: int, output_tokens: int, cache_write: int, cache_read: int) -> float:
@@ -212,30 +236,49 @@ class ClaudeModel:
         model: str = DEFAULT_MODEL,
         *,
         effort: Effort | None = None,
+        prices: Prices | None = None,
+        needs_price: Callable[[], bool] = lambda: False,
         base_url: str | None = None,
-        timeout: float = 60,
+        timeout: float | None = None,
         max_retries: int = 3,
         client: anthropic.Anthropic | None = None,
     ) -> None:
-        """`effort` overrides `OPERATOR_EFFORT` for every call; it must be one of the family's levels
-        (`sessions.backends` checks a user's choice first and says so in a sentence; here it is a bug)."""
+        """`effort` is the session's own effort for every call; it must be one of the family's levels
+        (`sessions.backends` checks a user's choice first and says so in a sentence; here it is a bug).
+        `prices` replace the table's (a model it does not know, or a price that changed);
+        `needs_price` says whether the session has a cost cap now (an operator may set one mid-run): a
+        call without any price then pauses instead.
+        `timeout` is how long to wait for an answer; by default as long as the SDK expects `max_tokens`
+        output tokens to take (at least a minute, at most its ten-minute limit for a request that is not
+        streamed), so a call with room for long thinking is not cut off while it thinks."""
         self.model = model
         self.name = f"claude:{model}"
         self.family = family_of(model)
         if effort is not None and effort not in self.family.effort_levels:
             raise ValueError(f"{self.family.name} ({model}) takes no effort {effort!r}")
-        self.effort = effort
-        self.max_retries = max_retries
-        self.thinking = self.family.thinks_by_default and "adaptive" in self.family.thinking_modes
+        adaptive = "adaptive" in self.family.thinking_modes
+        self.thinking = adaptive and (self.family.thinks_by_default or effort is not None)
+        """Whether calls ask for adaptive thinking: on a family that thinks anyway (to get a summary),
+        or with a session effort (xhigh and max need thinking on)."""
+        default = (
+            SESSION_EFFORT if self.family.thinks_by_default and SESSION_EFFORT in self.family.effort_levels else None
+        )
+        self.effort: Effort | None = effort or default
         self.forced = self.family.forced_tool_choice and not self.thinking
-        self.max_tokens = min(self.family.output_tokens, _MAX_TOKENS + (_THINKING_TOKENS if self.thinking else 0))
+        self.max_tokens = self.family.max_tokens(self.effort, self.thinking, _MAX_TOKENS)
+        expected = min(_MAX_TIMEOUT, max(60.0, 3600 * self.max_tokens / 128_000))
+        self.timeout = timeout if timeout is not None else expected
+        """Seconds to wait for one answer."""
+        self.max_retries = max_retries
+        self.prices = prices or self.family.prices
+        self.needs_price = needs_price
         self.shared_prefix = prefix_tokens(self.family) >= self.family.cache_minimum
         self.instruction: str | None = None
         """An operator's instruction added to every prompt (`instructed`); None for a session's own model."""
         self.notice = None if is_known(model) else _unknown(model)
         if self.notice is not None:
             _log.warning(self.notice)
-        self._client = client or anthropic.Anthropic(base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self._client = client or anthropic.Anthropic(base_url=base_url, timeout=self.timeout, max_retries=max_retries)
 
     def instructed(self, instruction: str) -> ClaudeModel:
         """This model, sharing its client, with an operator's instruction at the end of every prompt
@@ -285,11 +328,7 @@ class ClaudeModel:
             "tools": [DIAGNOSIS_TOOL],
             "tool_choice": {"type": "tool", "name": tool} if self.forced else {"type": "auto"},
         }
-        if self.thinking:
-            params["thinking"] = {"type": "adaptive", "display": "summarized"}
-        effort = self.effort if self.effort is not None else (DIAGNOSIS_EFFORT if self.thinking else None)
-        if effort is not None:
-            params["output_config"] = {"effort": effort}
+        self._settings(params)
         return params
 
     # -- one call -----------------------------------------------------------------------------------
@@ -324,19 +363,15 @@ class ClaudeModel:
             "tools": tools,
             "tool_choice": {"type": "tool", "name": tool} if self.forced else {"type": "auto"},
         }
-        if self.thinking:
-            params["thinking"] = {"type": "adaptive", "display": "summarized"}
-        effort = self.effort_for(operator)
-        if effort is not None:
-            params["output_config"] = {"effort": effort}
+        self._settings(params)
         return params
 
-    def effort_for(self, operator: Operator) -> Effort | None:
-        """The effort sent with `operator`'s calls: the session's own, else the operator's on a model
-        that thinks by default, else none (older models get today's request)."""
+    def _settings(self, params: dict[str, Any]) -> None:
+        """Add the thinking and effort settings every call of this session carries, the same on each."""
+        if self.thinking:
+            params["thinking"] = {"type": "adaptive", "display": "summarized"}
         if self.effort is not None:
-            return self.effort
-        return OPERATOR_EFFORT[operator] if self.thinking else None
+            params["output_config"] = {"effort": self.effort}
 
     def _call(self, operator: Operator, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
         params = self.request(operator, view, detail)
@@ -355,6 +390,12 @@ class ClaudeModel:
         block = next((b for b in message.content if b.type == "tool_use" and b.name == tool), None)
         if block is None:
             call.raw = _kept("".join(b.text or "" for b in message.content if b.type == "text"))
+            if message.stop_reason == "max_tokens" and any(b.type == "thinking" for b in message.content):
+                raise ModelOutputError(
+                    f"the model's thinking used all {params['max_tokens']:,} output tokens before it called "
+                    f"the {tool} tool (effort {call.effort or 'default'})",
+                    call,
+                )
             stop = _clip(str(message.stop_reason))
             other = next((b.name for b in message.content if b.type == "tool_use"), None)
             called = f"; it called {_short(other)} instead" if other is not None else ""
@@ -371,9 +412,22 @@ class ClaudeModel:
         """One Messages API request, its transport failures translated, its envelope checked."""
         if not _has_credentials(self._client):
             raise ModelUnavailable("no API key: set ANTHROPIC_API_KEY and resume the session")
+        if self.prices is None and self.needs_price():
+            raise ModelPriceUnknown(
+                f"the price of {_short(self.model)} is unknown and this session has a cost cap: give it one "
+                "with --price-in and --price-out (USD per million tokens) when you start the task, or set "
+                "ANDOR_PRICE_IN and ANDOR_PRICE_OUT, or lift the cap; then resume the session"
+            )
         try:
             response = self._client.messages.with_raw_response.create(**params).http_response
         except anthropic.APIStatusError as error:
+            refused = _refused_setting(error)
+            if refused is not None:
+                raise ModelSettingRefused(
+                    f"the Claude API refused a setting of this request to {_short(self.model)} (HTTP 400): "
+                    f"{refused}; this is a configuration error, not the plan's: change --effort or the model "
+                    "and start the task again, or resume once the model takes it"
+                ) from None
             if error.status_code in _REQUEST_REFUSED:
                 call.raw = _scrub(str(error.body))[:_RAW_SHOWN]
                 raise ModelOutputError(self._status_message(error), call) from None
@@ -441,12 +495,16 @@ class ClaudeModel:
             "cache_read_tokens": usage.cache_read_input_tokens or 0,
             "cache_write_tokens": usage.cache_creation_input_tokens or 0,
         }
-        counts["cost_usd"] = estimate_cost(
-            self.model,
-            counts["input_tokens"],
-            counts["output_tokens"],
-            counts["cache_write_tokens"],
-            counts["cache_read_tokens"],
+        prices = self.prices
+        counts["cost_usd"] = (
+            prices.cost(
+                counts["input_tokens"],
+                counts["output_tokens"],
+                counts["cache_write_tokens"],
+                counts["cache_read_tokens"],
+            )
+            if prices is not None
+            else 0.0
         )
         return counts
 
@@ -473,9 +531,26 @@ class ClaudeModel:
 def _unknown(model: str) -> str:
     """The one sentence said when a model id is not in the capability table."""
     return (
-        f"the Claude model {_short(model)} is not in planner/models/capabilities.py, so it runs with the most "
-        "conservative request (no forced tool choice, thinking or effort settings) and its cost is recorded as unknown"
+        f"the Claude model {_short(model)} is not in planner/models/capabilities.py, so it runs as the most "
+        "careful current model would (adaptive thinking with a summary, room for thinking in max_tokens, no forced "
+        "tool choice, sampling, prefill or effort) and has no price unless the session gives one"
     )
+
+
+_SETTING_WORDS = re.compile(
+    r"tool_choice|thinking|effort|output_config|temperature|top_p|top_k|prefill|sampling parameter", re.IGNORECASE
+)
+"""Words by which an HTTP 400's message names a request setting (the wording of the API's refusals)."""
+
+
+def _refused_setting(error: anthropic.APIStatusError) -> str | None:
+    """The API's sentence when a 400 refuses a setting of the request (scrubbed and clipped), else None."""
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error") if isinstance(body.get("error"), dict) else body
+    message = detail.get("message") if isinstance(detail, dict) else None
+    if error.status_code != 400 or not isinstance(message, str) or not _SETTING_WORDS.search(message):
+        return None
+    return _clip(_scrub(message), _RAW_SHOWN)
 
 
 def _explain(error: ValidationError) -> str:
