@@ -18,7 +18,13 @@ Two parts, one headless Chromium each:
   scrolling; the shop's pages carry no `data-g`, so each id's element is marked through its ref
   instead), and the median time of a browser action with screenshots on, as sessions run them.
 
-`--part gallery` or `--part shop` runs one of them.
+- **Approvals per demo task**: every bundled task run once as the evaluation's baseline runs it (the
+  offline model, each guarded action approved, `sessions.evaluation`), each on a fresh shop, counting
+  the approvals it asked for: by the action's name, where it leads or a dialog, and by what its page
+  sent (the effect fence). A new approval that is not a real purchase is a regression of the fence's
+  policy; and the time the shop's state-changing actions take when held and when a rule allows them.
+
+`--part gallery`, `--part shop` or `--part approvals` runs one of them.
 
 The bench measures whatever `planner` it imports; it has no baseline of its own. To compare with
 older code, export that commit and run this file and today's gallery there, in the same sitting:
@@ -517,21 +523,81 @@ def shop() -> None:
                 result = env.execute(action if not action.startswith("goto") else f"goto [{shop.url}/]")
                 assert result.ok, (action, result.error)
                 timings.append(result.duration_ms)
+        posting = _add_to_cart_times(env, shop.url)
         env.close()
     print(
         f"browser action time with screenshot ({len(timings)} actions): median {statistics.median(timings):.0f} ms, "
         f"p95 {sorted(timings)[int(len(timings) * 0.95)]:.0f} ms"
     )
+    for what, times in posting.items():
+        print(f"  'Add to cart' (a form post) {what} ({len(times)} actions): median {statistics.median(times):.0f} ms")
+
+
+def _add_to_cart_times(env: BrowserEnvironment, base: str) -> dict[str, list[float]]:
+    """The time of a click that posts a form: held by the effect fence (the post refused, the page left
+    as it was) and let through by a rule. Code without the fence has one figure: the post goes through."""
+    product = f"{base}/product/inkwell-home-200"
+    times: dict[str, list[float]] = {}
+    for what in ("held", "allowed by a rule"):
+        try:
+            options = {"rules": _allow_posts()} if what != "held" else {}
+        except ImportError:
+            return times  # code from before the fence has no rules
+        for _ in range(TIMING_ROUNDS):
+            text = env.goto(product).page.text  # type: ignore[union-attr]
+            action = f"click [{_shop_element(text, 'button', 'Add to cart')}]"
+            try:
+                result = env.execute(action, **options)  # type: ignore[arg-type]
+            except TypeError:
+                return times  # code from before the fence: `rules` is not an option yet
+            held = bool(getattr(result, "held_requests", ()))
+            label = what if held or what != "held" else "passed (no fence)"
+            times.setdefault(label, []).append(result.duration_ms)
+    return times
+
+
+def _allow_posts() -> list[Any]:
+    from planner.effects import RequestRule
+
+    return [RequestRule.parse("allow POST */cart/add")]
+
+
+def approvals() -> None:
+    """Approvals per bundled task under the evaluation's baseline, split by what held the action."""
+    from demo.tasks import load_tasks
+    from sessions.evaluation import bundled_shop, run_condition
+    from sessions.operator_sim import load_policy
+    from sessions.sql import open_store
+
+    print("approvals per demo task (baseline: each guarded action approved)")
+    print(f"{'task':40} {'by name':>8} {'by effect':>10} {'outcome':>12}")
+    by_name = by_effect = 0
+    with tempfile.TemporaryDirectory() as folder:
+        store = open_store(str(Path(folder) / "bench.db"))
+        for task in load_tasks():
+            with bundled_shop() as base_url:
+                run = run_condition(
+                    store, task, base_url, "baseline", model="demo", policy=load_policy(), artifacts=Path(folder)
+                )
+            asked = [e.data for e in store.load(run.session_id) if e.kind.value == "approval_requested"]
+            effect = sum(1 for data in asked if data.get("requests"))
+            by_name, by_effect = by_name + len(asked) - effect, by_effect + effect
+            outcome = "success" if run.success else run.status
+            print(f"{task.id:40} {len(asked) - effect:>8} {effect:>10} {outcome:>12}")
+        store.close()
+    print(f"{'all tasks':40} {by_name:>8} {by_effect:>10}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.browser", description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["gallery", "shop", "both"], default="both")
+    parser.add_argument("--part", choices=["gallery", "shop", "approvals", "all"], default="all")
     part = parser.parse_args().part
-    if part in ("gallery", "both"):
+    if part in ("gallery", "all"):
         gallery()
-    if part in ("shop", "both"):
+    if part in ("shop", "all"):
         shop()
+    if part in ("approvals", "all"):
+        approvals()
 
 
 if __name__ == "__main__":

@@ -544,3 +544,24 @@ def test_hover_opens_a_menu_whose_items_can_then_be_clicked(env: BrowserEnvironm
     hits(env)
     assert env.execute(f"click [{orders.id}]").ok
     assert hits(env) == ["Orders"]
+
+
+@browser_test
+@pytest.mark.parametrize(
+    ("button", "saved_as"),
+    [
+        ("Get the startup script", "_.._startup_evil.cmd"),  # a Windows path: a plain name inside downloads/
+        ("Get the profile", "profile"),  # never a hidden file
+        ("Get the invoice", "invoice_fdp.exe"),  # the right-to-left override that shows it as "invoiceexe.pdf" is gone
+    ],
+)
+def test_a_download_with_a_hostile_name_is_saved_under_a_plain_one_inside_downloads(
+    gallery_site: str, tmp_path: Path, button: str, saved_as: str
+) -> None:
+    with BrowserEnvironment(f"{gallery_site}/download_names.html", tmp_path) as env:
+        result = env.execute(f"click [{element(env.observe(), button).id}]")
+        assert result.ok, result.error
+        assert len(result.reports) == 1 and f"saved as downloads/{saved_as}, not opened" in result.reports[0]
+        saved = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+        assert [p for p in saved if not p.endswith(".jpg")] == [f"downloads/{saved_as}"]
+        assert (tmp_path / "downloads" / saved_as).read_bytes() == b"echo owned"

@@ -266,14 +266,18 @@ def test_every_download_works_while_the_run_goes_on(page: Page, console: Console
         expect(refresh).to_be_visible(timeout=30_000)
         reached.append(reach(refresh))
         for name in names:
+            # The files follow a run that has just stopped (they are built again when the still page is drawn),
+            # so the button may name a later event after the click than before it: the file is one of the two.
+            named = reach(refresh)
             with page.expect_download(timeout=60_000) as download:
                 page.get_by_role("button", name=name).click()
             path = download.value.path()
             assert path is not None and Path(path).stat().st_size > 0, f"{name} (round {round_}) gave an empty file"
             if name == "Trace JSON":
-                events = json.loads(Path(path).read_text())["events"]
-                assert events[-1]["seq"] == reached[-1], (
-                    f"the trace of round {round_} ends at the event the button names"
+                last = json.loads(Path(path).read_text())["events"][-1]["seq"]
+                assert last in (named, reach(refresh)), (
+                    f"the trace of round {round_} ends at event {last}, which the button named neither before "
+                    f"({named}) nor after the click"
                 )
         wait_until(
             lambda: (state := state_of(console, session_id)).seq > reached[-1] or state.finished,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -715,7 +716,7 @@ class BrowserEnvironment:
         """Keep a file the page downloaded in the session's artifacts (`downloads/`, beside the screenshots),
         never opening it, and say what it was; without a screenshot folder it is dropped with the browser."""
         url = download.url if len(download.url) <= 200 else download.url[:199] + "…"
-        name = Path(download.suggested_filename).name.lstrip(".") or "download"
+        name = _safe_name(download.suggested_filename)
         try:
             if self.screenshot_dir is None:
                 size = Path(download.path()).stat().st_size
@@ -1528,6 +1529,25 @@ def _redirect_target(response: APIResponse, url: str) -> str | None:
     if response.status not in _REDIRECTS or not location:
         return None
     return resolve_url(location, url) or ""
+
+
+_UNSAFE_NAME = re.compile(r"[^\w .()+,=@-]")
+_MAX_NAME = 120
+
+
+def _safe_name(suggested: str) -> str:
+    """A downloaded file's name as it is saved and reported: the last part of what the page suggested
+    (a path with / or \\ is cut to its end), control and formatting characters (a right-to-left override
+    that turns "gpj.exe" into "exe.jpg" on screen) and anything but letters, digits and plain punctuation
+    replaced by "_", no leading dot (no hidden file), at most `_MAX_NAME` characters with its extension kept."""
+    name = unicodedata.normalize("NFC", re.split(r"[/\\]", suggested)[-1])
+    name = "".join("_" if unicodedata.category(c)[0] == "C" else c for c in name)
+    name = _UNSAFE_NAME.sub("_", name).strip(" .")
+    if len(name) > _MAX_NAME:
+        _, dot, extension = name.rpartition(".")
+        keep = f".{extension}" if dot and len(extension) <= 10 else ""
+        name = name[: _MAX_NAME - len(keep)] + keep
+    return name or "download"
 
 
 def _free_path(path: Path) -> Path:
