@@ -236,7 +236,8 @@ def build_backend(
     *,
     browser_endpoint: str | None = None,
 ) -> Backend:
-    """The model and environment for a session, from what its first event recorded. The browser
+    """The model and environment for a session, from what its first event recorded (the raw log's
+    state: the environment types its declared secrets). The browser
     writes its screenshots and state into the session's directory of `artifacts` (none without it).
     `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium elsewhere
     instead of launching one."""
@@ -244,7 +245,7 @@ def build_backend(
     start = state.start_url
     if is_dry(start):
         fail = model.script.fail_actions if isinstance(model, ScriptedModel) else []
-        return Backend(model, DryEnvironment(fail))
+        return Backend(model, DryEnvironment(fail, secrets=state.secrets.declared))
     from planner.browser.environment import BrowserEnvironment
 
     shots = artifacts.session_dir(session_id) if artifacts is not None and session_id else None
@@ -257,5 +258,6 @@ def build_backend(
         allowed_domains=rules.allowed_domains,  # the fence behind the guard: the same hosts, enforced in the browser
         browser_endpoint=browser_endpoint,
         guard_rules=rules,  # the page's own confirm dialogs are held by the guard's name rule
+        secrets=state.secrets.declared,  # typed where the model writes {{NAME}}, hidden from what it is sent
     )
     return Backend(model, env, make_guard(rules, start or ""))

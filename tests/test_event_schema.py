@@ -128,7 +128,8 @@ def test_a_trace_written_before_versions_reads_its_observations_as_version_1(tmp
 
 def _every_kind() -> list[Event]:
     """Events of every kind, made the way the product makes them: engine runs, operator commands, and
-    the two kinds only the runner records (a fork, a forced alternative before a run) by hand, as it does."""
+    the two kinds only the runner records (a fork, a forced alternative before a run) by hand, as it does;
+    a found secret too (the dry environment has no password field)."""
     from conftest import BROWNIE_TASK, load, new_state, run_script
 
     events = run_script(load("brownie_fail.json"), BROWNIE_TASK, EngineConfig())[1]
@@ -170,6 +171,7 @@ def _every_kind() -> list[Event]:
     rec.record(Kind.ALTERNATIVE_FORCED, "0", child="0.2")
     rec.record(Kind.SESSION_FORKED, from_session="s0", at_seq=3)
     rec.record(Kind.DIAGNOSED, model="demo", error="none")
+    rec.record(Kind.SECRET_FOUND, "0.1", value="hunter2-x")  # the engine's before a password field (test_secrets.py)
     return [*events, *log, *rec.take()]
 
 

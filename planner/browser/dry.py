@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from planner.browser.dialogs import answer_dialog
 from planner.guard import GuardRules
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
+from planner.secrets import Secrets
 
 __all__ = ["DRY_START", "DryEnvironment", "is_dry"]
 
@@ -25,7 +26,10 @@ class DryEnvironment:
     The URL after an action is derived from the action text, so a resumed run sees the same URLs.
     `confirms` maps actions to the message of a `confirm` dialog the page opens when they run, answered
     as the browser answers one (`planner.browser.dialogs`, by `guard_rules`): a risky one is dismissed
-    and the action held for approval unless it runs approved.
+    and the action held for approval unless it runs approved. `secrets` (name -> value) are filled in
+    as the browser fills them (`planner.secrets`): `executed` holds each action as it was run, values
+    and all, while the URL it leads to is made from the action as the model wrote it, and every page
+    is hidden as the browser hides it.
     """
 
     def __init__(
@@ -35,15 +39,17 @@ class DryEnvironment:
         *,
         confirms: Mapping[str, str] | None = None,
         guard_rules: GuardRules | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self.fail_actions = frozenset(fail_actions)
+        self.secrets = Secrets(secrets)
         self.url = start_url
         self.executed: list[str] = []
         self.confirms = dict(confirms or {})
         self.guard_rules = guard_rules if guard_rules is not None else GuardRules()
 
     def execute(self, action: str, *, approved: bool = False) -> ActionResult:
-        self.executed.append(action)
+        self.executed.append(self.secrets.fill(action))
         if action in self.fail_actions:
             return ActionResult(ok=False, error=f"dry run: {action!r} is scripted to fail", page=self.observe())
         reports: tuple[str, ...] = ()
@@ -69,7 +75,8 @@ class DryEnvironment:
         return ActionResult(ok=True, page=self.observe())
 
     def observe(self) -> Page:
-        return Page(url=self.url, title="dry run", text=f"(dry run at {self.url})")
+        url = self.secrets.hide(self.url)
+        return Page(url=url, title="dry run", text=f"(dry run at {url})")
 
     def check(self, action: str) -> str | None:
         return None if action.strip() else "empty action"

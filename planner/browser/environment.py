@@ -46,12 +46,13 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
+from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
 from planner.browser.observation import Element, Place, render_page
 from planner.errors import PlannerError
 from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
+from planner.secrets import Secrets
 
 __all__ = ["BrowserEnvironment", "BrowserThreadError"]
 
@@ -345,6 +346,11 @@ class BrowserEnvironment:
     `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
     action started (`_SHORT_TIMER_MS`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
     them, and its approval lasts until the page it left is read.
+
+    `secrets` (name -> value, `planner.secrets`) are what the task and the model write as `{{NAME}}`:
+    a `type` action types the value (into a field, an editor or a slider), and nothing the model is
+    sent holds one: an observation's text, URL and title show `{{NAME}}` instead, and a screenshot
+    blacks out (Playwright's `mask`) every field whose value holds one.
     """
 
     def __init__(
@@ -360,8 +366,10 @@ class BrowserEnvironment:
         headless: bool = True,
         browser_endpoint: str | None = None,
         guard_rules: GuardRules | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self.start_url = start_url
+        self._secrets = Secrets(secrets)
         self.browser_endpoint = browser_endpoint
         self.screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
         self.storage_path = Path(storage_path) if storage_path is not None else None
@@ -706,7 +714,7 @@ class BrowserEnvironment:
             self._locate(action).hover(timeout=self.timeout_ms)
             page.wait_for_timeout(_SETTLE_MS)
         elif isinstance(action, Type) and self._role(action.element) == "slider":
-            self._slide(action, action.text)
+            self._slide(action, self._secrets.fill(action.text))
         elif isinstance(action, Type):
             locator = self._locate(action)
             if not locator.is_editable(timeout=self.timeout_ms):
@@ -714,7 +722,7 @@ class BrowserEnvironment:
             if self._elements[action.element].editor:
                 self._type_into_editor(action, locator)
             else:
-                locator.fill(action.text, timeout=self.timeout_ms)
+                locator.fill(self._secrets.fill(action.text), timeout=self.timeout_ms)
             if action.enter:
                 locator.press("Enter", timeout=self.timeout_ms)
                 self._settle()
@@ -747,14 +755,15 @@ class BrowserEnvironment:
         """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
         its hidden text area would only add to what the editor's own model holds; then read it back."""
         page = self._require_page()
+        text = self._secrets.fill(action.text)
         if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self.timeout_ms):
             locator.click(timeout=self.timeout_ms)  # an editor that takes focus only from the pointer
         page.keyboard.press("ControlOrMeta+A")
         page.keyboard.press("Delete")
-        page.keyboard.insert_text(action.text)
+        page.keyboard.insert_text(text)
         held = locator.evaluate(EDITOR_TEXT_JS, timeout=self.timeout_ms)
-        if " ".join(held.split()) != " ".join(action.text.split()):
-            shown = " ".join(held.split())
+        if " ".join(held.split()) != " ".join(text.split()):
+            shown = self._secrets.hide(" ".join(held.split()))
             shown = shown if len(shown) <= 120 else shown[:119] + "…"
             raise _ActionFailed(
                 f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
@@ -834,7 +843,9 @@ class BrowserEnvironment:
         try:
             target = float(wanted.strip())
         except ValueError:
-            raise _ActionFailed(f"element {element_id} is a slider; give it a number, not {wanted!r}") from None
+            raise _ActionFailed(
+                f"element {element_id} is a slider; give it a number, not {self._secrets.hide(wanted)!r}"
+            ) from None
         state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)
         if state["native"]:
             return
@@ -1095,7 +1106,8 @@ class BrowserEnvironment:
                     editors,
                     self.viewport[1],
                 )
-                result = Page(url=page.url, title=title, text=observation.text, html_chars=markup)
+                hide = self._secrets.hide
+                result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
                 if _is_crash(error):
                     self._crashed = True
@@ -1115,7 +1127,8 @@ class BrowserEnvironment:
         """A page that could not be read: no ids, so every element action is refused."""
         url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
         self._elements, self._next_top = {}, None
-        self._last_page = Page(url=url, text=f"(the page could not be read: {reason})")
+        hide = self._secrets.hide
+        self._last_page = Page(url=hide(url), text=hide(f"(the page could not be read: {reason})"))
         return self._last_page
 
     def _reading_top(self, url: str) -> float:
@@ -1148,7 +1161,8 @@ class BrowserEnvironment:
 
     def _screenshot(self, suffix: str = "") -> str | None:
         """The viewport as a numbered JPEG in the screenshot folder (`suffix` marks an approval's preview);
-        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio."""
+        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio. With secrets,
+        every field holding one is masked (`SECRET_FIELDS_JS` marks them)."""
         if self.screenshot_dir is None:
             return None
         self._counter += 1
@@ -1156,7 +1170,18 @@ class BrowserEnvironment:
         try:
             self.screenshot_dir.mkdir(parents=True, exist_ok=True)
             page = self._require_page()
-            page.screenshot(path=path, type="jpeg", quality=_JPEG_QUALITY, timeout=self.timeout_ms, scale="css")
+            masked: list[Locator] = []
+            if self._secrets:
+                page.evaluate(SECRET_FIELDS_JS, sorted(self._secrets.values()))
+                masked = [page.locator(f"[{SECRET_FIELD}]")]
+            page.screenshot(
+                path=path,
+                type="jpeg",
+                quality=_JPEG_QUALITY,
+                timeout=self.timeout_ms,
+                scale="css",
+                mask=masked,
+            )
         except (Error, OSError):
             return None
         return str(path)
