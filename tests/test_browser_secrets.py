@@ -38,14 +38,17 @@ class _Server(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        status = 200
         if url.path == "/hello":
             code = parse_qs(url.query).get("code", [""])[0]
             self.received.append(code)
             body = f"<!doctype html><title>Hello {html.escape(code)}</title><p>Welcome, member {html.escape(code)}</p>"
+        elif url.path == "/broken":
+            status, body = 500, "<!doctype html><title>Broken</title><p>try again</p>"
         else:
             body = _FORM
         data = body.encode()
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -97,6 +100,10 @@ def test_a_declared_secret_reaches_the_page_but_not_the_observation_or_the_scree
             assert PASSWORD not in seen, seen
         assert "{{CODE}}" in sent.page.url and "Welcome, member {{CODE}}" in sent.page.text
         assert sent.page.title == "Hello {{CODE}}"
+        again = env.goto(sent.page.url)  # a resume returns to the page the log says it was on
+        assert again.ok and _Server.received == [PASSWORD, PASSWORD], "the URL was filled to open it"
+        broken = env.goto(f"{site}/broken?code={PASSWORD}")  # an error quoting the URL
+        assert broken.error == f"HTTP 500 at {site}/broken?code={{{{CODE}}}}: Broken", broken.error
 
 
 @browser_test

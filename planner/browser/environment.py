@@ -18,7 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -457,7 +457,7 @@ class BrowserEnvironment:
         if isinstance(parsed, Note):
             page = self._last_page or self.observe()
             return ActionResult(ok=True, page=page, duration_ms=_since(started))
-        return self._run(parsed, started, approved)
+        return self._hidden(self._run(parsed, started, approved))
 
     def goto(self, url: str) -> ActionResult:
         """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
@@ -465,7 +465,7 @@ class BrowserEnvironment:
         self._check_thread()
         if not url.strip():
             return ActionResult(ok=False, error="goto needs a URL", page=self._last_page, duration_ms=_since(started))
-        return self._run(Goto(url=url.strip()), started)
+        return self._hidden(self._run(Goto(url=url.strip()), started))
 
     def observe(self) -> Page:
         """Snapshot the current page; element ids in later actions refer to this observation."""
@@ -558,6 +558,15 @@ class BrowserEnvironment:
             except Error:
                 pass  # a navigation replaced the page: there is no scroll position to keep
         return Preview(path, box) if path is not None else None
+
+    def _hidden(self, result: ActionResult) -> ActionResult:
+        """`result` with its error and reports hidden as its page is (`_observe_now`): an HTTP error or a
+        browser message may quote a URL that holds a secret's value."""
+        if not self._secrets or (result.error is None and not result.reports):
+            return result
+        hide = self._secrets.hide
+        error = hide(result.error) if result.error is not None else None
+        return replace(result, error=error, reports=tuple(hide(report) for report in result.reports))
 
     def _element_box(self, element_id: int) -> Box | None:
         """Where the element is on screen once scrolled into view, clipped to the viewport; None when it
@@ -911,7 +920,7 @@ class BrowserEnvironment:
     def _navigate(self, url: str) -> None:
         """Open exactly the URL the guard was shown: Playwright gets it absolute and canonical, so
         neither its own URL completion nor a second parser can send it elsewhere."""
-        resolved = self._goto_url(url)
+        resolved = self._goto_url(self._secrets.fill(url))  # a URL the observation showed with {{NAME}} in it
         if resolved is None:
             raise _ActionFailed(f"cannot open {url!r}: it is not a valid URL")
         if self._hosts is not None and not self._approved:
@@ -1279,7 +1288,7 @@ class BrowserEnvironment:
         self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
         self._nav_pending.clear()
         try:
-            page.goto(self._last_good_url, wait_until="load", timeout=self.timeout_ms)
+            page.goto(self._secrets.fill(self._last_good_url), wait_until="load", timeout=self.timeout_ms)
         except Error:
             pass  # the first observation shows whatever did load; actions report their own errors
 
