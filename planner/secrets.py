@@ -31,7 +31,8 @@ from urllib.parse import quote, quote_plus
 from pydantic import BaseModel
 
 from planner.actions import ActionSyntaxError, Type, parse_action
-from planner.events import PAYLOADS, Event, SecretFound, SessionCreated
+from planner.config import EngineConfig
+from planner.events import PAYLOADS, Event, Kind, SecretFound, SessionCreated
 from planner.inputs import InputError
 
 __all__ = ["MASK", "MIN_CHARS", "PLACEHOLDER", "Secrets", "placeholders", "secrets_in", "typed_text"]
@@ -39,6 +40,7 @@ __all__ = ["MASK", "MIN_CHARS", "PLACEHOLDER", "Secrets", "placeholders", "secre
 MASK = "••••"
 """What a secret is shown as."""
 MIN_CHARS = 4
+"""The shortest value a secret may be declared with."""
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]{0,63})\}\}")
 """`{{NAME}}`: a letter or underscore, then letters, digits and underscores, 64 characters at most."""
 
@@ -55,10 +57,6 @@ def typed_text(action: str) -> str | None:
     except ActionSyntaxError:
         return None
     return parsed.text if isinstance(parsed, Type) else None
-
-
-def _refuse(problem: str) -> NoReturn:
-    raise InputError(problem)
 
 
 def _forms(value: str) -> set[str]:
@@ -96,12 +94,12 @@ class Secrets:
         declared = dict(declared or {})
         for name, value in declared.items():
             if not PLACEHOLDER.fullmatch("{{" + str(name) + "}}"):
-                _refuse(
+                raise InputError(
                     f"'{str(name)[:70]}' is not a secret's name; use a letter or underscore, then letters, digits "
                     "or underscores (64 at most)"
                 )
             if not isinstance(value, str) or len(value) < MIN_CHARS:
-                _refuse(
+                raise InputError(
                     f"the secret {name} is shorter than {MIN_CHARS} characters; masking it would hide ordinary text "
                     "wherever it appears"
                 )
@@ -142,6 +140,10 @@ class Secrets:
 
     def __hash__(self) -> int:
         return hash((frozenset(self._declared.items()), self._found))
+
+    def __reduce__(self) -> tuple[type[Secrets], tuple[dict[str, str], frozenset[str]]]:
+        """Copied and pickled by what it holds (its immutability keeps the default way from setting slots)."""
+        return Secrets, (dict(self._declared), self._found)
 
     def __repr__(self) -> str:
         return f"Secrets(declared={sorted(self._declared)}, found={len(self._found)} values)"
@@ -189,10 +191,12 @@ class Secrets:
 
         The payload is walked as the typed object it is rather than as its JSON text, which would also
         rewrite a field name or an enum value equal to a secret: field names, enum members and numbers
-        stay as they are, every string (a mapping's keys included) is masked. The copy is validated as
-        its kind's payload, as a stored one is read.
+        stay as they are, every string (a mapping's keys included) is masked. Settings are no text and
+        stay too (`EngineConfig`, a `config_changed`): a setting's value equal to a secret ("root") is
+        no secret shown, and masked it would no longer be a setting. The copy is validated as its
+        kind's payload, as a stored one is read.
         """
-        if self._pattern is None:
+        if self._pattern is None or event.kind is Kind.CONFIG_CHANGED:
             return event
         masked, changed = self._walk(event.payload)
         if not changed:
@@ -207,6 +211,8 @@ class Secrets:
                 return value, False
             masked = self.mask(value)
             return masked, masked != value
+        if isinstance(value, EngineConfig):
+            return value, False
         if isinstance(value, BaseModel) or dataclasses.is_dataclass(value):
             names = type(value).model_fields if isinstance(value, BaseModel) else value.__dataclass_fields__
             fields = {name: self._walk(getattr(value, name)) for name in names}

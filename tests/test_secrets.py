@@ -137,15 +137,21 @@ def test_a_masked_event_holds_no_value_and_keeps_its_kind_fields_and_enums() -> 
     assert playbook == {f"task {MASK}": [MASK]}, "a mapping's keys are masked too"
 
 
-def test_a_secret_equal_to_an_enum_value_or_a_field_name_leaves_them_alone() -> None:
+def test_a_secret_equal_to_an_enum_value_a_setting_or_a_field_name_leaves_them_alone() -> None:
     state = SessionState()
     rec = Recorder(state)
-    rec.record(Kind.SESSION_CREATED, task="task", model="script", secrets={"S": "running"})
-    rec.record(Kind.NOTE_ADDED, text="still running")
-    secrets = Secrets({"S": "running"})
-    created, note = (secrets.mask_event(e) for e in rec.take())
+    rec.record(Kind.SESSION_CREATED, task="task", model="script", secrets={"S": "running", "R": "root"})
+    rec.record(Kind.CONFIG_CHANGED, changes={"completion_check": "root"})
+    rec.record(Kind.NOTE_ADDED, text="still running at the root; action")
+    secrets = Secrets({"S": "running", "R": "root", "A": "action"})
+    events = rec.take()
+    masked = [secrets.mask_event(e) for e in events]
+    created, changed, note = masked
+    assert changed is events[1], "a setting is no text"
     assert created.payload.status is RunStatus.RUNNING  # type: ignore[attr-defined]
-    assert note.payload.text == f"still {MASK}"  # type: ignore[attr-defined]
+    assert created.payload.config.completion_check == "root"  # type: ignore[attr-defined]
+    assert note.payload.text == f"still {MASK} at the {MASK}; {MASK}"  # type: ignore[attr-defined]
+    assert replay(masked).config.completion_check == "root"
 
 
 def test_no_secrets_costs_nothing_the_same_event_comes_back() -> None:
@@ -294,3 +300,12 @@ def test_an_edited_action_holding_the_mask_is_refused_in_one_sentence() -> None:
     assert state.status is RunStatus.AWAITING_APPROVAL
     edited = apply_command(state, EditAction(action="type [3] {{PASSWORD}}"))
     assert Kind.APPROVAL_GRANTED in [e.kind for e in edited]
+
+
+def test_secrets_copy_and_pickle_as_values() -> None:
+    import copy
+    import pickle
+
+    secrets = Secrets({"PASSWORD": PASSWORD}, [FOUND])
+    assert copy.deepcopy(secrets) == secrets == pickle.loads(pickle.dumps(secrets))
+    assert copy.deepcopy(secrets).mask(PASSWORD) == MASK
