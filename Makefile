@@ -32,6 +32,7 @@ test: browser postgres
 bench: browser
 	$(PY) -m bench.engine
 	$(PY) -m bench.durable --cli
+	$(PY) -m bench.secrets
 	$(PY) -m bench.browser
 	$(PY) -m bench.console
 

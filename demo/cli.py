@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, store: EventStore) -> int:
         state = Runner(store, session_id, artifacts=artifacts_root(args.db)).run(
             on_idle=auto_approver(store, session_id)
         )
-    print(tree_text(state.tree))
+    print(state.secrets.mask(tree_text(state.tree)))  # the runner's state holds the values it typed
     verdict = check_answer(task, state.final_answer or "")
     cli.emit({**cli.run_summary(session_id, state), "criteria_met": verdict.passed, "missing": verdict.missing})
     return cli.EXIT_OK if verdict.passed else cli.EXIT_FAILED

@@ -41,6 +41,7 @@ from planner.diff import EditRecorder
 from planner.errors import CommandRejected
 from planner.events import Cause, CommandApplied, Event, Kind, NodeChange, NodeFace
 from planner.inputs import InputError, describe_validation_error, shown
+from planner.secrets import MASK
 from planner.state import TERMINAL, Recorder, RunStatus, SessionState
 from planner.status import CLOSED, IN_PROGRESS, REMOVED, REOPENABLE
 from planner.templates import ParamName, Template, TemplateGoal
@@ -981,6 +982,11 @@ def _reject(state: SessionState, command: Reject) -> list[_Effect]:
 
 def _edit_action(state: SessionState, command: EditAction, check_action: ActionCheck | None) -> list[_Effect]:
     action = command.action.strip()
+    if MASK in action:  # the operator saw the action masked (`planner.secrets`): the dots are no secret's value
+        raise CommandRejected(
+            f"the action holds a masked secret ({MASK}), which would be typed as those dots; write the secret as "
+            "{{NAME}} or approve the action as shown"
+        )
     problem = check_action(action) if check_action is not None else None
     if problem:
         raise CommandRejected(f"{action} cannot run on this page: {problem}")

@@ -34,6 +34,7 @@ from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
 from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Operator, Repair, Reply, StepWork, View
 from planner.protocols import ActionResult, ElementInfo, Environment, Model, Page
+from planner.secrets import typed_text
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
@@ -142,14 +143,19 @@ class Engine:
         return True
 
     def _held_before(self, position: Position) -> bool:
-        """Stop before a browser action that needs approval or sits on a breakpoint."""
+        """Stop before a browser action that needs approval or sits on a breakpoint; before either, note a
+        secret the action would type into a password field."""
         node = position.node
         if position.frame is not Frame.ENTERING or node.type is not NodeType.ACTION or node.action is None:
             return False
         state = self.state
-        if self.config.guard and self.guard is not None and state.approved_node != node.id:
-            target = self.env.target(node.action)
-            rule = self.guard(node.action, target)
+        guard = self.guard if self.config.guard and state.approved_node != node.id else None
+        typed = typed_text(node.action)
+        target = self.env.target(node.action) if guard is not None or typed is not None else None
+        if typed is not None:
+            self._note_secret(node.id, typed, target)
+        if guard is not None:
+            rule = guard(node.action, target)
             if rule is not None:
                 self._ask_approval(node.id, node.action, rule, target)
                 return True
@@ -157,6 +163,15 @@ class Engine:
             self._break(node.id, f"breakpoint: before {node.id} ({node.action})")
             return True
         return False
+
+    def _note_secret(self, node_id: str, typed: str, target: ElementInfo | None) -> None:
+        """Before text is typed into a password field, record it as a secret (`planner.secrets`): every
+        reader of the log then sees it masked, the approval box about to hold the action included."""
+        if target is None or target.input_type.lower() != "password":
+            return
+        value = self.state.secrets.revealed_by(typed)
+        if value is not None:
+            self._rec.record(Kind.SECRET_FOUND, node_id, value=value)
 
     def _break(self, node_id: str, reason: str) -> None:
         """Pause at a breakpoint on `node_id`: the resumed run passes it (`breakpoint_node`), and the

@@ -60,6 +60,7 @@ __all__ = [
     "RevisionUsed",
     "RolledBack",
     "RunStatus",
+    "SecretFound",
     "SessionCreated",
     "SessionFinished",
     "SessionForked",
@@ -101,6 +102,7 @@ class Kind(StrEnum):
     COMMAND_APPLIED = "command_applied"
     COMMAND_REJECTED = "command_rejected"
     DIAGNOSED = "diagnosed"
+    SECRET_FOUND = "secret_found"
 
 
 class RunStatus(StrEnum):
@@ -239,6 +241,10 @@ class SessionCreated(Payload):
     """Strings a correct final answer contains (a bundled task's criteria; `planner.answers`)."""
     by: str | None = None
     """The operator who started it (None: not known; a session recorded before this field says none)."""
+    secrets: dict[str, str] = Field(default_factory=dict)
+    """Secrets the task writes as `{{NAME}}`, name -> value (`planner.secrets`): only the browser types a
+    value; every reader of the log sees it masked. A session recorded before this field declares none,
+    so it needs no upgrade; a fork inherits its parent's with its events."""
 
 
 class SessionForked(Payload):
@@ -406,6 +412,15 @@ class ActionEdited(Payload):
     action: str
 
 
+class SecretFound(Payload):
+    """The agent is about to type `value` into a password field (`planner.secrets`): from here on every
+    reader of the log sees it masked, in every event, earlier ones included. Recorded before the action
+    is held for approval, so the approval box already shows it masked."""
+
+    KIND = Kind.SECRET_FOUND
+    value: str
+
+
 class ApprovalRequested(Payload):
     """A guarded action held for an operator, with what they need to judge it: the `rule` it matched,
     the element it would touch (`role`, `name`: page text, empty when the action touches none or it is
@@ -562,6 +577,7 @@ PAYLOADS: dict[Kind, type[Payload]] = {
         CommandApplied,
         CommandRejected,
         Diagnosed,
+        SecretFound,
     )
 }
 """The payload model of every kind."""

@@ -49,6 +49,7 @@ from planner.events import (
     RevisionUsed,
     RolledBack,
     RunStatus,
+    SecretFound,
     SessionCreated,
     SessionFinished,
     SessionForked,
@@ -56,6 +57,7 @@ from planner.events import (
     StatusChanged,
 )
 from planner.operators import Candidate
+from planner.secrets import Secrets
 from planner.status import CLOSED, REMOVED, move
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, TemplateRef, Tree
 
@@ -133,7 +135,9 @@ class SessionState:
     is in neither. `failed` holds the nodes whose last outcome was a failure, those the engine then
     pruned included (a failed action ends PRUNED), so every view tells a failure from a prune; a node
     tried again (reopened, repaired) leaves it. `started_by` is the operator who started the session,
-    or forked it from another (None: not known).
+    or forked it from another (None: not known). `secrets` are the ones the session declared and the
+    ones found typed into password fields so far (`planner.secrets`; in a state folded from a masked
+    log, their values are masked too).
     """
 
     task: str = ""
@@ -176,6 +180,7 @@ class SessionState:
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
+    secrets: Secrets = field(default_factory=Secrets)
 
     @property
     def answer_check(self) -> AnswerCheck | None:
@@ -214,6 +219,7 @@ def _session_created(state: SessionState, event: Event) -> None:
     state.cause = Cause.OPERATOR  # started, running or paused, as the operator asked
     state.expect = list(p.expect)
     state.started_by = p.by
+    state.secrets = Secrets(p.secrets)
     state.tree.nodes[ROOT_ID] = Node(id=ROOT_ID, description=p.task, url=state.url)
 
 
@@ -594,6 +600,10 @@ def _diagnosed(state: SessionState, event: Event) -> None:
     state.diagnosis = cast(Diagnosed, event.payload)
 
 
+def _secret_found(state: SessionState, event: Event) -> None:
+    state.secrets = state.secrets.with_found(cast(SecretFound, event.payload).value)
+
+
 def _ignore(state: SessionState, event: Event) -> None:
     return None
 
@@ -628,6 +638,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.COMMAND_APPLIED: _command_handled,
     Kind.COMMAND_REJECTED: _command_handled,
     Kind.DIAGNOSED: _diagnosed,
+    Kind.SECRET_FOUND: _secret_found,
 }
 
 

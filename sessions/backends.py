@@ -278,7 +278,8 @@ def build_backend(
     *,
     browser_endpoint: str | None = None,
 ) -> Backend:
-    """The model and environment for a session, from what its first event recorded. The browser
+    """The model and environment for a session, from what its first event recorded (the raw log's
+    state: the environment types its declared secrets). The browser
     writes its screenshots and state into the session's directory of `artifacts` (none without it).
     `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium elsewhere
     instead of launching one."""
@@ -286,7 +287,7 @@ def build_backend(
     start = state.start_url
     if is_dry(start):
         fail = model.script.fail_actions if isinstance(model, ScriptedModel) else []
-        return Backend(model, DryEnvironment(fail))
+        return Backend(model, DryEnvironment(fail, secrets=state.secrets.declared))
     from planner.browser.environment import BrowserEnvironment
 
     shots = artifacts.session_dir(session_id) if artifacts is not None and session_id else None
@@ -300,5 +301,6 @@ def build_backend(
         browser_endpoint=browser_endpoint,
         guard_rules=rules,  # the page's own confirm dialogs are held by the guard's name rule
         request_rules=state.config.request_rules,  # the effect fence's policy until the first action brings its own
+        secrets=state.secrets.declared,  # typed where the model writes {{NAME}}, hidden from what it is sent
     )
     return Backend(model, env, make_guard(rules, start or ""))

@@ -4,10 +4,15 @@ Every subcommand prints JSON on its last stdout line (or a readable tree for `sh
 stderr as one sentence saying what to do. Exit codes: 0 done, 1 the run failed (or a command was
 rejected), 2 bad input (nothing was recorded), 3 the run paused and `--exit-on-pause` was given.
 
-Bad input is refused as early as it can be: argparse type functions bound every number and the
-size of every text before anything reaches the store, and the errors the store, the planner and
-the file readers raise on purpose become one line here. Anything else is a bug and keeps its
-traceback.
+Bad input is refused as early as it can be: an argument whose bytes are not UTF-8 is refused where
+arguments are parsed, naming its option, before any is used; argparse type functions bound every
+number and the size of every text before anything reaches the store, and the errors the store, the
+planner and the file readers raise on purpose become one line here. Anything else is a bug and keeps
+its traceback.
+
+Secrets (`planner.secrets`) come from `--secret NAME=VALUE` or `$ANDOR_SECRET_NAME` and are never
+printed: errors do not echo them, and what is printed of a session is read masked (`sessions.reading`)
+or, for the run this process drives, masked with the runner's own secrets.
 
 A subcommand's arguments are added only when it is the one given, and each imports what it uses:
 `list` loads no engine, model registry or command model; `command` loads the command models its
@@ -113,13 +118,15 @@ def emit(payload: dict[str, Any]) -> None:
 
 
 def run_summary(session_id: str, state: SessionState) -> dict[str, Any]:
-    """What a finished or paused run reports: the JSON a script reads after `run`, `resume` or a demo run."""
+    """What a finished or paused run reports: the JSON a script reads after `run`, `resume` or a demo run.
+    The runner's state holds the secrets' values (`planner.secrets`); what is printed has them masked."""
+    mask = state.secrets.mask
     return {
         "session_id": session_id,
         "status": state.status.value,
-        "final_answer": state.final_answer,
+        "final_answer": mask(state.final_answer) if state.final_answer is not None else None,
         "steps": state.steps,
-        "reason": state.reason,
+        "reason": mask(state.reason) if state.reason is not None else None,
     }
 
 
@@ -180,7 +187,8 @@ class _PauseNotice:
         key = (state.status, state.reason, state.steps, approval)
         if key != self._last:  # a rejected command while paused changes nothing worth repeating
             self._last = key
-            print(_pause_notice(state, self.session_id, self.db, self.exit_on_pause), file=sys.stderr, flush=True)
+            notice = state.secrets.mask(_pause_notice(state, self.session_id, self.db, self.exit_on_pause))
+            print(notice, file=sys.stderr, flush=True)
         self.left = self.exit_on_pause
         return not self.exit_on_pause
 
@@ -297,7 +305,31 @@ def _create(args: argparse.Namespace, store: EventStore) -> str:
         paused=args.paused,
         effort=args.effort,
         by=_operator(args.by),
+        secrets=_secrets(args),
     )
+
+
+def _secrets(args: argparse.Namespace) -> dict[str, str]:
+    """The session's secrets: each `--secret NAME=VALUE`, and for each `{{NAME}}` of the task not given so,
+    `$ANDOR_SECRET_NAME`. A placeholder with neither is refused; no message ever shows a value."""
+    import os
+
+    from planner.secrets import placeholders
+
+    given = dict(args.secret)
+    for name in placeholders(args.task):
+        if name in given:
+            continue
+        variable = f"ANDOR_SECRET_{name}"
+        value = os.environ.get(variable)
+        if value is None:
+            raise _UsageError(
+                f"the task writes {{{{{name}}}}} but gives it no value; add --secret {name}=VALUE or set ${variable}"
+            )
+        if not _utf8(value):
+            raise _UsageError(f"${variable} is not UTF-8 text; set it again as UTF-8")
+        given[name] = value
+    return given
 
 
 def _run(args: argparse.Namespace, store: EventStore) -> int:
@@ -669,6 +701,18 @@ def text_argument(what: str, limit: int) -> Callable[[str], str]:
     return parse
 
 
+def _secret(text: str) -> tuple[str, str]:
+    """`--secret NAME=VALUE`, refused without ever echoing the text (it holds the value)."""
+    from planner.secrets import PLACEHOLDER
+
+    name, equals, value = text_argument("secret", 4000)(text).partition("=")
+    if not equals or not PLACEHOLDER.fullmatch("{{" + name + "}}"):
+        raise argparse.ArgumentTypeError(
+            "write a secret as NAME=VALUE, NAME being a letter or underscore, then letters, digits or underscores"
+        )
+    return name, value
+
+
 def path_argument(what: str) -> Callable[[str], str]:
     """An argparse type for a file path or URL: not empty, of a length the system can use."""
     bounded = text_argument(what, MAX_PATH_CHARS)
@@ -967,6 +1011,15 @@ def _session_arguments(parser: argparse.ArgumentParser) -> None:
         "--breakpoint", action="append", default=[], type=breakpoint_, help=f"pause by itself: {kinds} (repeatable)"
     )
     parser.add_argument("--paused", action="store_true", help="create the session paused (review before it starts)")
+    parser.add_argument(
+        "--secret",
+        action="append",
+        default=[],
+        type=_secret,
+        metavar="NAME=VALUE",
+        help="a secret the task writes as {{NAME}}: the browser types its value, and no person, file or model sees "
+        "it (repeatable; $ANDOR_SECRET_NAME gives one the task names too)",
+    )
     parser.add_argument("--id", type=_new_session_id, help="session id to use (default: random)")
     _operator_argument(parser, "who starts it")
 
@@ -1187,7 +1240,13 @@ class _Parser(argparse.ArgumentParser):
         return self
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        return super(_Parser, self.complete()).parse_known_args(args, namespace)
+        """Parse, after one check of every argument: text Python could not decode (bytes that are not
+        UTF-8, which it keeps as lone surrogates) is refused here, naming its option, before any is used."""
+        given = list(sys.argv[1:] if args is None else args)
+        problem = _undecodable(self.complete(), given)
+        if problem is not None:
+            self.error(problem)
+        return super().parse_known_args(given, namespace)
 
     def format_usage(self) -> str:
         return super(_Parser, self.complete()).format_usage()
@@ -1197,6 +1256,47 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"error: {_one_line(message)}; see `{self.prog} --help`\n")
+
+
+def _utf8(text: str) -> bool:
+    """Whether `text` is text: a command-line argument or environment variable whose bytes were not
+    UTF-8 reaches Python as lone surrogates ('caf\\udce9'), which no file, database or terminal takes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _flags(parser: argparse.ArgumentParser, given: Sequence[str]) -> set[str]:
+    """The options of `parser`, and of the subcommands `given` names, that take no value."""
+    flags: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                if name in given:
+                    flags |= _flags(child.complete() if isinstance(child, _Parser) else child, given)
+        elif action.nargs == 0:
+            flags.update(action.option_strings)
+    return flags
+
+
+def _undecodable(parser: argparse.ArgumentParser, given: Sequence[str]) -> str | None:
+    """One sentence naming the first argument that is not UTF-8 text (its option, for a value), or None.
+    An option's value is never echoed: it may be a secret."""
+    for index, arg in enumerate(given):
+        if _utf8(arg):
+            continue
+        option, equals, _ = arg.partition("=")
+        before = given[index - 1] if index else ""
+        if arg.startswith("-"):
+            what = f"the value of {option}" if equals and _utf8(option) else "an option's name"
+        elif before.startswith("-") and "=" not in before and before not in _flags(parser, given):
+            what = f"the value of {before}"
+        else:
+            what = f"the argument '{shown(arg, 40)}'"
+        return f"{what} is not UTF-8 text; give it in UTF-8"
+    return None
 
 
 def build_parser(

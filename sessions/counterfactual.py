@@ -43,7 +43,7 @@ from planner.status import CLOSED, REMOVED
 from planner.tree import Node, NodeType, Status
 from sessions.backends import build_backend, prepare_model
 from sessions.errors import SessionsError
-from sessions.reading import load_state
+from sessions.reading import load_events, load_state
 from sessions.runner import queue_command
 from sessions.store import EventStore
 
@@ -169,7 +169,7 @@ def reask(
     `effort` for a Claude model. Raises `ReaskError` (or the model factory's `UnknownModel`, or the
     script's `ScriptError`) with one sentence.
     """
-    events = store.load(session_id)
+    events = load_events(store, session_id)  # what the call saw, as people may see it: secrets masked
     event = _call_event(session_id, events, call_seq)
     recorded = cast(ModelCalled, event.payload)
     state = replay(e for e in events if e.seq < call_seq)

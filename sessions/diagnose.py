@@ -22,6 +22,7 @@ from planner.models.capabilities import DEFAULT_MODEL
 from planner.state import TERMINAL, replay
 from sessions.backends import parse_model_spec
 from sessions.errors import SessionInputError
+from sessions.reading import load_events
 from sessions.store import EventStore
 
 __all__ = ["diagnose_command", "diagnose_session"]
@@ -43,7 +44,7 @@ def diagnose_session(
         )
     if info.lease_owner is not None:
         raise SessionInputError(f"session {session_id} is still being closed by its runner; try again in a moment")
-    events = store.load(session_id)
+    events = load_events(store, session_id)  # masked: the model diagnosing it is shown no secret
     state = replay(events)
     if spec.kind == "claude":
         from planner.models.claude import ClaudeModel

@@ -1,7 +1,12 @@
-"""Reading a session's log: its events up to a point and the state they fold to.
+"""Reading a session's log for people and files: its events up to a point and the state they fold to, masked.
 
 Kept apart from the runner so that a read-only command (`show`, `export`, the console's time travel)
 loads neither the engine nor the model and browser adapters.
+
+Every reader that shows or writes what a session did reads here, and reads it masked
+(`planner.secrets`): each secret the whole log declares or finds is `MASK` in every event, those before
+the one that found it included. The runner and the engine read the raw log (`EventStore.load`): the
+browser must type the values.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.inputs import shown
+from planner.secrets import Secrets, secrets_in
 from planner.state import SessionState, replay
 from sessions.errors import SessionInputError
 from sessions.store import EventStore
@@ -16,7 +22,7 @@ from sessions.store import EventStore
 if TYPE_CHECKING:
     from planner.events import Event
 
-__all__ = ["event_number", "load_events", "load_state"]
+__all__ = ["event_number", "load_events", "load_state", "masked"]
 
 
 def event_number(store: EventStore, session_id: str, at: object) -> int:
@@ -27,13 +33,31 @@ def event_number(store: EventStore, session_id: str, at: object) -> int:
     return at
 
 
-def load_events(store: EventStore, session_id: str, upto: int | None = None) -> list[Event]:
-    """The log, or its first `upto` events (refused with one sentence when there is no such event)."""
+def masked(events: list[Event], secrets: Secrets) -> list[Event]:
+    """`events` as a reader may see them: each with `secrets` masked (the same list when there are none)."""
+    if not secrets:
+        return events
+    return [secrets.mask_event(event) for event in events]
+
+
+def load_events(
+    store: EventStore, session_id: str, upto: int | None = None, *, after: int = 0, secrets: Secrets | None = None
+) -> list[Event]:
+    """The log, or its events past `after` up to `upto` (refused with one sentence when there is no such
+    event), masked with the secrets of the whole log; a caller that already knows them (the console's
+    follower of the log) passes `secrets`, and only the events asked for are read."""
     if upto is not None:
         upto = event_number(store, session_id, upto)
-    return store.load(session_id, upto=upto)
+    events = store.load(session_id, after=after, upto=upto)
+    if secrets is None:
+        secrets = secrets_in(events)
+        if after:
+            secrets = secrets_in(store.load(session_id, upto=after), secrets)
+        if upto is not None:
+            secrets = secrets_in(store.load(session_id, after=upto), secrets)
+    return masked(events, secrets)
 
 
 def load_state(store: EventStore, session_id: str, upto: int | None = None) -> SessionState:
-    """State at the end of the log, or just after event `upto` (time travel)."""
+    """State at the end of the log, or just after event `upto` (time travel), masked."""
     return replay(load_events(store, session_id, upto))

@@ -39,6 +39,7 @@ from planner.tree import Node
 from sessions.artifacts import ArtifactStore, LocalArtifacts
 from sessions.errors import SessionInputError
 from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
+from sessions.reading import load_events
 from sessions.store import EventStore
 
 __all__ = ["FORMATS", "html_report", "report_command", "tree_graphml", "write_report"]
@@ -60,7 +61,7 @@ def write_report(store: EventStore, session_id: str, path: Path | str, artifacts
         raise SessionInputError(
             f"cannot write a report as '{target.suffix or target.name}'; use one of {', '.join(sorted(FORMATS))}"
         )
-    events = store.load(session_id)
+    events = load_events(store, session_id)
     state = SessionState()
     for event in events:
         apply(state, event)

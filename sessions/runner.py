@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -41,13 +41,14 @@ from planner.commands import (
 from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Cause, CommandApplied, CommandRejected, Event, Kind
-from planner.inputs import shown
+from planner.inputs import InputError, shown
 from planner.protocols import Environment, Model
+from planner.secrets import Secrets, placeholders, secrets_in
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.artifacts import ArtifactStore, artifact_store
 from sessions.backends import Backend, build_backend, bundled_expectations, bundled_request_rules, prepare_model
 from sessions.errors import InvalidCommand, SessionInputError
-from sessions.reading import event_number, load_state
+from sessions.reading import event_number
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
 
 __all__ = [
@@ -85,14 +86,29 @@ def create_session(
     paused: bool = False,
     effort: str | None = None,
     by: str | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> str:
     """Record a new session; it starts running (or paused, for plan review) when a runner picks it up.
 
     `effort` overrides a Claude model's per-operator thinking effort for the whole session (stored
-    with it, so a resumed run keeps it). `by` is the operator who starts it (None: not known)."""
+    with it, so a resumed run keeps it). `by` is the operator who starts it (None: not known).
+    `secrets` (name -> value, `planner.secrets`) are what the task writes as `{{NAME}}`: the browser
+    types them, and no person, file or model sees them. Every placeholder in the task needs one, and a
+    declared value the task spells out is replaced by its placeholder, so the task never holds one."""
     task = task.strip()
     if not task:
         raise SessionInputError("the task is empty; describe what the agent should do")
+    try:
+        declared = Secrets(secrets)
+    except InputError as error:
+        raise SessionInputError(str(error)) from None
+    task = declared.hide(task)
+    missing = [name for name in placeholders(task) if name not in declared.declared]
+    if missing:
+        raise SessionInputError(
+            f"the task writes {{{{{missing[0]}}}}} but no secret {missing[0]} is given; give its value or write "
+            "the task without it"
+        )
     if session_id is not None and not _SESSION_ID.fullmatch(session_id):
         raise SessionInputError(
             f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-'"
@@ -114,6 +130,7 @@ def create_session(
         config=config.model_dump(mode="json"),
         status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
         by=by,
+        secrets=dict(declared.declared),
     )
     store.create_session(
         session_id, task, model, recorder.take(), status=state.status.value, cause=_cause(state), cost_usd=0.0
@@ -139,7 +156,7 @@ def fork_session(store: EventStore, session_id: str, at: int, *, by: str | None 
         [*events, *recorder.take()],
         status=state.status.value,
         cause=_cause(state),
-        reason=state.reason,
+        reason=_shown(state, state.reason),
         steps=state.steps,
         parent_id=session_id,
         forked_at=at,
@@ -182,7 +199,7 @@ def command_outcome(store: EventStore, session_id: str, command_id: str, *, afte
 
     Give `after` the session's last event number from before the command was queued: an outcome
     can only come later, so the read never goes through the log's older events."""
-    return _outcome_in(store.load(session_id, after=after), command_id)
+    return _shown_outcome(store, session_id, _outcome_in(store.load(session_id, after=after), command_id))
 
 
 def wait_for_outcome(
@@ -196,7 +213,7 @@ def wait_for_outcome(
         events = store.load(session_id, after=after)
         done = _outcome_in(events, command_id)
         if done is not None or time.monotonic() >= deadline:
-            return done
+            return _shown_outcome(store, session_id, done)
         after = events[-1].seq if events else after
         time.sleep(0.05)
 
@@ -209,6 +226,19 @@ def _outcome_in(events: list[Event], command_id: str) -> CommandOutcome | None:
                 return CommandOutcome(True, None, event.seq, handled.warning)
             return CommandOutcome(False, handled.reason, event.seq)
     return None
+
+
+def _shown_outcome(store: EventStore, session_id: str, outcome: CommandOutcome | None) -> CommandOutcome | None:
+    """An outcome as people see it: a reason or warning that quotes the session's text is masked
+    (`planner.secrets`; the whole log is read for its secrets only when there is such text)."""
+    if outcome is None or (outcome.reason is None and outcome.warning is None):
+        return outcome
+    secrets = secrets_in(store.load(session_id))
+    if not secrets:
+        return outcome
+    reason = secrets.mask(outcome.reason) if outcome.reason is not None else None
+    warning = secrets.mask(outcome.warning) if outcome.warning is not None else None
+    return CommandOutcome(outcome.applied, reason, outcome.seq, warning)
 
 
 def _alive(pid: int) -> bool:
@@ -344,7 +374,7 @@ class Runner:
     ) -> None:
         self.store = store
         self.session_id = session_id
-        self.state = load_state(store, session_id)
+        self.state = _raw_state(store, session_id)
         remote = {"browser_endpoint": browser_endpoint} if browser_endpoint is not None else {}
         self.backend = backend or build_backend(self.state, artifact_store(artifacts), session_id, **remote)
         self.poll = poll
@@ -449,7 +479,7 @@ class Runner:
             self._fresh = False
             replay(self.store.load(self.session_id, after=self.state.seq), self.state)
         else:
-            self.state = load_state(self.store, self.session_id)
+            self.state = _raw_state(self.store, self.session_id)
 
     def _apply_commands(self) -> None:
         """Handle queued commands at a step boundary. While running, the append just before this
@@ -487,10 +517,17 @@ class Runner:
         return recorder.take()
 
     def _persist(self, events: list[Event], handled: list[str] | None = None) -> None:
+        """Append a batch, the listing's row with it. The row is what lists show, so its reason is masked,
+        and a batch that finds a secret the task spells out masks the row's task too (the log keeps the
+        task as it was, for the runs that read it)."""
         if not events:
             return
         state = self.state
         assert self._lease is not None, "a runner writes only under its lease"
+        task = None
+        if any(e.kind is Kind.SECRET_FOUND for e in events):
+            task = state.secrets.mask(state.task)
+            task = task if task != state.task else None
         started = time.monotonic()
         try:
             self._last_order = self.store.append(
@@ -498,7 +535,8 @@ class Runner:
                 events,
                 status=state.status.value,
                 cause=_cause(state),
-                reason=state.reason,
+                reason=_shown(state, state.reason),
+                task=task,
                 steps=state.steps,
                 cost_usd=state.metrics.cost_usd,
                 handled=handled or (),
@@ -524,7 +562,7 @@ class Runner:
                 return
             try:
                 if not clean:
-                    self.state = load_state(self.store, self.session_id)
+                    self.state = _raw_state(self.store, self.session_id)
                 if self.state.status is RunStatus.RUNNING and not (clean and hand_over):
                     recorder = Recorder(self.state)
                     recorder.record(
@@ -542,6 +580,16 @@ class Runner:
                 _log.warning("session %s: could not release the runner lease: %s", self.session_id, error)
         finally:
             self.backend.close()
+
+
+def _raw_state(store: EventStore, session_id: str) -> SessionState:
+    """The state of the raw log: a runner acts on the secrets' values (`sessions.reading` masks them)."""
+    return replay(store.load(session_id))
+
+
+def _shown(state: SessionState, text: str | None) -> str | None:
+    """`text` as the listing may show it: every secret the session has masked."""
+    return state.secrets.mask(text) if text is not None else None
 
 
 def _cause(state: SessionState) -> str | None:

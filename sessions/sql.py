@@ -178,6 +178,7 @@ def _advance(fenced: bool) -> sa.Update:
         "last_seq": sa.bindparam("s_last"),
         "updated_at": sa.bindparam("s_now"),
         "cost_usd": sa.func.coalesce(sa.bindparam("s_cost", type_=sa.Float), _sessions.c.cost_usd),
+        "task": sa.func.coalesce(sa.bindparam("s_task", type_=sa.Text), _sessions.c.task),
         "status_since": sa.case(
             (_sessions.c.status == sa.bindparam("s_status"), _sessions.c.status_since), else_=sa.bindparam("s_now")
         ),
@@ -587,6 +588,7 @@ class SqlStore(EventStore):
         beat: float | None = None,
         cause: str | None = None,
         cost_usd: float | None = None,
+        task: str | None = None,
     ) -> int | None:
         if not events:
             return None
@@ -603,6 +605,7 @@ class SqlStore(EventStore):
             "s_now": time.time(),
             "s_beat": beat,
             "s_cost": cost_usd,
+            "s_task": task,
         }
         with self._tx() as conn:
             # The session row first: it checks sequence and lease together and (on PostgreSQL) locks the

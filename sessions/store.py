@@ -173,9 +173,11 @@ class EventStore(ABC):
         beat: float | None = None,
         cause: str | None = None,
         cost_usd: float | None = None,
+        task: str | None = None,
     ) -> int | None:
         """Append events whose seqs continue the log, update the listing projection (`status`,
-        `cause`, `reason`, `steps`, and unless None `cost_usd`: the state after them;
+        `cause`, `reason`, `steps`, and unless None `cost_usd` and `task`, the task as lists show it
+        (masked once a secret it spells out is found): the state after them;
         `status_since` moves when the status changes) and mark commands
         handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
         when `lease` (a runner's fencing token) is no longer the session's lease generation. With

@@ -128,7 +128,8 @@ def test_a_trace_written_before_versions_reads_its_observations_as_version_1(tmp
 
 def _every_kind() -> list[Event]:
     """Events of every kind, made the way the product makes them: engine runs, operator commands, and
-    the two kinds only the runner records (a fork, a forced alternative before a run) by hand, as it does."""
+    the two kinds only the runner records (a fork, a forced alternative before a run) by hand, as it does;
+    a found secret too (the dry environment has no password field)."""
     from conftest import BROWNIE_TASK, load, new_state, run_script
 
     events = run_script(load("brownie_fail.json"), BROWNIE_TASK, EngineConfig())[1]
@@ -170,6 +171,7 @@ def _every_kind() -> list[Event]:
     rec.record(Kind.ALTERNATIVE_FORCED, "0", child="0.2")
     rec.record(Kind.SESSION_FORKED, from_session="s0", at_seq=3)
     rec.record(Kind.DIAGNOSED, model="demo", error="none")
+    rec.record(Kind.SECRET_FOUND, "0.1", value="hunter2-x")  # the engine's before a password field (test_secrets.py)
     return [*events, *log, *rec.take()]
 
 
@@ -232,3 +234,14 @@ def test_a_trace_whose_event_does_not_fit_is_refused_in_one_sentence(tmp_path: P
     said = str(refused.value)  # the path is clamped when long, so only its start is certain
     assert said.startswith(f"cannot replay '{str(path)[:20]}") and said.endswith(f"': {message}"), said
     assert "\n" not in str(refused.value)
+
+
+def test_secrets_need_no_upgrade_a_session_created_before_them_declares_none() -> None:
+    """`session_created` gained `secrets` with a default (no version bump: an older payload without it
+    reads as declaring none), and `secret_found` is a new kind at version 1, so no older row can hold it."""
+    _state, log = _log()
+    old = {k: v for k, v in log[0].data.items() if k != "secrets"}
+    read = Event.from_json(1, "session_created", None, json.dumps(old), 1)
+    assert read.payload.secrets == {} and read.version == SCHEMA_VERSIONS["session_created"] == 1  # type: ignore[attr-defined]
+    assert replay([read]).secrets.declared == {}
+    assert SCHEMA_VERSIONS["secret_found"] == 1

@@ -22,7 +22,7 @@ from sessions.markdown import md
 from ui.commands import Outcome, alert, faded, send, settle
 from ui.context import Console, console
 
-__all__ = ["Scope", "scope", "show_result", "submit"]
+__all__ = ["Scope", "not_text", "scope", "show_result", "submit"]
 
 _RESULTS = "_form_results"
 """Session state: {(scope, form): (outcome, the widgets to empty once it is applied, when it was answered)}."""
@@ -55,6 +55,22 @@ def scope(session_id: str, *parts: str) -> Scope:
     return Scope(session_id, tuple(parts))
 
 
+def not_text(values: object) -> str | None:
+    """One sentence when a value a form gathered (any string in it, at any depth) cannot be stored as
+    UTF-8 text (a lone surrogate), else None: every form is checked here before its input is used."""
+    if isinstance(values, str):
+        try:
+            values.encode("utf-8")
+        except UnicodeEncodeError:
+            return "A field holds characters that are not text (they cannot be stored as UTF-8); retype them."
+        return None
+    if isinstance(values, dict):
+        values = [*values.keys(), *values.values()]
+    if isinstance(values, list | tuple):
+        return next((problem for value in values if (problem := not_text(value)) is not None), None)
+    return None
+
+
 def submit(
     ctx: Console,
     where: Scope,
@@ -66,11 +82,13 @@ def submit(
     before the page is drawn again, so the widgets can still be reset).
 
     `payload` returns a sentence instead when the input cannot make a command: it shows as the form's
-    error and nothing the operator typed is lost. The widgets named in `clear` are emptied once the
+    error and nothing the operator typed is lost; so does input that is not text (`not_text`). The widgets named in `clear` are emptied once the
     command is applied: at once when the runner answers within the press, else at the redraw that
     finds it applied (`show_result`). A refused command leaves them as the operator typed them.
     """
     built = payload()
+    if not isinstance(built, str):
+        built = not_text(built) or built
     outcome = Outcome("invalid", built) if isinstance(built, str) else send(ctx, where.session_id, built)
     answered = None if outcome.result == "queued" else time.monotonic()
     st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear, answered)

@@ -10,6 +10,7 @@ from planner.browser.effect_fence import EffectFence
 from planner.effects import RequestRule, SentRequest
 from planner.guard import GuardRules
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
+from planner.secrets import Secrets
 
 __all__ = ["DRY_START", "DryEnvironment", "is_dry"]
 
@@ -30,7 +31,10 @@ class DryEnvironment:
     and the action held for approval unless it runs approved. `sends` maps actions to the request their
     page sends ("POST http://shop.test/order"), judged as the browser's effect fence judges one: a
     state-changing one is held unless the session's rules allow it, the action is approved, or the
-    request itself is (`allow`).
+    request itself is (`allow`). `secrets` (name -> value) are filled in
+    as the browser fills them (`planner.secrets`): `executed` holds each action as it was run, values
+    and all, while the URL it leads to is made from the action as the model wrote it, and every page
+    is hidden as the browser hides it.
     """
 
     def __init__(
@@ -41,8 +45,10 @@ class DryEnvironment:
         confirms: Mapping[str, str] | None = None,
         guard_rules: GuardRules | None = None,
         sends: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self.fail_actions = frozenset(fail_actions)
+        self.secrets = Secrets(secrets)
         self.url = start_url
         self.executed: list[str] = []
         self.confirms = dict(confirms or {})
@@ -61,7 +67,7 @@ class DryEnvironment:
         allow: Collection[str] = (),
         rules: Sequence[RequestRule] | None = None,
     ) -> ActionResult:
-        self.executed.append(action)
+        self.executed.append(self.secrets.fill(action))
         if action in self.fail_actions:
             return ActionResult(ok=False, error=f"dry run: {action!r} is scripted to fail", page=self.observe())
         if action in self.sends:
@@ -98,7 +104,8 @@ class DryEnvironment:
         return ActionResult(ok=True, page=self.observe())
 
     def observe(self) -> Page:
-        return Page(url=self.url, title="dry run", text=f"(dry run at {self.url})")
+        url = self.secrets.hide(self.url)
+        return Page(url=url, title="dry run", text=f"(dry run at {url})")
 
     def check(self, action: str) -> str | None:
         return None if action.strip() else "empty action"

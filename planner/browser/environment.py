@@ -19,7 +19,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -48,13 +48,14 @@ from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note,
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
 from planner.browser.effect_fence import EffectFence
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
+from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
 from planner.browser.observation import Element, Place, render_page
 from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
 from planner.errors import PlannerError
 from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
+from planner.secrets import Secrets
 
 __all__ = ["BrowserEnvironment", "BrowserThreadError"]
 
@@ -354,6 +355,11 @@ class BrowserEnvironment:
     `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
     action started (`_SHORT_TIMER_MS`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
     them, and its approval lasts until the page it left is read.
+
+    `secrets` (name -> value, `planner.secrets`) are what the task and the model write as `{{NAME}}`:
+    a `type` action types the value (into a field, an editor or a slider), and nothing the model is
+    sent holds one: an observation's text, URL and title show `{{NAME}}` instead, and a screenshot
+    blacks out (Playwright's `mask`) every field whose value holds one.
     """
 
     def __init__(
@@ -370,8 +376,10 @@ class BrowserEnvironment:
         browser_endpoint: str | None = None,
         guard_rules: GuardRules | None = None,
         request_rules: Sequence[RequestRule] = (),
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self.start_url = start_url
+        self._secrets = Secrets(secrets)
         self.browser_endpoint = browser_endpoint
         self.screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
         self.storage_path = Path(storage_path) if storage_path is not None else None
@@ -469,7 +477,7 @@ class BrowserEnvironment:
         if isinstance(parsed, Note):
             page = self._last_page or self.observe()
             return ActionResult(ok=True, page=page, duration_ms=_since(started))
-        return self._run(parsed, started, approved, allow, rules)
+        return self._hidden(self._run(parsed, started, approved, allow, rules))
 
     def goto(self, url: str) -> ActionResult:
         """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
@@ -477,7 +485,7 @@ class BrowserEnvironment:
         self._check_thread()
         if not url.strip():
             return ActionResult(ok=False, error="goto needs a URL", page=self._last_page, duration_ms=_since(started))
-        return self._run(Goto(url=url.strip()), started)
+        return self._hidden(self._run(Goto(url=url.strip()), started))
 
     def observe(self) -> Page:
         """Snapshot the current page; element ids in later actions refer to this observation."""
@@ -570,6 +578,15 @@ class BrowserEnvironment:
             except Error:
                 pass  # a navigation replaced the page: there is no scroll position to keep
         return Preview(path, box) if path is not None else None
+
+    def _hidden(self, result: ActionResult) -> ActionResult:
+        """`result` with its error and reports hidden as its page is (`_observe_now`): an HTTP error or a
+        browser message may quote a URL that holds a secret's value."""
+        if not self._secrets or (result.error is None and not result.reports):
+            return result
+        hide = self._secrets.hide
+        error = hide(result.error) if result.error is not None else None
+        return replace(result, error=error, reports=tuple(hide(report) for report in result.reports))
 
     def _element_box(self, element_id: int) -> Box | None:
         """Where the element is on screen once scrolled into view, clipped to the viewport; None when it
@@ -741,7 +758,7 @@ class BrowserEnvironment:
             self._locate(action).hover(timeout=self.timeout_ms)
             page.wait_for_timeout(_SETTLE_MS)
         elif isinstance(action, Type) and self._role(action.element) == "slider":
-            self._slide(action, action.text)
+            self._slide(action, self._secrets.fill(action.text))
         elif isinstance(action, Type):
             locator = self._locate(action)
             if not locator.is_editable(timeout=self.timeout_ms):
@@ -749,7 +766,7 @@ class BrowserEnvironment:
             if self._elements[action.element].editor:
                 self._type_into_editor(action, locator)
             else:
-                locator.fill(action.text, timeout=self.timeout_ms)
+                locator.fill(self._secrets.fill(action.text), timeout=self.timeout_ms)
             if action.enter:
                 locator.press("Enter", timeout=self.timeout_ms)
                 self._settle()
@@ -782,14 +799,15 @@ class BrowserEnvironment:
         """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
         its hidden text area would only add to what the editor's own model holds; then read it back."""
         page = self._require_page()
+        text = self._secrets.fill(action.text)
         if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self.timeout_ms):
             locator.click(timeout=self.timeout_ms)  # an editor that takes focus only from the pointer
         page.keyboard.press("ControlOrMeta+A")
         page.keyboard.press("Delete")
-        page.keyboard.insert_text(action.text)
+        page.keyboard.insert_text(text)
         held = locator.evaluate(EDITOR_TEXT_JS, timeout=self.timeout_ms)
-        if " ".join(held.split()) != " ".join(action.text.split()):
-            shown = " ".join(held.split())
+        if " ".join(held.split()) != " ".join(text.split()):
+            shown = self._secrets.hide(" ".join(held.split()))
             shown = shown if len(shown) <= 120 else shown[:119] + "…"
             raise _ActionFailed(
                 f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
@@ -869,7 +887,9 @@ class BrowserEnvironment:
         try:
             target = float(wanted.strip())
         except ValueError:
-            raise _ActionFailed(f"element {element_id} is a slider; give it a number, not {wanted!r}") from None
+            raise _ActionFailed(
+                f"element {element_id} is a slider; give it a number, not {self._secrets.hide(wanted)!r}"
+            ) from None
         state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)
         if state["native"]:
             return
@@ -935,7 +955,7 @@ class BrowserEnvironment:
     def _navigate(self, url: str) -> None:
         """Open exactly the URL the guard was shown: Playwright gets it absolute and canonical, so
         neither its own URL completion nor a second parser can send it elsewhere."""
-        resolved = self._goto_url(url)
+        resolved = self._goto_url(self._secrets.fill(url))  # a URL the observation showed with {{NAME}} in it
         if resolved is None:
             raise _ActionFailed(f"cannot open {url!r}: it is not a valid URL")
         if self._hosts is not None and not self._approved:
@@ -1134,7 +1154,8 @@ class BrowserEnvironment:
                     editors,
                     self.viewport[1],
                 )
-                result = Page(url=page.url, title=title, text=observation.text, html_chars=markup)
+                hide = self._secrets.hide
+                result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
                 if _is_crash(error):
                     self._crashed = True
@@ -1154,7 +1175,8 @@ class BrowserEnvironment:
         """A page that could not be read: no ids, so every element action is refused."""
         url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
         self._elements, self._next_top = {}, None
-        self._last_page = Page(url=url, text=f"(the page could not be read: {reason})")
+        hide = self._secrets.hide
+        self._last_page = Page(url=hide(url), text=hide(f"(the page could not be read: {reason})"))
         return self._last_page
 
     def _reading_top(self, url: str) -> float:
@@ -1187,7 +1209,8 @@ class BrowserEnvironment:
 
     def _screenshot(self, suffix: str = "") -> str | None:
         """The viewport as a numbered JPEG in the screenshot folder (`suffix` marks an approval's preview);
-        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio."""
+        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio. With secrets,
+        every field holding one is masked (`SECRET_FIELDS_JS` marks them)."""
         if self.screenshot_dir is None:
             return None
         self._counter += 1
@@ -1195,7 +1218,18 @@ class BrowserEnvironment:
         try:
             self.screenshot_dir.mkdir(parents=True, exist_ok=True)
             page = self._require_page()
-            page.screenshot(path=path, type="jpeg", quality=_JPEG_QUALITY, timeout=self.timeout_ms, scale="css")
+            masked: list[Locator] = []
+            if self._secrets:
+                page.evaluate(SECRET_FIELDS_JS, sorted(self._secrets.values()))
+                masked = [page.locator(f"[{SECRET_FIELD}]")]
+            page.screenshot(
+                path=path,
+                type="jpeg",
+                quality=_JPEG_QUALITY,
+                timeout=self.timeout_ms,
+                scale="css",
+                mask=masked,
+            )
         except (Error, OSError):
             return None
         return str(path)
@@ -1293,7 +1327,7 @@ class BrowserEnvironment:
         self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
         self._nav_pending.clear()
         try:
-            page.goto(self._last_good_url, wait_until="load", timeout=self.timeout_ms)
+            page.goto(self._secrets.fill(self._last_good_url), wait_until="load", timeout=self.timeout_ms)
         except Error:
             pass  # the first observation shows whatever did load; actions report their own errors
 

@@ -35,12 +35,14 @@ then hidden from the snapshot; it reports each editor's box and the text it hold
 lines, without the parts hidden from assistive technology), which the snapshot does not show.
 
 Marking changes only ARIA attributes (`role`, `aria-label`, and an editor's `aria-multiline`,
-`aria-readonly` and its text area's `aria-hidden`), never layout or behaviour.
+`aria-readonly` and its text area's `aria-hidden`), never layout or behaviour. A session with secrets
+(`planner.secrets`) also marks, before each screenshot, the fields holding one (`SECRET_FIELDS_JS`), for
+the screenshot to mask.
 """
 
 from __future__ import annotations
 
-__all__ = ["EDITOR_TEXT_JS", "LISTENERS_JS", "MARK_JS"]
+__all__ = ["EDITOR_TEXT_JS", "LISTENERS_JS", "MARK_JS", "SECRET_FIELD", "SECRET_FIELDS_JS"]
 
 LISTENERS_JS = """(() => {
   const key = Symbol.for('andor.clickListeners');
@@ -226,3 +228,24 @@ boxes, rounded as the snapshot rounds its own (`[box=x,y,w,h]`, the frame's view
 editors' boxes with their text, the size of the frame's markup (its open shadow roots' included), and
 the current contents of its password fields, for the observation to mask (the snapshot shows a
 field's value as it is)."""
+
+SECRET_FIELD = "data-andor-secret"
+"""The attribute `SECRET_FIELDS_JS` marks a field holding a secret with, for a screenshot to mask it."""
+
+SECRET_FIELDS_JS = (
+    """values => {"""
+    + _DEEP_JS
+    + """
+  const all = deepAll(document.documentElement);
+  for (const e of all) {
+    e.removeAttribute('SECRET_FIELD');
+    const field = e.tagName === 'INPUT' || e.tagName === 'TEXTAREA';
+    const editor = e.isContentEditable && !(up(e)?.isContentEditable);
+    const text = field ? e.value : editor ? e.innerText : '';
+    if (text && values.some(value => text.includes(value))) e.setAttribute('SECRET_FIELD', '');
+  }
+}""".replace("SECRET_FIELD", SECRET_FIELD)
+)
+"""Marks every field of the page (its open shadow roots' included) whose value holds one of `values`, and
+unmarks the rest: a text field, a text area, or an editor's root, so a screenshot can mask them (their
+values would otherwise show as they are; a password field's show as dots anyway)."""

@@ -22,6 +22,7 @@ import streamlit as st
 from planner.events import Event
 from planner.state import RunStatus, SessionState, replay
 from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
+from sessions.reading import load_events
 from sessions.report import html_report, tree_graphml
 from ui.context import Console
 from ui.views.live import live
@@ -48,7 +49,7 @@ _PREPARED = "_exports"
 
 def _prepare(ctx: Console, session_id: str) -> None:
     """Build every file from the log as it is now (the Refresh button's callback, and the first open)."""
-    events = ctx.store.load(session_id)
+    events = load_events(ctx.store, session_id)
     state = replay(events)
     files = {}
     for _, extension, _, build in _FILES:

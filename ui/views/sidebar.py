@@ -28,6 +28,7 @@ from sessions.runner import create_session
 from sessions.store import SessionInfo
 from ui.access import current, locked
 from ui.context import Console
+from ui.forms import not_text
 from ui.status import worker_name
 from ui.url import SESSION_KEY, SESSIONS_TABLE, open_session, picker_key, session_on_screen, shown_session
 
@@ -80,6 +81,7 @@ def _new_session_form(ctx: Console) -> None:
         st.markdown("**New session**")
         choice = st.selectbox("Demo task", [*tasks, _CUSTOM], key="new_task_choice")
         custom = st.text_area("Task text (for your own task)", key="new_task_text", height=80)
+        secrets = _secrets_fields()
         default_url = ctx.shop_url + "/" if ctx.shop_url else ""
         start_url = st.text_input("Start URL (empty: dry run, no browser)", value=default_url, key="new_start_url")
         model = st.text_input("Model", value=default_model(), key="new_model", help=MODEL_HELP)
@@ -120,6 +122,10 @@ def _new_session_form(ctx: Console) -> None:
     task = tasks.get(choice)
     text = custom.strip() if choice == _CUSTOM else task.task if task else ""
     url = start_url.strip()
+    problem = not_text([text, url, model, *secrets, *secrets.values()]) or _unnamed(secrets)
+    if problem is not None:
+        st.error(f"Not started: {md(problem)}")
+        return
     if task is not None and url == default_url and ctx.shop_url:
         url = ctx.shop_url + task.start_path
     try:
@@ -136,13 +142,42 @@ def _new_session_form(ctx: Console) -> None:
             review_first_plan=paused,
         )
         session_id = create_session(
-            ctx.store, text, model.strip(), start_url=url or None, config=config, by=current().name
+            ctx.store,
+            text,
+            model.strip(),
+            start_url=url or None,
+            config=config,
+            by=current().name,
+            secrets={name: value for name, value in secrets.items() if name},
         )
     except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return
     ctx.pool.ensure_running(session_id)
     select_session(session_id)
+
+
+_SECRET_ROWS = 3
+"""Secrets the new-session form takes: a task needs a password or two, rarely more."""
+
+
+def _secrets_fields() -> dict[str, str]:
+    """The form's secrets, name -> value: what the task writes as {{NAME}}, typed only by the browser
+    (`planner.secrets`); each value in a password field, so the form never shows it either."""
+    secrets: dict[str, str] = {}
+    with st.expander("Secrets (the task writes each as {{NAME}}; never shown)"):
+        for row in range(_SECRET_ROWS):
+            left, right = st.columns(2)
+            name = left.text_input("Name", key=f"new_secret_name_{row}", placeholder="PASSWORD").strip()
+            value = right.text_input("Value", key=f"new_secret_value_{row}", type="password")
+            if name or value:
+                secrets[name] = value
+    return secrets
+
+
+def _unnamed(secrets: dict[str, str]) -> str | None:
+    """A secret given a value but no name cannot be written in the task."""
+    return "give each secret a name, as the task writes it ({{NAME}})" if "" in secrets else None
 
 
 def render_sidebar(ctx: Console) -> Sidebar:

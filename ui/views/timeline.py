@@ -10,12 +10,14 @@ from planner.events import Payload
 from planner.state import SessionState
 from sessions.errors import SessionsError
 from sessions.markdown import md, md_line, short
+from sessions.reading import load_events
 from sessions.runner import fork_session
 from sessions.service import TimeTravel
 from ui.access import current, locked
 from ui.context import Console
 from ui.status import status_line
 from ui.tree_chart import build_chart
+from ui.views.live import live
 from ui.views.sidebar import select_session
 
 __all__ = ["keep_timeline", "render_timeline"]
@@ -48,13 +50,14 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     key = _slider_key(session_id)
     seq = st.slider("Event", 1, last_seq, last_seq, key=key)
     st.session_state.setdefault(_SCRUBBED, {})[key] = seq < last_seq
-    state = latest if seq == last_seq else _time_travel(ctx).at(session_id, seq)
+    secrets = live(ctx, session_id).secrets  # the whole log's, as the page's run has just read it
+    state = latest if seq == last_seq else _time_travel(ctx).at(session_id, seq, secrets)
     st.markdown(f"At event {seq}: step {state.steps}, {md(state.status.value)} — {md_line(status_line(state), 300)}")
     if seq == last_seq:
         st.caption("This is the live plan, drawn above; move the slider back to see the plan as it was then.")
     else:
         _past_chart(session_id, state, latest, seq)
-    events = ctx.store.load(session_id, after=max(0, seq - 15), upto=min(last_seq, seq + 5))
+    events = load_events(ctx.store, session_id, min(last_seq, seq + 5), after=max(0, seq - 15), secrets=secrets)
     table = pd.DataFrame(
         [
             {
