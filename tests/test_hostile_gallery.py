@@ -338,6 +338,7 @@ def assert_held(engine: Engine, case: Case, run: str) -> None:
     approval = state.approval
     assert approval is not None and approval.rule.startswith(case.rule), approval
     assert OTHER not in approval.rule, "an approval names what it lets through, not what stays blocked"
+    assert approval.screenshot is not None and approval.box is not None, "the picture shows the element outlined"
     if case.held_by == "effect":
         assert [(r.describe(), r.kind) for r in approval.requests] == [(sent(case, run), case.kind)], approval.requests
         assert set(case.shows) <= set(approval.requests[0].fields), approval.requests[0].fields
