@@ -19,6 +19,7 @@ from planner.effects import RequestRule
 from planner.guard import url_host
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.models.offline import Playbook
+from planner.secrets import placeholders
 
 __all__ = [
     "CORRECTED_KINDS",
@@ -143,6 +144,9 @@ class DemoTask(_Frozen):
     id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     title: _Text
     task: _Text
+    secrets: dict[str, str] = Field(default_factory=dict)
+    """The values of the `{{NAME}}` placeholders the task writes (`planner.secrets`): the shop's demo
+    account's password, which the browser types and no person, file or model is shown."""
     start_path: str = Field(pattern=r"^/")
     kind: TaskKind
     criteria: Criteria
@@ -158,6 +162,8 @@ class DemoTask(_Frozen):
         """The fields a kind is about must be there: a repair says what fails, a bad decomposition how to fix it."""
         if self.kind in (TaskKind.REPAIR, TaskKind.OR_FALLBACK) and not self.notes:
             raise ValueError(f"a {self.kind.value} task must say in `notes` what fails")
+        if missing := [name for name in placeholders(self.task) if name not in self.secrets]:
+            raise ValueError(f"the task writes {{{{{missing[0]}}}}}; give its value in `secrets`")
         if (self.kind in CORRECTED_KINDS) != (self.correction is not None):
             kinds = ", ".join(sorted(CORRECTED_KINDS))
             raise ValueError(f"`correction` is required for {kinds} tasks and only for them")

@@ -42,6 +42,7 @@ __all__ = [
     "build_backend",
     "bundled_expectations",
     "bundled_request_rules",
+    "bundled_secrets",
     "default_model",
     "parse_model_spec",
     "prepare_model",
@@ -195,6 +196,13 @@ def _checked_effort(model_id: str, effort: object) -> Effort:
         levels = ", ".join(family.effort_levels)
         raise UnknownModel(f"{family.name} ({shown(model_id, 60)}) takes effort {levels}, not {effort}")
     return cast(Effort, effort)
+
+
+def bundled_secrets(task: str) -> dict[str, str]:
+    """The secrets a bundled demo task declares (the shop's demo password), when `task` is one; else none."""
+    from demo.tasks import load_tasks
+
+    return next((dict(t.secrets) for t in load_tasks() if t.task == task), {})
 
 
 def bundled_request_rules(task: str, start_url: str | None) -> tuple[RequestRule, ...]:

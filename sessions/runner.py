@@ -46,7 +46,14 @@ from planner.protocols import Environment, Model
 from planner.secrets import Secrets, placeholders, secrets_in
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.artifacts import ArtifactStore, artifact_store
-from sessions.backends import Backend, build_backend, bundled_expectations, bundled_request_rules, prepare_model
+from sessions.backends import (
+    Backend,
+    build_backend,
+    bundled_expectations,
+    bundled_request_rules,
+    bundled_secrets,
+    prepare_model,
+)
 from sessions.errors import InvalidCommand, SessionInputError
 from sessions.reading import event_number
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
@@ -93,13 +100,14 @@ def create_session(
     `effort` overrides a Claude model's per-operator thinking effort for the whole session (stored
     with it, so a resumed run keeps it). `by` is the operator who starts it (None: not known).
     `secrets` (name -> value, `planner.secrets`) are what the task writes as `{{NAME}}`: the browser
-    types them, and no person, file or model sees them. Every placeholder in the task needs one, and a
-    declared value the task spells out is replaced by its placeholder, so the task never holds one."""
+    types them, and no person, file or model sees them. Every placeholder in the task needs one (a
+    bundled demo task brings its own), and a declared value the task spells out is replaced by its
+    placeholder, so the task never holds one."""
     task = task.strip()
     if not task:
         raise SessionInputError("the task is empty; describe what the agent should do")
     try:
-        declared = Secrets(secrets)
+        declared = Secrets({**bundled_secrets(task), **(secrets or {})})
     except InputError as error:
         raise SessionInputError(str(error)) from None
     task = declared.hide(task)

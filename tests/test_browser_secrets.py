@@ -118,19 +118,29 @@ def test_without_secrets_a_screenshot_masks_nothing(site: str, tmp_path: Path) -
 
 
 @browser_test
-def test_the_bundled_checkout_tasks_password_is_in_no_export_and_not_in_the_listing(tmp_path: Path) -> None:
-    """The attacker's case: the French-press task gives the account password in its text; once the agent
-    is about to type it into the password field, every export and the listing mask it."""
+@pytest.mark.parametrize("written", ["declared", "in plain text"])
+def test_the_checkout_tasks_password_is_in_no_export_and_not_in_the_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
+    """The attacker's case, both ways a task can give a password: the bundled French-press task declares it
+    (`{{ACCOUNT_PASSWORD}}`, never shown at all), and the same task written with the password in plain
+    text, which every export and the listing mask once the agent is about to type it into the password
+    field."""
     from demo.shop import start_shop
     from demo.suite import run_task
-    from demo.tasks import load_tasks
+    from demo.tasks import DemoTask, load_tasks
     from planner.secrets import MASK
     from sessions.report import FORMATS, write_report
     from sessions.sql import SqlStore, database_url
 
     password = "demo-pass-123"
     task = next(t for t in load_tasks() if t.id == "checkout-french-press")
-    assert password in task.task
+    assert task.secrets == {"ACCOUNT_PASSWORD": password} and "{{ACCOUNT_PASSWORD}}" in task.task
+    if written == "in plain text":
+        plain = json.loads(task.model_dump_json().replace("{{ACCOUNT_PASSWORD}}", password))
+        task = DemoTask.model_validate({**plain, "secrets": {}})
+        assert password in task.task
+        monkeypatch.setattr("demo.tasks.load_tasks", lambda path=None: [task])  # its playbook, as a bundled one
     store = SqlStore(database_url(tmp_path / "s.db"))
     try:
         with start_shop() as shop:

@@ -157,7 +157,7 @@ def test_inject_and_approve_rescue_the_login_wall(rescues: Rescues) -> None:
     inject = next(c for c in commands if c["kind"] == "inject")
     assert inject["goals"][:3] == [
         "type shopper@example.com into Email",
-        "type demo-pass-123 into Password",
+        "type {{ACCOUNT_PASSWORD}} into Password",
         "click Sign in",
     ]
     assert any(i["kind"] == "approve" and i["applied"] for i in run.interventions), "the password rule approved"
