@@ -37,6 +37,6 @@ bench: browser
 	$(PY) -m bench.console
 
 # A fleet on this machine: PostgreSQL in a temporary directory, three workers and the console as their
-# client; Ctrl-C stops them all and removes the directory (see README, "Fleet").
+# client; Ctrl-C stops them all and removes the directory (see docs/fleet.md).
 fleet: browser postgres
 	$(PY) -m sessions.fleet

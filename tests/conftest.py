@@ -30,7 +30,7 @@ os.environ.setdefault("DEMO_SHOP_SLOW_SECONDS", "0.3")
 
 
 def trials(full: int, quick: int) -> int:
-    """How many trials a reliability probe runs: `quick` in the suite, `full` (the README's figures)
+    """How many trials a reliability probe runs: `quick` in the suite, `full` (docs/reliability.md's figures)
     with ANDOR_TRIALS=full. A race the probes were written against showed in 14 of 50 trials before
     its fix, so the quick count still finds such a race with a probability above 99.9 %."""
     return full if os.environ.get("ANDOR_TRIALS") == "full" else quick

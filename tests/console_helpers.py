@@ -37,13 +37,13 @@ NODE_PICKER = '.st-key-node [data-stale="false"] input'
 
 
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
-"""Where the README's screenshots come from: the end-to-end tests take them on live runs."""
+"""Where the screenshots of README.md and docs/console.md come from: the end-to-end tests take them on live runs."""
 RETAKE = os.environ.get("ANDOR_SHOTS") == "1"
 """Only `ANDOR_SHOTS=1 make test` retakes them: an ordinary test run leaves the checkout as it was."""
 
 
 def readme_shot(page: Page, name: str) -> None:
-    """A README screenshot: the top of the page, once the tree (if any) has settled."""
+    """A screenshot for the docs: the top of the page, once the tree (if any) has settled."""
     if not RETAKE:
         return
     page.evaluate("() => document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")

@@ -1,8 +1,8 @@
 """The approval box in the real console and headless Chromium (issue 12): a guarded click shows the
 page it would act on with the element outlined and named, an edited action the page cannot run is
 refused under the box while the request stays, and "Reject and pause" fails the action with the
-operator's reason and pauses the session instead of letting the planner recover. The README's
-approval screenshot comes from this run."""
+operator's reason and pauses the session instead of letting the planner recover. The approval
+screenshot of docs/console.md comes from this run."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def newest(store: EventStore) -> tuple[str, SessionState]:
 
 
 def shot(page: Page, name: str) -> None:
-    """A README screenshot: the top of the page, once the tree is drawn."""
+    """A screenshot for the docs: the top of the page, once the tree is drawn."""
     expect(page.locator("svg text").first).to_be_visible(timeout=20_000)
     readme_shot(page, name)
 

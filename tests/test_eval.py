@@ -103,7 +103,7 @@ def _applied(store: SqlStore, run: RunResult) -> list[dict[str, Any]]:
 
 @in_chromium
 def test_the_default_policy_rescues_every_baseline_failure_with_at_most_two_edits(rescues: Rescues) -> None:
-    """README's figure: every run the offline model fails, the simulated operator turns into a success."""
+    """docs/benchmarks.md's figure: every run the offline model fails, the simulated operator turns into a success."""
     _, runs = rescues
     assert len(runs) >= 9
     not_rescued = {
