@@ -52,6 +52,11 @@ class EffectFence:
         self._allow.clear()
 
     @property
+    def passed(self) -> tuple[SentRequest, ...]:
+        """The approved requests this action let through: its effect, whatever else then failed."""
+        return tuple(self._passed)
+
+    @property
     def held(self) -> tuple[SentRequest, ...]:
         """The requests this action sent that wait for an operator, in the order sent."""
         return tuple(self._held.values())
@@ -69,7 +74,8 @@ class EffectFence:
         key = f"{method.upper()} {url}"
         if key in self._allow:
             self._allow.discard(key)
-            self._passed.append(sent())
+            self._passed.append(request := sent())
+            self._report(f"the page sent {request.describe()}, which an operator approved: it went through")
             return True
         request = sent()
         if not self._acting:

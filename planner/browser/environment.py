@@ -692,6 +692,10 @@ class BrowserEnvironment:
         if self._held is not None:
             error = self._held.report  # what the action was for did not happen: the page was told "cancel"
         requests = self._effects.held
+        if error is not None and (passed := self._effects.passed):  # what was approved happened: never hide it
+            error += (
+                f" (before that, the page sent {passed[0].describe()}, which an operator approved: it went through)"
+            )
         if requests and held is None:
             error = _held_requests_error(requests)
             if self._blocked_host is not None:  # the action did more than one thing; none of it is hidden
@@ -1306,6 +1310,13 @@ class BrowserEnvironment:
         context.add_init_script(_PROMISES_JS)
         context.add_init_script(LISTENERS_JS)
         if self._hosts is not None:
+            # The fence fetches each navigation and hands the answer over, which leaves the page no address
+            # space: Chromium's local network access checks would then refuse its own loopback or intranet
+            # host's WebSocket. The fence already decides where a page may go.
+            try:
+                context.grant_permissions(["local-network-access"])
+            except Error:
+                pass  # a Chromium without these checks
             context.route("**/*", self._route)
             context.route_web_socket(re.compile(""), self._route_web_socket)
         return context
