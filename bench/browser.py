@@ -28,7 +28,7 @@ Two parts, one headless Chromium each:
 
 The bench measures whatever `planner` it imports; it has no baseline of its own. To compare with
 older code, export that commit and run this file and today's gallery there, in the same sitting:
-`git archive COMMIT | tar -x -C DIR && cp bench/browser.py DIR/bench/ && cp tests/pages/* DIR/tests/pages/`,
+`git archive COMMIT | tar -x -C DIR && cp bench/browser.py DIR/bench/ && cp -r tests/pages/. DIR/tests/pages/`,
 then `cd DIR && python -m bench.browser`. Code older than an action (`hover`) fails it, which counts
 as a miss.
 """
