@@ -311,14 +311,17 @@ def _create(args: argparse.Namespace, store: EventStore) -> str:
 
 def _secrets(args: argparse.Namespace) -> dict[str, str]:
     """The session's secrets: each `--secret NAME=VALUE`, and for each `{{NAME}}` of the task not given so,
-    `$ANDOR_SECRET_NAME`. A placeholder with neither is refused; no message ever shows a value."""
+    `$ANDOR_SECRET_NAME` (a bundled demo task declares its own). A placeholder with neither is refused;
+    no message ever shows a value."""
     import os
 
     from planner.secrets import placeholders
+    from sessions.backends import bundled_secrets
 
     given = dict(args.secret)
+    bundled = bundled_secrets(args.task)  # a bundled demo task brings its own (create_session adds them)
     for name in placeholders(args.task):
-        if name in given:
+        if name in given or name in bundled:
             continue
         variable = f"ANDOR_SECRET_{name}"
         value = os.environ.get(variable)

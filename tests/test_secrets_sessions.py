@@ -120,6 +120,22 @@ def test_the_environment_variable_gives_a_placeholder_its_value(
         store.close()
 
 
+def test_a_bundled_task_brings_its_own_secret_to_the_command_line(tmp_path: Path) -> None:
+    """The bundled checkout task writes {{ACCOUNT_PASSWORD}} and declares its value: typed on the command line
+    as it stands, it needs no --secret (the session gets the bundled value)."""
+    from demo.tasks import load_tasks
+
+    task = next(t for t in load_tasks() if t.id == "checkout-french-press")
+    db = str(tmp_path / "s.db")
+    ran = cli("submit", "--task", task.task, "--start-url", "http://127.0.0.1:9/", "--db", db, "--paused")
+    session_id = last_json(ran)["session_id"]
+    store = SqlStore(database_url(db))
+    try:
+        assert store.load(session_id)[0].payload.secrets == task.secrets  # type: ignore[attr-defined]
+    finally:
+        store.close()
+
+
 def _no_session(db: str) -> None:
     assert last_json(cli("list", "--db", db))["sessions"] == [], "nothing was written"
 
