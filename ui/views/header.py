@@ -51,41 +51,41 @@ def _press(ctx: Console, session_id: str, verb: str, orphaned: bool) -> None:
 
 def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
     """Start/resume, pause, step and stop, enabled by what the run can do right now, and the help on
-    their keys (`ui.shortcuts`; a disabled button's key does nothing)."""
-    cols = st.columns([1, 1, 1, 1, 1, 3])
+    their keys (`ui.shortcuts`; a disabled button's key does nothing). One row of buttons as wide as
+    their labels, not columns of a fixed share: at 1280 px beside the sidebar a share cut "Resume" to
+    "R…"."""
     status = state.status
     orphaned = status is RunStatus.RUNNING and not _runner_alive(ctx, session_id)
     can_resume = status in (RunStatus.PAUSED, RunStatus.STOPPED) or orphaned
     resume, pause, step = SHORTCUTS["resume"].key, SHORTCUTS["pause"].key, SHORTCUTS["step"].key
     verbs = [
-        (cols[0], "Resume" if state.steps else "Start", ":material/play_arrow:", "resume", resume, not can_resume),
-        (cols[1], "Pause", ":material/pause:", "pause", pause, status is not RunStatus.RUNNING),
+        ("Resume" if state.steps else "Start", ":material/play_arrow:", "resume", resume, not can_resume),
+        ("Pause", ":material/pause:", "pause", pause, status is not RunStatus.RUNNING),
         (
-            cols[2],
             "Step",
             ":material/skip_next:",
             "step",
             step,
             status not in (RunStatus.PAUSED, RunStatus.STOPPED, RunStatus.RUNNING),
         ),
-        (cols[3], "Stop", ":material/stop:", "stop", None, state.finished or status is RunStatus.STOPPED),
+        ("Stop", ":material/stop:", "stop", None, state.finished or status is RunStatus.STOPPED),
     ]
-    for column, label, icon, verb, shortcut, disabled in verbs:
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    for label, icon, verb, shortcut, disabled in verbs:
         why_not = refusal(verb)
-        column.button(
+        row.button(
             label,
             icon=icon,
             key=f"ctl_{verb}",
             disabled=disabled or why_not is not None,
             help=md(why_not) if why_not else None,
-            width="stretch",
+            width="content",
             on_click=_press,
             args=(ctx, session_id, verb, orphaned),
             shortcut=shortcut,
         )
-    with cols[4]:
+    with row:
         render_help()
-    with cols[5]:
         _flash(ctx, session_id)
 
 
