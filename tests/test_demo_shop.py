@@ -749,7 +749,8 @@ def _top_backpack_under_60(shop: ShopServer, catalog: Catalog, task: DemoTask) -
 
 def _saved_items(shop: ShopServer, catalog: Catalog, task: DemoTask) -> tuple[list[str], str]:
     account = catalog.account
-    assert account is not None and account.email in task.task and account.password in task.task
+    assert account is not None and account.email in task.task
+    assert task.secrets.get("ACCOUNT_PASSWORD") == account.password and "{{ACCOUNT_PASSWORD}}" in task.task
     saved = [p for pid in account.saved if (p := catalog.product(pid))]
     form = {"email": account.email, "password": account.password, "next": "/account"}
     page = fetch(shop.url + "/login", form, opener=browser())
