@@ -27,6 +27,7 @@ postgres:
 test: browser postgres
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: browser

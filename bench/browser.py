@@ -342,10 +342,10 @@ def _round_trips(env: BrowserEnvironment, url: str, reached: list[str], figures:
         assert page is not None
         left: Page | None = None
         for shown in shown_elements(page.text):
-            target = next((t for t in remaining if matches(t, shown.name)), None)
-            if target is not None:
-                remaining.discard(target)
-                left = _act(env, target, shown, figures)
+            hit = next((t for t in remaining if matches(t, shown.name)), None)
+            if hit is not None:
+                remaining.discard(hit)
+                left = _act(env, hit, shown, figures)
         if left is not None:
             page = left
             continue

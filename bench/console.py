@@ -191,7 +191,7 @@ def watching_cost(page: Page, url: str, seconds: float = 10.0) -> tuple[float, l
             return
         message = ForwardMsg()
         message.ParseFromString(payload)
-        kind = message.WhichOneof("type") or "?"
+        kind: str = message.WhichOneof("type") or "?"
         if kind == "delta" and message.delta.WhichOneof("type") == "new_element":
             kind = message.delta.new_element.WhichOneof("type") or kind
         received[kind] += len(payload)

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import EngineConfig
@@ -37,9 +38,9 @@ GOALS = {"ms_per_step": 0.5, "bytes_per_step": 1024, "list_s": 0.4, "show_s": 1.
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wide_script(groups: int = 40, actions: int = 25) -> tuple[dict, int]:
+def wide_script(groups: int = 40, actions: int = 25) -> tuple[dict[str, Any], int]:
     """A root AND of `groups` AND children with `actions` actions each: 1 + groups * (1 + actions) nodes."""
-    nodes: dict[str, dict] = {"task": {"type": "AND", "children": [f"g{g}" for g in range(groups)]}}
+    nodes: dict[str, dict[str, Any]] = {"task": {"type": "AND", "children": [f"g{g}" for g in range(groups)]}}
     for g in range(groups):
         nodes[f"g{g}"] = {"type": "AND", "children": [f"g{g}.a{a}" for a in range(actions)]}
         for a in range(actions):
@@ -47,7 +48,7 @@ def wide_script(groups: int = 40, actions: int = 25) -> tuple[dict, int]:
     return {"nodes": nodes}, 1 + groups * (1 + actions)
 
 
-def engine_alone(script: dict) -> tuple[int, float]:
+def engine_alone(script: dict[str, Any]) -> tuple[int, float]:
     """Steps and seconds for the engine on its own, events dropped as made (as the runner does)."""
     config = EngineConfig(max_steps=100_000, max_children=100)
     state = SessionState()
@@ -72,7 +73,7 @@ def _db_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
-def runner_durable(script: dict, tmp: Path, session_id: str = "bench") -> tuple[int, float, int, int]:
+def runner_durable(script: dict[str, Any], tmp: Path, session_id: str = "bench") -> tuple[int, float, int, int]:
     """Steps, seconds, bytes grown and events for the same tree through `Runner` on a SQLite file."""
     db = tmp / "durable.db"
     script_file = tmp / "script.json"

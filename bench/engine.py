@@ -13,11 +13,12 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import EngineConfig
 from planner.engine import Engine
-from planner.events import Kind
+from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, SessionState, replay
 from sessions.sql import SqlStore, database_url
@@ -27,7 +28,7 @@ GOALS = {"steps_per_s": 5000, "ratio": 1.5, "append_p50_ms": 1.0, "rebuild_ms": 
 
 def balanced_script(branching: int, depth: int) -> tuple[Script, str, int]:
     """A full AND tree with `branching` children per node and actions at `depth`."""
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     count = 0
 
     def build(name: str, level: int) -> None:
@@ -45,7 +46,7 @@ def balanced_script(branching: int, depth: int) -> tuple[Script, str, int]:
     return Script.model_validate({"nodes": nodes}), "task", count
 
 
-def _fresh(task: str, config: EngineConfig) -> tuple[SessionState, list]:
+def _fresh(task: str, config: EngineConfig) -> tuple[SessionState, list[Event]]:
     state = SessionState()
     recorder = Recorder(state)
     recorder.record(
@@ -54,7 +55,7 @@ def _fresh(task: str, config: EngineConfig) -> tuple[SessionState, list]:
     return state, recorder.take()
 
 
-def engine_rate(branching: int, depth: int, keep_log: bool = False) -> tuple[int, int, float, list]:
+def engine_rate(branching: int, depth: int, keep_log: bool = False) -> tuple[int, int, float, list[Event]]:
     """Run a balanced tree to the end. Like the runner, drop events once made unless `keep_log`."""
     script, task, nodes = balanced_script(branching, depth)
     config = EngineConfig(max_steps=100_000)
@@ -69,7 +70,7 @@ def engine_rate(branching: int, depth: int, keep_log: bool = False) -> tuple[int
     return nodes, state.steps, elapsed, log
 
 
-def append_latency(log: list, samples: int = 2000) -> tuple[float, float]:
+def append_latency(log: list[Event], samples: int = 2000) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         store = SqlStore(database_url(Path(tmp) / "bench.db"))
         store.create_session("bench", "task", "script", log[:1], status="running")
@@ -83,7 +84,7 @@ def append_latency(log: list, samples: int = 2000) -> tuple[float, float]:
     return statistics.median(timings), timings[int(len(timings) * 0.95)]
 
 
-def rebuild_time(log: list, events: int = 10_000) -> tuple[float, int]:
+def rebuild_time(log: list[Event], events: int = 10_000) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         store = SqlStore(database_url(Path(tmp) / "bench.db"))
         store.create_session("bench", "task", "script", log[:events], status="running")

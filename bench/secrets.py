@@ -76,7 +76,7 @@ def session_log(events: int = 1000) -> list[Event]:
         Kind.SESSION_CREATED, task=TASK, start_url=DRY_START, model="script", config=config.model_dump(mode="json")
     )
     log = recorder.take()
-    engine = Engine(state, _Prompting(Script.model_validate({"nodes": nodes})), _Shop())  # type: ignore[arg-type]
+    engine = Engine(state, _Prompting(Script.model_validate({"nodes": nodes})), _Shop())
     while (made := engine.step()) and len(log) < events:
         log += made
     return log[:events]

@@ -88,7 +88,7 @@ def _view(observation: str, url: str) -> View:
 def prompt_tokens(view: View, model: str = DEFAULT_MODEL) -> dict[str, tuple[int, int]]:
     """Per operator: (cached prefix tokens, per-call tokens) in `model`'s tokenizer, tools counted in the prefix."""
     claude = ClaudeModel(model)
-    sizes = {}
+    sizes: dict[str, tuple[int, int]] = {}
     for operator in PROMPTS:
         request = claude.request(operator, view, _DETAIL.get(operator, ""))
         task_block, context = request["messages"][0]["content"]
@@ -176,9 +176,9 @@ def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> Non
         ratio = f"{calls / actions:.2f}" if actions else "-"
         print(f"   {name:28} calls {calls:>4}  actions {actions:>3}  calls/action {ratio}")
     if total_actions:
-        ratio = total_calls / total_actions
-        verdict = "meets" if ratio <= GOAL_CALLS_PER_ACTION else "misses"
-        print(f"   overall: {ratio:.2f} calls per action ({verdict} the goal of <= {GOAL_CALLS_PER_ACTION})")
+        overall = total_calls / total_actions
+        verdict = "meets" if overall <= GOAL_CALLS_PER_ACTION else "misses"
+        print(f"   overall: {overall:.2f} calls per action ({verdict} the goal of <= {GOAL_CALLS_PER_ACTION})")
 
 
 def _print_default_calls(

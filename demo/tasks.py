@@ -123,6 +123,8 @@ class Correction(_Frozen):
     @model_validator(mode="after")
     def _fields_of_its_kind(self) -> Self:
         """An inject names a parent and goals, an edit a node and a description, and neither the other's."""
+        wanted: tuple[object, ...]
+        unwanted: tuple[object, ...]
         if self.kind == "inject":
             wanted, unwanted = (self.parent, self.goals), (self.node, self.description)
         else:

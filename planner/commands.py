@@ -607,12 +607,20 @@ def _validate(state: SessionState, command: Command, check_action: ActionCheck |
 def _status(status: RunStatus, reason: str, **extra: object) -> _Effect:
     """A status change a command makes: the operator's doing, whatever it is."""
     return lambda rec: rec.record(
-        Kind.SESSION_STATUS, status=status.value, cause=Cause.OPERATOR, reason=reason, **extra
+        Kind.SESSION_STATUS, None, status=status.value, cause=Cause.OPERATOR, reason=reason, **extra
     )
 
 
 def _set(node_id: str, status: Status, reason: str, subtree: bool = False) -> _Effect:
     return lambda rec: rec.record(Kind.STATUS_CHANGED, node_id, status=status.value, reason=reason, subtree=subtree)
+
+
+def _reword(node_id: str, description: str) -> _Effect:
+    return lambda rec: rec.record(Kind.NODE_REWRITTEN, node_id, description=description, by=Origin.OPERATOR.value)
+
+
+def _restore(node_id: str, face: NodeFace) -> _Effect:
+    return lambda rec: rec.record(Kind.NODE_RESTORED, node_id, to=replace(face, order=None))
 
 
 def _node(state: SessionState, node_id: str) -> Node:
@@ -714,7 +722,7 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
     _or_already_done(state, parent)
     effects = _open_path(state, parent, include_self=not unexpanded)
     ids = state.tree.new_child_ids(parent, len(command.goals))
-    nodes = [
+    nodes: list[dict[str, object]] = [
         {"id": child_id, "description": goal, "score": score}
         for child_id, goal, score in zip(ids, command.goals, scores)
     ]
@@ -787,9 +795,7 @@ def _edit(state: SessionState, command: Edit) -> list[_Effect]:
     if node.status in CLOSED:
         raise CommandRejected(f"{node.id} is {node.status.value}; reopen it before editing")
     description = command.description.strip()
-    effects: list[_Effect] = [
-        lambda rec: rec.record(Kind.NODE_REWRITTEN, node.id, description=description, by=Origin.OPERATOR.value)
-    ]
+    effects = [_reword(node.id, description)]
     if command.reexpand:
         effects += _reexpand(state, node, "re-expand requested by operator")
     return effects
@@ -925,10 +931,7 @@ def _undo(state: SessionState, command: Undo) -> list[_Effect]:
     _not_awaiting(state)
     applied = _undone(state)
     restorations = _restorations(state, applied)
-    effects: list[_Effect] = [
-        lambda rec, node_id=node_id, face=face: rec.record(Kind.NODE_RESTORED, node_id, to=replace(face, order=None))
-        for node_id, face in restorations
-    ]
+    effects = [_restore(node_id, face) for node_id, face in restorations]
     return effects + [
         _reorder_back(state, node_id, face.order) for node_id, face in restorations if face.order is not None
     ]
@@ -1085,12 +1088,7 @@ def _set_plan(state: SessionState, command: SetPlan) -> list[_Effect]:
         if state.status is RunStatus.RUNNING:
             raise CommandRejected("the session is already running")
     effects += [_set(child.id, Status.PRUNED, _PLAN_REMOVED, subtree=True) for child in left_out]
-    effects += [
-        lambda rec, child_id=child_id, text=text: rec.record(
-            Kind.NODE_REWRITTEN, child_id, description=text, by=Origin.OPERATOR.value
-        )
-        for child_id, text in reworded
-    ]
+    effects += [_reword(child_id, text) for child_id, text in reworded]
     if new:
         score = OPERATOR_SCORE if node.type is NodeType.OR else None
         nodes = [{"id": child_id, "description": text, "score": score} for child_id, text in zip(new_ids, new)]
@@ -1181,7 +1179,7 @@ def _it(ids: list[str]) -> str:
     return "it" if len(ids) == 1 else "them"
 
 
-_VALIDATORS: dict[type, Callable[..., list[_Effect]]] = {
+_VALIDATORS: dict[type[_Command], Callable[..., list[_Effect]]] = {
     Pause: _pause,
     Resume: _resume,
     Step: _step,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from planner.errors import ModelOutputError
 from planner.events import ActionExecuted, Event, NoteAdded, Observed, RevisionUsed, RolledBack, StatusChanged
@@ -174,9 +174,12 @@ def offline_diagnosis(state: SessionState, events: Sequence[Event]) -> Diagnosis
     tree = state.tree
     failed_steps = [s for s in run.steps if not s.ok]
     fails = [
-        (e.node_id, cast(StatusChanged, e.payload).reason or "")
+        (e.node_id, e.payload.reason or "")
         for e in events
-        if isinstance(e.payload, StatusChanged) and e.payload.status is Status.FAIL and e.node_id in tree
+        if isinstance(e.payload, StatusChanged)
+        and e.payload.status is Status.FAIL
+        and e.node_id is not None
+        and e.node_id in tree
     ]
     recovery = _recovery(events)
     path = _failing_path(tree)
@@ -289,8 +292,8 @@ def _failing_path(tree: Tree) -> list[str]:
 def _recovery(events: Sequence[Event]) -> str:
     """What the run tried after failures, in a sentence: alternatives switched to and repairs."""
 
-    switched = [cast(RolledBack, e.payload).to for e in events if isinstance(e.payload, RolledBack)]
-    repairs = [(e.node_id, cast(RevisionUsed, e.payload).ok) for e in events if isinstance(e.payload, RevisionUsed)]
+    switched = [e.payload.to for e in events if isinstance(e.payload, RolledBack)]
+    repairs = [(e.node_id, e.payload.ok) for e in events if isinstance(e.payload, RevisionUsed)]
     parts = []
     if switched:
         parts.append("it switched to the alternative " + ", ".join(str(s) for s in switched))

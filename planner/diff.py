@@ -62,8 +62,8 @@ def plan_diff(before: Tree, after: Tree) -> PlanDiff:
         != (new[node_id].status, new[node_id].type, new[node_id].description)
     ]
 
-    def ordered(ids: object) -> tuple[str, ...]:
-        return tuple(sorted(ids, key=_id_order))  # type: ignore[arg-type]
+    def ordered(ids: Iterable[str]) -> tuple[str, ...]:
+        return tuple(sorted(ids, key=_id_order))
 
     return PlanDiff(
         added=ordered(new.keys() - old.keys()), missing=ordered(old.keys() - new.keys()), changed=ordered(changed)
@@ -239,7 +239,12 @@ class PlanChanges:
             if applied.changes:
                 by = str(applied.command.get("kind", "command"))
                 diff = edit_diff(event.seq, by, event.node_id, applied.changes)
-        elif event.kind is Kind.NODE_EXPANDED and event.node_id in tree and tree[event.node_id].children:
+        elif (
+            event.kind is Kind.NODE_EXPANDED
+            and event.node_id is not None
+            and event.node_id in tree
+            and tree[event.node_id].children
+        ):
             before = _snapshot(tree, [event.node_id])
             apply(state, event)
             touched = [event.node_id, *tree[event.node_id].children]

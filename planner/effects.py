@@ -244,9 +244,9 @@ def _multipart(content_type: str, body: bytes) -> list[tuple[str, str]]:
         head, _, content = part.partition(b"\r\n\r\n")
         disposition = Message()
         for line in head.decode("utf-8", "replace").splitlines():
-            name, colon, value = line.partition(":")
+            header, colon, value = line.partition(":")
             if colon:
-                disposition[name.strip()] = value.strip()
+                disposition[header.strip()] = value.strip()
         name = disposition.get_param("name", header="content-disposition")
         if not isinstance(name, str):
             continue

@@ -89,6 +89,10 @@ class Secrets:
     """
 
     __slots__ = ("_declared", "_found", "_hidden", "_pattern")
+    _declared: Mapping[str, str]
+    _found: frozenset[str]
+    _hidden: dict[str, str]
+    _pattern: re.Pattern[str] | None
 
     def __init__(self, declared: Mapping[str, str] | None = None, found: Iterable[str] = ()) -> None:
         declared = dict(declared or {})

@@ -270,6 +270,18 @@ def _constraints_set(state: SessionState, event: Event) -> None:
     state.constraints = list(cast(ConstraintsSet, event.payload).constraints)
 
 
+def _node_id(event: Event) -> str:
+    """The node an event of a node's kind is filed under; one naming none fails as one naming an unknown
+    node does."""
+    if event.node_id is None:
+        raise KeyError(f"event {event.seq} ({event.kind.value}) names no node")
+    return event.node_id
+
+
+def _node(state: SessionState, event: Event) -> Node:
+    return state.tree[_node_id(event)]
+
+
 def _step(state: SessionState, event: Event) -> None:
     state.steps += 1
     state.current = event.node_id
@@ -282,7 +294,7 @@ _validate_node = Node.__pydantic_validator__.validate_python
 def _new_node(
     state: SessionState, parent: Node, spec: NodeSpec, origin: Origin, template: TemplateRef | None = None
 ) -> Node:
-    fields = {
+    fields: dict[str, object] = {
         "id": spec.id,
         "parent": parent.id,
         "description": spec.description,
@@ -303,7 +315,7 @@ def _new_node(
 
 def _node_expanded(state: SessionState, event: Event) -> None:
     p = cast(NodeExpanded, event.payload)
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     move(node, Status.VISITED)
     node.type = p.type
     node.reason = None
@@ -316,7 +328,7 @@ def _node_expanded(state: SessionState, event: Event) -> None:
 
 def _nodes_added(state: SessionState, event: Event) -> None:
     p = cast(NodesAdded, event.payload)
-    parent = state.tree[event.node_id]
+    parent = _node(state, event)
     if p.parent_type:
         parent.type = p.parent_type
         state.proposals.pop(parent.id, None)
@@ -355,7 +367,7 @@ _TRIED_AGAIN = frozenset({Status.UNVISITED, Status.VISITED, Status.SUCCESS})
 
 def _status_changed(state: SessionState, event: Event) -> None:
     p = cast(StatusChanged, event.payload)
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     new = p.status
     move(node, new)
     node.reason = p.reason
@@ -377,7 +389,7 @@ def _status_changed(state: SessionState, event: Event) -> None:
 
 def _node_rewritten(state: SessionState, event: Event) -> None:
     p = cast(NodeRewritten, event.payload)
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     if p.description != node.description:
         node.earlier = (*node.earlier, node.description)
     node.description = p.description
@@ -389,7 +401,7 @@ def _node_rewritten(state: SessionState, event: Event) -> None:
 def _node_reset(state: SessionState, event: Event) -> None:
     """Back to UNVISITED: unexpanded again unless it is an action that should simply run again."""
     p = cast(NodeReset, event.payload)
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     move(node, Status.UNVISITED)
     node.reason = p.reason
     node.forced = None
@@ -409,7 +421,7 @@ def _node_restored(state: SessionState, event: Event) -> None:
     """An undo puts a node back as its edit found it. A PRUNED or DELETED node leaves only through
     UNVISITED, as a reopen does, so each step of the way is one `move` checks."""
     face = cast(NodeRestored, event.payload).to
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     if node.status in REMOVED and face.status is not node.status:
         move(node, Status.UNVISITED)
     move(node, face.status)
@@ -428,7 +440,7 @@ def _children_reordered(state: SessionState, event: Event) -> None:
     """Only a permutation of the children is taken: a child dropped from the list would free its id for
     reuse (`Tree.new_child_ids` numbers on from the list's length), and the traversal and the chart
     would lose a node the log still names."""
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     order = cast(ChildrenReordered, event.payload).order
     if sorted(order) != sorted(node.children):
         raise InvalidTransition(f"node {node.id}: {', '.join(order)} is not an order of its children")
@@ -436,19 +448,19 @@ def _children_reordered(state: SessionState, event: Event) -> None:
 
 
 def _revision_used(state: SessionState, event: Event) -> None:
-    state.tree[event.node_id].revisions += 1
+    _node(state, event).revisions += 1
     state.metrics.repair_attempts += 1
     if cast(RevisionUsed, event.payload).ok:
         state.metrics.repairs += 1
 
 
 def _alternative_forced(state: SessionState, event: Event) -> None:
-    state.tree[event.node_id].forced = cast(AlternativeForced, event.payload).child
+    _node(state, event).forced = cast(AlternativeForced, event.payload).child
 
 
 def _action_executed(state: SessionState, event: Event) -> None:
     p = cast(ActionExecuted, event.payload)
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     new = Status.SUCCESS if p.ok else Status.FAIL
     move(node, new)
     node.reason = p.error
@@ -466,7 +478,7 @@ def _action_executed(state: SessionState, event: Event) -> None:
 
 
 def _action_edited(state: SessionState, event: Event) -> None:
-    node = state.tree[event.node_id]
+    node = _node(state, event)
     action = cast(ActionEdited, event.payload).action
     if node.action and action != node.action:
         node.earlier_actions = (*node.earlier_actions, node.action)
@@ -476,7 +488,7 @@ def _action_edited(state: SessionState, event: Event) -> None:
 
 def _approval_requested(state: SessionState, event: Event) -> None:
     p = cast(ApprovalRequested, event.payload)
-    state.approval = Approval(event.node_id, p.action, p.rule, p.role, p.name, p.screenshot, p.box, p.requests)
+    state.approval = Approval(_node_id(event), p.action, p.rule, p.role, p.name, p.screenshot, p.box, p.requests)
     state.approved_node = state.approved_requests = None  # an approved action held again needs a new answer
     state.status = RunStatus.AWAITING_APPROVAL
     state.cause = Cause.APPROVAL
@@ -505,7 +517,7 @@ def _observed(state: SessionState, event: Event) -> None:
         fields = {**known.fields, **candidate.fields} if known is not None else candidate.fields
         state.candidates[candidate.name] = SeenCandidate.model_construct(
             name=candidate.name,
-            verdict=candidate.verdict,
+            verdict=cast(Any, candidate.verdict),  # as the log keeps it: any word (`CandidateReport`), unchecked here
             fields=fields,
             unmet=candidate.unmet,
             seen_at=event.node_id,

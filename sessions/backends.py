@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -98,6 +98,10 @@ class ModelSpec:
     arg: str = ""
 
 
+_WITH_ARG: tuple[Literal["script", "replay"], ...] = ("script", "replay")
+"""The kinds written with their argument after a colon (`script:PATH`, `replay:SESSION`)."""
+
+
 def parse_model_spec(spec: str) -> ModelSpec:
     """The one reading of the model-spec grammar (see `MODEL_HELP`); `UnknownModel` for anything else."""
     if spec == "demo":
@@ -105,7 +109,7 @@ def parse_model_spec(spec: str) -> ModelSpec:
     if spec == "claude":
         return ModelSpec("claude")
     kind, colon, arg = spec.partition(":")
-    if colon and kind in ("script", "replay"):
+    if colon and kind in _WITH_ARG:
         return ModelSpec(kind, arg)
     if colon and kind == "claude" and arg:
         return ModelSpec("claude", arg)
@@ -195,7 +199,7 @@ def _checked_effort(model_id: str, effort: object) -> Effort:
             raise UnknownModel(f"{family.name} ({shown(model_id, 60)}) takes no effort setting; drop --effort")
         levels = ", ".join(family.effort_levels)
         raise UnknownModel(f"{family.name} ({shown(model_id, 60)}) takes effort {levels}, not {effort}")
-    return cast(Effort, effort)
+    return effort
 
 
 def bundled_secrets(task: str) -> dict[str, str]:

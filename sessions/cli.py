@@ -845,7 +845,8 @@ def _reading(base: object, rules: list[object], noun: str, unit: str | None) -> 
         return {"type": _whole(int(max(low, -MAX_SEQ)), int(min(high, MAX_SEQ)))}
     if base is float:
         return {"type": _amount(*_bounds(rules), f" of {unit}" if unit else "")}
-    limit = next((rule.max_length for rule in rules if getattr(rule, "max_length", None) is not None), None)
+    limits = (getattr(rule, "max_length", None) for rule in rules)
+    limit = next((length for length in limits if length is not None), None)
     if base is str and limit is not None:
         return {"type": text_argument(noun, limit)}
     raise TypeError(f"the command line has no reading for {base!r} with {rules}; texts need a max_length")
@@ -1320,7 +1321,7 @@ def build_parser(
     return parser
 
 
-_REFUSED = (_UsageError, PlannerError, SessionsError, OSError)
+_REFUSED: tuple[type[Exception], ...] = (_UsageError, PlannerError, SessionsError, OSError)
 """The errors raised on purpose for bad input (the planner's and the sessions package's trees, see
 `planner.errors` and `sessions.errors`), and OSError for paths the system refuses. Anything else is
 a bug and keeps its traceback."""

@@ -23,6 +23,7 @@ cost is not counted against the session's cap.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from difflib import SequenceMatcher
 from itertools import zip_longest
@@ -270,7 +271,7 @@ def _ask(
 ) -> tuple[Reply[Any], int]:
     """Ask until the answer fits the tree or the session's retry budget is spent (as the engine does)."""
     view = view_of(state, node, config)
-    calls = {
+    calls: dict[Operator, Callable[[], Reply[Any]]] = {
         Operator.EXPAND: lambda: model.expand(view),
         Operator.REPAIR: lambda: model.repair(view, node.reason or ""),
         Operator.OBSERVE: lambda: model.observe(view, node.action or ""),
@@ -315,9 +316,12 @@ def _validated(operator: Operator, output: dict[str, Any] | None) -> BaseModel |
     """The recorded answer as its model again; None when the call recorded none (or none that still reads)."""
     if output is None:
         return None
-    kind: type[BaseModel] = {Operator.EXPAND: Expansion, Operator.REPAIR: Repair, Operator.OBSERVE: Observation}[
-        operator
-    ]
+    models: dict[Operator, type[BaseModel]] = {
+        Operator.EXPAND: Expansion,
+        Operator.REPAIR: Repair,
+        Operator.OBSERVE: Observation,
+    }
+    kind = models[operator]
     try:
         return kind.model_validate(output)
     except ValidationError:

@@ -373,7 +373,7 @@ def _subjects(state: SessionState, when: BaseModel) -> list[tuple[Node, dict[str
     if isinstance(when, _Approval):
         approval = state.approval
         if state.status is RunStatus.AWAITING_APPROVAL and approval is not None:
-            values = {"rule": approval.rule, "action": approval.action}
+            values: dict[str, str] = {"rule": approval.rule, "action": approval.action}
             if _search(when.guard, approval.rule, values) and _search(when.action, approval.action, values):
                 found.append((tree[approval.node_id], values))
         return found
@@ -384,7 +384,7 @@ def _subjects(state: SessionState, when: BaseModel) -> list[tuple[Node, dict[str
             found.append((root, {"answer": answer}))
         return found
     for node in tree.walk():
-        values: dict[str, str] = {}
+        values = {}
         if isinstance(when, _Planned):
             hit = node.status is Status.UNVISITED and node.origin is not Origin.OPERATOR and node.id != ROOT_ID
             hit = hit and _search(when.node, node.description, values)

@@ -218,8 +218,8 @@ def _inline_shot(artifacts: ArtifactStore, path: str | None, budget: int) -> str
     except ImportError:
         return None
     try:
-        with Image.open(io.BytesIO(artifacts.read(path))) as image:
-            image = image.convert("RGB")
+        with Image.open(io.BytesIO(artifacts.read(path))) as opened:
+            image = opened.convert("RGB")
             if image.width > _SHOT_WIDTH:
                 image = image.resize((_SHOT_WIDTH, round(image.height * _SHOT_WIDTH / image.width)))
             buffer = io.BytesIO()

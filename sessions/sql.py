@@ -207,13 +207,17 @@ class _Direct:
 
     __slots__ = ("names", "sql")
 
-    def __init__(self, statement: sa.Executable, dialect: Dialect) -> None:
+    def __init__(self, statement: sa.Insert | sa.Update, dialect: Dialect) -> None:
         compiled = statement.compile(dialect=dialect)
         self.sql = compiled.string
         self.names = compiled.positiontup  # the parameter order for positional styles; None for named ones
 
     def bind(self, values: Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
         return values if self.names is None else tuple(values[name] for name in self.names)
+
+    def bind_many(self, rows: Sequence[Mapping[str, Any]]) -> Sequence[Sequence[Any]] | Sequence[Mapping[str, Any]]:
+        """`bind` for each of `rows`, all in the one style `executemany` takes."""
+        return rows if self.names is None else [tuple(values[name] for name in self.names) for values in rows]
 
 
 def _create_v1(conn: Connection) -> None:
@@ -617,7 +621,7 @@ class SqlStore(EventStore):
                 advanced = cursor.fetchone()
                 if advanced is None:
                     raise self._refusal(conn, session_id, after, lease)
-                cursor.executemany(insert.sql, [insert.bind(values) for values in self._rows(session_id, events)])
+                cursor.executemany(insert.sql, insert.bind_many(self._rows(session_id, events)))
                 if self._notifies:  # on the driver's cursor, like the writes above: one statement more per append
                     cursor.execute(_CHANGED_SQL, (session_id,))
             finally:
@@ -725,6 +729,7 @@ class SqlStore(EventStore):
             return None
         pooled = self._engine.raw_connection()
         connection = pooled.driver_connection
+        assert connection is not None, "a connection just checked out has its driver's"
         pooled.detach()
         connection.autocommit = True
         connection.execute(f"LISTEN {CHANGED_CHANNEL}")
@@ -847,6 +852,7 @@ class SqlStore(EventStore):
         if self._listener is None:
             pooled = self._engine.raw_connection()
             listener = pooled.driver_connection
+            assert listener is not None, "a connection just checked out has its driver's"
             pooled.detach()
             listener.autocommit = True
             listener.execute(f"LISTEN {_RUNNABLE_CHANNEL}")

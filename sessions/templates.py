@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,7 +36,7 @@ __all__ = [
     "with_template",
 ]
 
-FILE_FORMAT = "andor-templates"
+FILE_FORMAT: Final = "andor-templates"
 """The `format` tag of an exported file, so a file of another kind is refused by name."""
 MAX_FILE_BYTES = 5_000_000
 """An exported file of the most templates a file may hold fits well within this."""

@@ -209,3 +209,15 @@ def test_replay_refuses_a_gap() -> None:
     state, _log = new_state(TASK)
     with pytest.raises(EventOrderError):
         replay([Event.from_data(3, Kind.STEP, "0", {"frame": "ENTERING", "work": "expand"})], state)
+
+
+def test_replay_refuses_an_approval_request_that_names_no_node() -> None:
+    """A log whose approval request has no node id (a trace edited by hand) is refused as one naming an
+    unknown node is, rather than folded into an approval of no node that the console would look up."""
+    import pytest
+
+    state, _log = new_state(TASK)
+    event = Event.from_data(2, Kind.APPROVAL_REQUESTED, None, {"action": "click [1]", "rule": "guarded"})
+    with pytest.raises(KeyError, match=r"event 2 \(approval_requested\) names no node"):
+        replay([event], state)
+    assert state.approval is None and state.seq == 1, "nothing of the refused event was folded in"

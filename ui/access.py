@@ -193,6 +193,7 @@ def identify(env: Mapping[str, str], headers: Headers, address: str | None, user
     """The operator of one request: `env` the console's environment, `headers` the request's, `address`
     the server's `server.address`, `user` the `st.user` of a console with `st.login` configured (None
     without). Raises `AccessRefused` (or `NotSignedIn`) with the page's sentence."""
+    name: str | None
     header = env.get("ANDOR_AUTH_HEADER", "").strip()
     if header:
         _through_proxy(env.get("ANDOR_AUTH_PROXY_SECRET", "").strip(), header, headers, address)

@@ -91,7 +91,7 @@ def console() -> Console:
     # Runners must pause their sessions while the interpreter can still run them: `threading`'s
     # exit hooks (where concurrent.futures stops its executors, which Playwright needs) run before
     # `atexit`'s, so a runner stopped from `atexit` would fail mid-action instead of pausing cleanly.
-    threading._register_atexit(pool.shutdown)
+    threading._register_atexit(pool.shutdown)  # type: ignore[attr-defined]  # private, so typeshed leaves it out
     if shop is not None:
         atexit.register(shop.stop)
     atexit.register(changes.close)

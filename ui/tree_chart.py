@@ -18,7 +18,7 @@ import math
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from planner.frames import active_path
 from planner.render import TYPE_TAG
@@ -105,7 +105,7 @@ class TreeChart:
     collapsed: dict[str, int]
 
     @property
-    def renderer(self) -> str:
+    def renderer(self) -> Literal["svg", "canvas"]:
         """SVG keeps nodes in the page (accessible, crisp, clickable by tests); past a few hundred
         drawn nodes canvas draws much faster."""
         return "svg" if len(self.node_ids) <= _SVG_LIMIT else "canvas"

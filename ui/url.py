@@ -167,9 +167,9 @@ def shown_node(tree: Tree) -> str:
     """The node the selector holds or last selected; else the URL's node; else the root (nothing selected, or a node of another
     session)."""
     selected = selected_node()
-    if selected not in tree:
-        selected = linked(NODE_KEY)
-        selected = selected if selected in tree else ROOT_ID
+    if selected is None or selected not in tree:
+        wanted = linked(NODE_KEY)
+        selected = wanted if wanted is not None and wanted in tree else ROOT_ID
         select(selected)
     return _follow(NODE_KEY, selected, tree.nodes)
 

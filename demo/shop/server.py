@@ -130,6 +130,8 @@ class ShopHTTPServer(ThreadingHTTPServer):
     """A threading HTTP server that carries the catalog and the in-memory carts for its handlers."""
 
     daemon_threads = True
+    server_address: tuple[str, int]
+    """The address it is bound to: an IPv4 socket's, a host that is a string."""
 
     def __init__(
         self,

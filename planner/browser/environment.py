@@ -20,6 +20,7 @@ import time
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -1475,7 +1476,7 @@ class BrowserEnvironment:
                 return
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
                 method = "GET"
-            if not self._effects.admits(method, target, lambda m=method, t=target: _sent(request, m, t)):
+            if not self._effects.admits(method, target, partial(_sent, request, method, target)):
                 self._refuse(route)  # a 307 or 308 sends the body again, to another address: a request of its own
                 return
             url = target

@@ -215,7 +215,7 @@ class Family:
         return min(self.output_tokens, answer + THINKING_ROOM[runs_at])
 
 
-_STANDARD_5_5 = frozenset({"adaptive"})
+_STANDARD_5_5: frozenset[ThinkingMode] = frozenset({"adaptive"})
 """Thinking on the always-on families (Opus 5.5, Fable): adaptive only; "disabled" and budgets are 400s."""
 
 FAMILIES: tuple[Family, ...] = (

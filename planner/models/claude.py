@@ -489,7 +489,7 @@ class ClaudeModel:
 
     def _usage(self, usage: _Usage) -> dict[str, Any]:
         """Token counts in the engine's metric names, with an estimated cost (from checked counts only)."""
-        counts = {
+        counts: dict[str, Any] = {
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
             "cache_read_tokens": usage.cache_read_input_tokens or 0,

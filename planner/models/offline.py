@@ -149,7 +149,8 @@ def _card_test(qualifier: str) -> Callable[[_Card], bool]:
     """Which cards a qualifier ("matching X", "on sale", "in stock", "priced under $N") keeps."""
     q = _norm(qualifier)
     if m := re.fullmatch(r"matching (.+)", q):
-        return lambda card: m[1] in _norm(card.name)
+        words = m[1]
+        return lambda card: words in _norm(card.name)
     if q == "on sale":
         return lambda card: card.sale
     if q == "in stock":
@@ -171,11 +172,12 @@ def _find(view: View, name: str, roles: Iterable[str] = ("link", "button")) -> P
     """The element whose name matches best: exact, then prefix, then containing every word."""
     wanted = _norm(name.strip(" .\"'"))
     candidates = [e for e in read_elements(view.observation) if e.role in roles]
-    for test in (
+    tests: tuple[Callable[[PageElement], bool], ...] = (
         lambda e: _norm(e.name) == wanted,
         lambda e: _norm(e.name).startswith(wanted),
         lambda e: all(word in _norm(e.name) for word in wanted.split()),
-    ):
+    )
+    for test in tests:
         found = [e for e in candidates if test(e)]
         if found:
             return found[0]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -353,7 +354,7 @@ def render_user(
 
 # -- diagnosis -------------------------------------------------------------------------------------
 
-DIAGNOSIS_TOOL = {
+DIAGNOSIS_TOOL: dict[str, Any] = {
     "name": "diagnose_failure",
     "description": "Report why the web agent's run failed, citing the steps and nodes where it went wrong.",
     "input_schema": Diagnosis.model_json_schema(),

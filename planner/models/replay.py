@@ -108,7 +108,7 @@ class ReplayModel:
         exact = [
             i for i in candidates if (self._calls[i].node_id, self._calls[i].revisions) == (node.id, node.revisions)
         ]
-        chosen = (exact or candidates or [None])[0]
+        chosen = next(iter(exact or candidates), None)
         if chosen is None:
             raise ModelOutputError(f"no recorded answer for {operator} on {node.description!r}")
         self._used.add(chosen)

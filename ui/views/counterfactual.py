@@ -11,7 +11,9 @@ then applied or refused and why) shows under the form like any edit's.
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import streamlit as st
 
@@ -38,7 +40,7 @@ def render_reask(follower: Live, node_id: str) -> None:
     """Where the node's adopted edits came from ("counterfactual of call #12"), then the "Re-ask" form for its
     expansion, repair and observation calls and the latest comparison."""
     calls = {
-        event.seq: cast(ModelCalled, event.payload)
+        event.seq: event.payload
         for event in follower.by_node.get(node_id, [])
         if isinstance(event.payload, ModelCalled) and event.payload.operator in REASKABLE
     }
@@ -80,7 +82,9 @@ def render_reask(follower: Live, node_id: str) -> None:
 def _reask(follower: Live, where: Scope) -> None:
     """Ask the chosen call again (the press's callback); the answer or the refusal stays with the form."""
     answers = st.session_state.setdefault(_ANSWERS, {})
-    values = {name: st.session_state.get(where.key(f"reask_{name}")) for name in ("call", "instruction", "model")}
+    values: dict[str, Any] = {
+        name: st.session_state.get(where.key(f"reask_{name}")) for name in ("call", "instruction", "model")
+    }
     try:
         settings = _settings(st.session_state.get(where.key("reask_settings")) or "")
         with st.spinner("Asking the model again…"):
@@ -172,9 +176,11 @@ def _adopt(follower: Live, where: Scope, cf: Counterfactual) -> None:
 def _send_adoption(follower: Live, where: Scope, cf: Counterfactual) -> None:
     """Send the commands that adopt the answer in the session as it is now; a refusal shows as the form's error."""
     try:
-        commands = [c.model_dump(mode="json") for c in adoption(follower.refresh(), cf)]
+        payloads: list[Callable[[], dict[str, Any] | str]] = [
+            partial(command.model_dump, mode="json") for command in adoption(follower.refresh(), cf)
+        ]
     except (PlannerError, SessionsError) as error:
-        commands = [str(error)]
-    st.session_state.setdefault(_ADOPTED, {})[where] = len(commands)
-    for index, command in enumerate(commands):
-        submit(follower.ctx, where, f"adopt {index}", lambda command=command: command)
+        payloads = [partial(str, error)]
+    st.session_state.setdefault(_ADOPTED, {})[where] = len(payloads)
+    for index, payload in enumerate(payloads):
+        submit(follower.ctx, where, f"adopt {index}", payload)

@@ -10,7 +10,7 @@ from planner.frames import active_path
 from planner.state import SessionState
 from sessions.markdown import md, short
 from ui.context import Console
-from ui.shortcuts import SHORTCUTS
+from ui.shortcuts import SHORTCUTS, ShortcutName
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
 from ui.url import NODE_KEY, picker_key, select, selected_node, shown_node
 
@@ -132,10 +132,11 @@ def render_node_picker(state: SessionState) -> str | None:
             format_func=lambda node_id: f"{node_id} · {short(state.tree[node_id].description, 60)}",
             help="Click a node in the tree, or search here by id or description",
         )
-        for name, icon, to in (
+        moves: list[tuple[ShortcutName, str, str]] = [
             ("previous_node", ":material/keyboard_arrow_up:", order[max(at - 1, 0)]),
             ("next_node", ":material/keyboard_arrow_down:", order[min(at + 1, len(order) - 1)]),
-        ):
+        ]
+        for name, icon, to in moves:
             shortcut = SHORTCUTS[name]
             st.button(
                 "",
