@@ -20,9 +20,12 @@ the attacks we thought of, on one Chromium.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -493,3 +496,56 @@ def test_nothing_arrived_late(site: HostileSite, expected: dict[tuple[str, str],
 
 def test_the_gallery_is_as_big_as_the_issue_asks() -> None:
     assert len(CASES) + len(GET_WITH_EFFECT) + 2 >= 25  # and the between-actions and always-allow cases
+
+
+def test_a_307_hop_that_sends_the_post_on_to_another_address_is_held_there(tmp_path: Path) -> None:
+    """A post the session's rules allow ("allow POST */hop") is answered 307 to /order: the browser would send
+    the same body again, to an address no rule allows, so the hop is a request of its own and waits; approved,
+    the action runs again and the order arrives once."""
+    arrived: list[str] = []
+
+    class _Hops(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            page = (
+                b'<!doctype html><title>Hop</title><form method="post" action="/hop"><button>Continue</button></form>'
+            )
+            self._answer(200, page)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            arrived.append(self.path)
+            if self.path == "/hop":
+                self.send_response(307)
+                self.send_header("Location", "/order")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            else:
+                self._answer(200, b"<!doctype html><title>Ordered</title><p>Order placed.")
+
+        def _answer(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hops)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    rules = [RequestRule.parse("allow POST */hop")]
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        with BrowserEnvironment(url, tmp_path, allowed_domains=[]) as env:
+            button = re.search(r"\[(\d+)\] button \"Continue\"", env.observe().text)
+            assert button, env.observe().text
+            held = env.execute(f"click [{button[1]}]", rules=rules)
+            assert [r.key for r in held.held_requests] == [f"POST {url}order"], held.error
+            assert arrived == ["/hop"], "the hop's post arrived, the order did not"
+            approved = env.execute(f"click [{button[1]}]", rules=rules, allow=[r.key for r in held.held_requests])
+            assert approved.ok and approved.page is not None and approved.page.title == "Ordered", approved.error
+            assert arrived == ["/hop", "/hop", "/order"], "approved, the order arrived once"
+    finally:
+        server.shutdown()
+        server.server_close()
