@@ -64,6 +64,20 @@ def app() -> AppTest:
     return at
 
 
+def approval_box(session_id: str) -> AppTest:
+    """The console headless on `session_id`, once its approval box is drawn (the stored session waits for one)."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    deadline = time.monotonic() + 30
+    while not any("Approval required" in m.value for m in at.markdown):
+        assert time.monotonic() < deadline, "the approval box never showed"
+        time.sleep(0.1)
+        at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def node_picker(at: AppTest) -> Selectbox[str]:
     """The node selector of an AppTest run: keyed by the node it shows (`ui.url.picker_key`)."""
     [picker] = [box for box in at.selectbox if (box.key or "").startswith("node_pick_")]

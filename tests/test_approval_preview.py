@@ -13,11 +13,11 @@ import base64
 import io
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, drive, new_state
+from console_helpers import approval_box
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
@@ -187,8 +187,6 @@ def test_the_outlined_url_is_the_screenshot_drawn_or_none_without_a_file(tmp_pat
 
 # -- the console's approval box --------------------------------------------------------------------------
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
 
 @pytest.fixture
 def db(app_db: str) -> Path:
@@ -211,19 +209,6 @@ def _stored(db: Path, name: str, screenshot: str | None) -> None:
     store.close()
 
 
-def _approval_box(db: Path) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = "s1"
-    at.run()
-    deadline = time.monotonic() + 30
-    while not any("Approval required" in m.value for m in at.markdown):
-        assert time.monotonic() < deadline, "the approval box never showed"
-        time.sleep(0.1)
-        at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _images(at: AppTest) -> list[str]:
     return [url for image in at.image for url in image.value]
 
@@ -231,7 +216,7 @@ def _images(at: AppTest) -> list[str]:
 def test_the_approval_box_shows_the_outlined_page_and_the_escaped_element(db: Path, tmp_path: Path) -> None:
     shot = _white(tmp_path / "0002-approval.png")
     _stored(db, "Add to *cart* <b>now</b>", shot)
-    at = _approval_box(db)
+    at = approval_box("s1")
     assert _images(at) == [outlined_url(shot, BOX)]
     assert [img.alt for image in at.image for img in image.proto.imgs] == [APPROVAL_PICTURE_ALT]
     element = next(m.value for m in at.markdown if m.value.startswith("**Element**"))
@@ -242,7 +227,7 @@ def test_the_approval_box_shows_the_outlined_page_and_the_escaped_element(db: Pa
 
 def test_an_approval_without_a_screenshot_says_so_in_one_line(db: Path) -> None:
     _stored(db, "Add to cart", None)
-    at = _approval_box(db)
+    at = approval_box("s1")
     assert _images(at) == []
     said = [c.value for c in at.caption if "for this request" in c.value]
     assert said == ["No screenshot of the page for this request (a dry run, an older log, or the file is gone)."]

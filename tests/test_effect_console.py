@@ -4,11 +4,10 @@ allow", which queues an approve command carrying it; Task & answer lists the ses
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from console_helpers import approval_box
 from test_console_app import show_tab
 
 from planner.config import EngineConfig
@@ -18,7 +17,6 @@ from planner.state import Recorder, SessionState
 from sessions.markdown import md_line
 from sessions.sql import open_store
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HELD = SentRequest(
     method="POST",
     url="http://shop.test/order?via=*bold*",
@@ -59,22 +57,9 @@ def _stored(db: Path) -> None:
     store.close()
 
 
-def _approval_box(db: Path) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = "s1"
-    at.run()
-    deadline = time.monotonic() + 30
-    while not any("Approval required" in m.value for m in at.markdown):
-        assert time.monotonic() < deadline, "the approval box never showed"
-        time.sleep(0.1)
-        at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_the_approval_box_names_the_held_request_with_its_fields_escaped(db: Path) -> None:
     _stored(db)
-    at = _approval_box(db)
+    at = approval_box("s1")
     said = [m.value for m in at.markdown]
     assert "**The page sent** (held, 1): approving lets it through once" in said
     assert f"`POST` {md_line(HELD.url)} (form)" in said
@@ -86,7 +71,7 @@ def test_the_approval_box_names_the_held_request_with_its_fields_escaped(db: Pat
 
 def test_always_allow_queues_an_approval_that_carries_it(db: Path) -> None:
     _stored(db)
-    at = _approval_box(db)
+    at = approval_box("s1")
     next(b for b in at.button if b.label == "Approve and always allow POST shop.test/order").click().run()
     store = open_store(db)
     try:
@@ -102,7 +87,7 @@ def test_always_allow_queues_an_approval_that_carries_it(db: Path) -> None:
 
 def test_task_and_answer_lists_the_sessions_request_rules(db: Path) -> None:
     _stored(db)
-    at = _approval_box(db)
+    at = approval_box("s1")
     show_tab(at, "Task & answer")
     said = [m.value for m in at.markdown]
     assert "**Request rules (1)**" in said
