@@ -74,6 +74,21 @@ def test_a_plain_applied_answer_goes_after_a_while_a_refusal_stays(
     assert [e.value for e in at.error] == ["0 is pruned; reopen it first"], "a refusal stays"
 
 
+def test_an_applied_answer_shows_at_its_first_draw_however_slow_the_draw(
+    answers: list[Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI, 2026-12-03: "breakpoints applied" never showed under its form on a loaded machine. The fade's
+    clock started at the answer, so a redraw slower than APPLIED_SECONDS took it away unseen; it starts
+    at the first draw now (here every draw is "slower" than a zero-second fade)."""
+    import ui.commands
+
+    monkeypatch.setattr(ui.commands, "APPLIED_SECONDS", 0.0)
+    at = _press(answers, Outcome("applied", "inject applied", "s1", "c1", 0, "inject"))
+    assert [s.value for s in at.success] == ["inject applied"], "the answer is drawn once at least"
+    at.run()
+    assert not at.success, "and goes at the next redraw"
+
+
 def test_a_queued_inject_empties_its_field_only_once_applied(answers: list[Outcome]) -> None:
     at = _press(answers, QUEUED, QUEUED)
     assert at.text_area[0].value == "Check the reviews", "still queued: the goals stay"
@@ -115,6 +130,22 @@ def _controls_flash() -> None:
 
     st.session_state.setdefault(FLASH, ("s1", st.session_state["_answer"], None))
     _flash(SimpleNamespace(store=None), "s1")  # type: ignore[arg-type]
+
+
+def test_the_controls_flash_shows_a_plain_answer_once_however_slow_the_draw(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ui.commands
+    import ui.views.header
+
+    monkeypatch.setattr(ui.commands, "APPLIED_SECONDS", 0.0)
+    monkeypatch.setattr(ui.views.header, "settle", lambda store, outcome: outcome)
+    at = AppTest.from_function(_controls_flash)
+    at.session_state["_answer"] = Outcome("applied", "resume applied", "s1", "c1", 0, "resume")
+    at.run()
+    assert [s.value for s in at.success] == ["resume applied"], "the answer is drawn once at least"
+    at.run()
+    assert not at.success, "and goes at the next redraw"
 
 
 def test_the_controls_flash_shows_the_engines_warning_and_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,7 +30,18 @@ from sessions.store import EventStore, SessionFinished
 from ui.access import AccessRefused, current
 from ui.context import Console
 
-__all__ = ["APPLIED_SECONDS", "FORM_NAMES", "QUICK_ANSWER", "Outcome", "alert", "drawn", "faded", "send", "settle"]
+__all__ = [
+    "APPLIED_SECONDS",
+    "FORM_NAMES",
+    "QUICK_ANSWER",
+    "Outcome",
+    "alert",
+    "drawn",
+    "faded",
+    "first_drawn",
+    "send",
+    "settle",
+]
 
 _LAST = "_last_command"
 """Session state: (session id, payload, outcome, drawn since) of the tab's last command."""
@@ -77,15 +88,25 @@ class Outcome:
         return f"{self.message} — {self.warning}" if self.warning else self.message
 
 
-def faded(outcome: Outcome, answered: float | None) -> bool:
-    """Whether `outcome`, answered at `answered` (`time.monotonic()`; None: not yet), has been shown
-    long enough to go (`APPLIED_SECONDS`)."""
+def faded(outcome: Outcome, shown: float | None) -> bool:
+    """Whether `outcome`, first drawn at `shown` (`time.monotonic()`; None: not drawn yet), has been on
+    the page long enough to go (`APPLIED_SECONDS`). The clock starts at the first draw, not at the
+    answer: a slow redraw (a loaded machine, a big tree) must not take the answer away before the
+    operator could see it."""
     return (
         outcome.result == "applied"
         and not outcome.warning
-        and answered is not None
-        and time.monotonic() - answered > APPLIED_SECONDS
+        and shown is not None
+        and time.monotonic() - shown > APPLIED_SECONDS
     )
+
+
+def first_drawn(outcome: Outcome, shown: float | None) -> float | None:
+    """When `outcome` was first drawn: `shown` if it was, now if it is being drawn as an answer for the
+    first time, None while it is still queued."""
+    if shown is not None or outcome.result == "queued":
+        return shown
+    return time.monotonic()
 
 
 def alert(outcome: Outcome) -> Callable[..., object]:

@@ -11,7 +11,6 @@ the scope, that sent it.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,13 +18,14 @@ from typing import Any
 import streamlit as st
 
 from sessions.markdown import md
-from ui.commands import Outcome, alert, faded, send, settle
+from ui.commands import Outcome, alert, faded, first_drawn, send, settle
 from ui.context import Console, console
 
 __all__ = ["Scope", "not_text", "scope", "show_result", "submit"]
 
 _RESULTS = "_form_results"
-"""Session state: {(scope, form): (outcome, the widgets to empty once it is applied, when it was answered)}."""
+"""Session state: {(scope, form): (outcome, the widgets to empty once it is applied, when its answer was
+first drawn)}."""
 _EMPTIED = "_form_emptied"
 """Session state: {(scope, widget name): times emptied}. A widget is emptied by giving it a new key, not
 by setting its value: the live panel's tick may have left the browser before the redraw that emptied
@@ -90,8 +90,7 @@ def submit(
     if not isinstance(built, str):
         built = not_text(built) or built
     outcome = Outcome("invalid", built) if isinstance(built, str) else send(ctx, where.session_id, built)
-    answered = None if outcome.result == "queued" else time.monotonic()
-    st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear, answered)
+    st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear, None)
     if outcome.result == "applied":
         _empty(where, clear)
 
@@ -110,14 +109,12 @@ def show_result(where: Scope, form: str) -> None:
     results = st.session_state.get(_RESULTS, {})
     if (where, form) not in results:
         return
-    was, clear, answered = results[(where, form)]
+    was, clear, shown = results[(where, form)]
     outcome = settle(console().store, was)
-    if answered is None and outcome.result != "queued":
-        answered = time.monotonic()
-    if faded(outcome, answered):
+    if faded(outcome, shown):
         del results[(where, form)]
         return
-    results[(where, form)] = (outcome, clear, answered)
+    results[(where, form)] = (outcome, clear, first_drawn(outcome, shown))
     if was.result == "queued" and outcome.result == "applied":
         _empty(where, clear)  # the fields go at the next redraw: this one has drawn them already
     message = outcome.text

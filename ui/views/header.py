@@ -10,7 +10,7 @@ from planner.state import RunStatus, SessionState
 from sessions.markdown import md, md_line
 from sessions.runner import STALE_AFTER
 from ui.access import refusal
-from ui.commands import Outcome, alert, faded, send, settle
+from ui.commands import Outcome, alert, faded, first_drawn, send, settle
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
 from ui.status import STATUS_ICONS, status_line, worker_name
@@ -18,7 +18,7 @@ from ui.status import STATUS_ICONS, status_line, worker_name
 __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
 
 FLASH = "_flash_controls"
-"""Session state: (session id, outcome, when it was answered) of the last control pressed."""
+"""Session state: (session id, outcome, when its answer was first drawn) of the last control pressed."""
 STATUS_CHARS = 300
 """The status line quotes actions and reasons; past this it is cut (the inspector has them whole)."""
 
@@ -31,11 +31,10 @@ def _flash(ctx: Console, session_id: str) -> None:
     if not flash or flash[0] != session_id:
         return
     outcome = settle(ctx.store, flash[1])
-    answered = flash[2] if flash[2] is not None or outcome.result == "queued" else time.monotonic()
-    if faded(outcome, answered):
+    if faded(outcome, flash[2]):
         del st.session_state[FLASH]
         return
-    st.session_state[FLASH] = (session_id, outcome, answered)
+    st.session_state[FLASH] = (session_id, outcome, first_drawn(outcome, flash[2]))
     alert(outcome)(md_line(outcome.text, STATUS_CHARS))
 
 
