@@ -186,6 +186,32 @@ def test_selected_node_gets_its_own_highlight() -> None:
     assert all(item["itemStyle"]["borderColor"] != AMBER for item in items_by_id(build_chart(state)).values())
 
 
+def _label_priority(item: dict[str, Any]) -> float:
+    """How ECharts ranks a label when labels overlap (`hideOverlap`): the area of its symbol's box,
+    border included; the larger keeps its label."""
+    return float((item["symbolSize"] + item["itemStyle"]["borderWidth"]) ** 2)
+
+
+def test_the_labels_an_operator_must_read_win_every_overlap(failed_run: SessionState) -> None:
+    """CI: a browser test could not find the label "✗ ACT 0.2.1.1.2" for 80 s: it lost an overlap to a
+    bigger "?" or OR beside it. The current node's label beats every other, the selected node's every
+    other but the current one's, and a failed node's every ordinary one's."""
+    state = live()
+    apply_command(state, Inject(parent="0", goals=["check the price"]))
+    for run in (state, failed_run):
+        for selected in [None, *(node.id for node in run.tree.walk())]:
+            items = items_by_id(build_chart(run, selected=selected, collapse_closed=False))
+            rank = {node_id: _label_priority(item) for node_id, item in items.items()}
+            current = {i for i, item in items.items() if item["label"].get("fontWeight") == "bold"}
+            chosen = {selected} - current if selected in items else set()
+            failed = {i for i, item in items.items() if "✗" in item["label"]["formatter"]} - current - chosen
+            ordinary = set(items) - current - chosen - failed
+            for better, worse in ((current, set(items) - current), (chosen, failed | ordinary), (failed, ordinary)):
+                for b, w in itertools.product(better, worse):
+                    assert rank[b] > rank[w], f"with {selected} selected, the label of {w} beats that of {b}"
+            assert failed or run is state, "the failed run draws its failures"
+
+
 def test_operator_and_repair_marks_and_alternative_scores(failed_run: SessionState) -> None:
     items = items_by_id(build_chart(failed_run, collapse_closed=False))
     labels = {node_id: item["label"]["formatter"] for node_id, item in items.items()}

@@ -35,6 +35,12 @@ SERIES_ID = "plan"
 _SYMBOL = {NodeType.AND: "rect", NodeType.OR: "diamond", NodeType.ACTION: "circle", NodeType.UNKNOWN: "triangle"}
 _SIZE = {NodeType.AND: 16, NodeType.OR: 20, NodeType.ACTION: 16, NodeType.UNKNOWN: 18}
 """Diamonds and triangles cover less area than squares and circles at the same box size."""
+_KEPT_LABEL_SIZE = 26
+"""Where labels overlap, ECharts keeps the one whose symbol's box (its border included) is largest, and
+of equal ones the first in the data (`labelLayout.hideOverlap`): a failed or selected node is drawn
+this large, above any other node but the current one (a folded OR with an operator's border is 24 +
+2.5), so its label is never the one hidden. At the plain sizes a "?" beside a failed action won, and
+the ✗ label vanished at some chart widths."""
 
 # Paul Tol's "vibrant" scheme: distinguishable under the common colour-vision deficiencies.
 _COLOUR = {
@@ -453,6 +459,8 @@ def _item(
     size = _SIZE[node.type] + (4 if folded else 0)
     if is_current:
         size = round(size * 1.75)
+    elif failed or is_selected:
+        size = _KEPT_LABEL_SIZE
 
     score = _score(node) if or_child else None
     head = [
