@@ -364,7 +364,7 @@ def _act(env: BrowserEnvironment, target: str, shown: Shown, figures: GalleryFig
     figures.actions += 1
     figures.timings.append(result.duration_ms)
     received = hits(env, kinds)
-    held = getattr(result, "held_dialog", None)  # code from before issue 15 (27c15ca) has no held_dialog
+    held = getattr(result, "held_dialog", None)  # older code under comparison has no held_dialog
     reached = result.ok or held is not None  # a held confirm: the click landed, the page asked
     if reached and received and all(g == target for g in received):
         figures.round_trips += 1

@@ -62,7 +62,8 @@ __all__ = [
 
 CONDITIONS = ("baseline", "operator", "oracle")
 RESCUE_EDITS = 2
-"""A rescue counts when it took at most this many edits (issue 14's goal)."""
+"""A rescue counts when it took at most this many edits: the evaluation measures a light correction of
+the plan, not an operator rewriting it."""
 NO_ORACLE = "no oracle: its correction is written for the demo model's plan"
 """Why a run with another model has no oracle condition: a correction edits the demo plan's node ids."""
 SHOP_START_S = 60.0

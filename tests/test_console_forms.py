@@ -77,9 +77,8 @@ def test_a_plain_applied_answer_goes_after_a_while_a_refusal_stays(
 def test_an_applied_answer_shows_at_its_first_draw_however_slow_the_draw(
     answers: list[Outcome], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """CI, 2026-12-03: "breakpoints applied" never showed under its form on a loaded machine. The fade's
-    clock started at the answer, so a redraw slower than APPLIED_SECONDS took it away unseen; it starts
-    at the first draw now (here every draw is "slower" than a zero-second fade)."""
+    """The fade's clock starts at the first draw, not at the answer: a redraw slower than APPLIED_SECONDS
+    must not take the answer away unseen (here every draw is "slower" than a zero-second fade)."""
     import ui.commands
 
     monkeypatch.setattr(ui.commands, "APPLIED_SECONDS", 0.0)

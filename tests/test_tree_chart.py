@@ -193,9 +193,9 @@ def _label_priority(item: dict[str, Any]) -> float:
 
 
 def test_the_labels_an_operator_must_read_win_every_overlap(failed_run: SessionState) -> None:
-    """CI: a browser test could not find the label "✗ ACT 0.2.1.1.2" for 80 s: it lost an overlap to a
-    bigger "?" or OR beside it. The current node's label beats every other, the selected node's every
-    other but the current one's, and a failed node's every ordinary one's."""
+    """At the plain sizes a failed action's label lost an overlap to a bigger "?" or OR beside it. The
+    current node's label beats every other, the selected node's every other but the current one's, and
+    a failed node's every ordinary one's."""
     state = live()
     apply_command(state, Inject(parent="0", goals=["check the price"]))
     for run in (state, failed_run):

@@ -29,8 +29,8 @@ first drawn)}."""
 _EMPTIED = "_form_emptied"
 """Session state: {(scope, widget name): times emptied}. A widget is emptied by giving it a new key, not
 by setting its value: the live panel's tick may have left the browser before the redraw that emptied
-the field, carrying the old text, and Streamlit would put that text back (the end-to-end test of
-defect 2 saw this under load). A request for the old key cannot reach a new widget."""
+the field, carrying the old text, and Streamlit would put that text back (seen under load). A request
+for the old key cannot reach a new widget."""
 _MESSAGE_CHARS = 600
 """A refusal quotes node text: past this it is clamped (the node itself shows the whole text)."""
 

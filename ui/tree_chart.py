@@ -39,8 +39,8 @@ _KEPT_LABEL_SIZE = 26
 """Where labels overlap, ECharts keeps the one whose symbol's box (its border included) is largest, and
 of equal ones the first in the data (`labelLayout.hideOverlap`): a failed or selected node is drawn
 this large, above any other node but the current one (a folded OR with an operator's border is 24 +
-2.5), so its label is never the one hidden. At the plain sizes a "?" beside a failed action won, and
-the ✗ label vanished at some chart widths."""
+2.5), so its label is never the one hidden; at the plain sizes a "?" or an OR beside a failed action
+would keep its own label instead."""
 
 # Paul Tol's "vibrant" scheme: distinguishable under the common colour-vision deficiencies.
 _COLOUR = {

@@ -7,9 +7,8 @@ such a page is drawn only when something changed, so a file downloaded after the
 its end. The buttons serve those bytes, and say which event they reach. Built at click time instead
 (a deferred download), a file lived only until the second run after it was made, and the live panel
 runs every 0.75 s while the session runs: on a loaded machine the browser's fetch came later and the
-download was cancelled (issue 12, defect 3). Bytes kept in the tab's state are registered again,
-under the same id, by every run of the page, and fragment runs leave them alone, so a click always
-finds its file.
+download was cancelled. Bytes kept in the tab's state are registered again, under the same id, by
+every run of the page, and fragment runs leave them alone, so a click always finds its file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Long text is shown cut, with the whole of it one click away: a 10,000-character task or description
-must not push the controls and forms thousands of pixels down (issue 12, defect 7)."""
+must not push the controls and forms thousands of pixels down."""
 
 from __future__ import annotations
 
