@@ -40,4 +40,4 @@ bench: browser
 # A fleet on this machine: PostgreSQL in a temporary directory, three workers and the console as their
 # client; Ctrl-C stops them all and removes the directory (see docs/fleet.md).
 fleet: browser postgres
-	$(PY) -m sessions.fleet
+	$(PY) -m sessions.worker.fleet

@@ -19,7 +19,7 @@ Two parts, one headless Chromium each:
   instead), and the median time of a browser action with screenshots on, as sessions run them.
 
 - **Approvals per demo task**: every bundled task run once as the evaluation's baseline runs it (the
-  offline model, each guarded action approved, `sessions.evaluation`), each on a fresh shop, counting
+  offline model, each guarded action approved, `demo.evaluation`), each on a fresh shop, counting
   the approvals it asked for: by the action's name, where it leads or a dialog, and by what its page
   sent (the effect fence). A new approval that is not a real purchase is a regression of the fence's
   policy; and the time the shop's state-changing actions take when held and when a rule allows them.
@@ -564,10 +564,10 @@ def _allow_posts() -> list[Any]:
 
 def approvals() -> None:
     """Approvals per bundled task under the evaluation's baseline, split by what held the action."""
+    from demo.evaluation import bundled_shop, run_condition
+    from demo.operator_sim import load_policy
     from demo.tasks import load_tasks
-    from sessions.evaluation import bundled_shop, run_condition
-    from sessions.operator_sim import load_policy
-    from sessions.sql import open_store
+    from sessions.store.sql import open_store
 
     print("approvals per demo task (baseline: each guarded action approved)")
     print(f"{'task':40} {'by name':>8} {'by effect':>10} {'outcome':>12}")

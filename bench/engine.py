@@ -21,7 +21,7 @@ from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, SessionState, replay
-from sessions.sql import SqlStore, database_url
+from sessions.store.sql import SqlStore, database_url
 
 GOALS = {"steps_per_s": 5000, "ratio": 1.5, "append_p50_ms": 1.0, "rebuild_ms": 300}
 

@@ -14,7 +14,7 @@ worker busy, a dead runner's session waits in the queue like any other: behind t
 have waited longer.) Repeated `--kills` times.
 
 The database is `--db`, else $ANDOR_TEST_POSTGRES, else a throwaway server started with initdb/pg_ctl
-(`sessions.pgserver`). Figures only, no assertions: the machine it runs on decides them.
+(`sessions.store.pgserver`). Figures only, no assertions: the machine it runs on decides them.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from pathlib import Path
 
 from planner.browser.dry import DRY_START
 from planner.config import EngineConfig
-from sessions.pgserver import PostgresServer, fresh_database
-from sessions.runner import create_session
-from sessions.sql import SqlStore
+from sessions.store.pgserver import PostgresServer, fresh_database
+from sessions.store.sql import SqlStore
+from sessions.worker.runner import create_session
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "check six products"

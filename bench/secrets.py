@@ -25,7 +25,7 @@ from planner.operators import CallRecord, Reply
 from planner.protocols import ElementInfo, Page
 from planner.secrets import Secrets, secrets_in
 from planner.state import Recorder, SessionState, replay
-from sessions.sql import SqlStore, database_url
+from sessions.store.sql import SqlStore, database_url
 
 PASSWORD = "demo-pass-123"
 TASK = f"Sign in with the password {PASSWORD}, then visit every page of the shop"

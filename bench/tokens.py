@@ -234,7 +234,7 @@ def _print_default_calls(
 def _demo_runs(tasks: Sequence[str] | None, lookahead: int) -> list[tuple[str, list[Event]]]:
     """Run demo tasks with the offline model in the browser and return their logs."""
     from demo.suite import run_suite
-    from sessions.sql import open_store
+    from sessions.store.sql import open_store
 
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
@@ -260,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with start_shop() as shop:
         sizes = _print_pages(shop.url, args.model)
     if args.session:
-        from sessions.sql import open_store
+        from sessions.store.sql import open_store
 
         store = open_store(args.db)
         try:

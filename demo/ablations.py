@@ -17,8 +17,8 @@ from demo.suite import run_suite
 from demo.tasks import load_tasks
 from planner.config import EngineConfig
 from planner.metrics import SUITE_ROWS, SessionMetrics, SuiteMetrics, session_metrics, suite_metrics
-from sessions.reading import load_state
 from sessions.store import EventStore
+from sessions.store.reading import load_state
 
 __all__ = ["CONDITIONS", "ablations_command", "format_table", "run_ablations", "to_json", "to_markdown"]
 

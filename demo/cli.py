@@ -1,4 +1,5 @@
-"""`python -m demo`: the demo's subcommands, `suite` (every task, or `--ablations`) and `run` (one task).
+"""`python -m demo`: the demo's subcommands, `suite` (every task, or `--ablations`), `run` (one task) and
+`eval` (the simulated operator's rescues).
 
 The demo is an application of sessions: it adds its subcommands to the sessions CLI's conventions
 (`sessions.cli.Subcommand`), and sessions never imports it back (it reads only the bundled tasks'
@@ -14,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from demo.evaluation import evaluate, report
+from demo.evaluation import format_table as format_evaluation
+from demo.operator_sim import load_policy
 from demo.shop import start_shop
 from demo.suite import auto_approver, format_table, run_suite
 from demo.tasks import TaskError, check_answer, load_tasks, select_tasks
@@ -21,8 +25,8 @@ from planner.inputs import shown
 from planner.render import tree_text
 from sessions import cli
 from sessions.backends import MODEL_HELP, artifacts_root
-from sessions.runner import Runner, create_session
 from sessions.store import EventStore
+from sessions.worker.runner import Runner, create_session
 
 __all__ = ["main"]
 
@@ -112,11 +116,60 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_ablations(parser)
 
 
+def _eval(args: argparse.Namespace, store: EventStore) -> int:
+    """The bundled tasks without an operator, with the simulated one, and with each task's correction."""
+    policy = load_policy(args.operator, Path(args.policies) if args.policies else None)
+    results = evaluate(
+        store,
+        policy=policy,
+        model=args.model,
+        only=args.tasks,
+        artifacts=artifacts_root(args.db),
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    document = report(results, model=args.model, policy=policy.name)
+    print(format_evaluation(results, document))
+    if args.out is not None:
+        args.out.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    out = str(args.out) if args.out is not None else None
+    cli.emit({"tasks": len(results), "rescued": document["rescued"], "success": document["success"], "out": out})
+    return cli.EXIT_OK
+
+
+def _task_ids(text: str) -> list[str]:
+    """`--tasks a,b`: task ids separated by commas (checked against the task file before anything runs)."""
+    ids = [part.strip() for part in cli.text_argument("task list", 10_000)(text).split(",")]
+    if not all(ids):
+        raise argparse.ArgumentTypeError(f"'{shown(text, 60)}' has an empty task id; give ids separated by commas")
+    return ids
+
+
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="demo", type=cli.text_argument("model spec", 200_000), help=MODEL_HELP)
+    parser.add_argument(
+        "--operator",
+        default="default",
+        type=cli.text_argument("policy name", 100),
+        help="the operator policy to follow",
+    )
+    parser.add_argument(
+        "--policies", type=cli.path_argument("path"), help="a policy file (default demo/operator_policies.json)"
+    )
+    parser.add_argument("--out", type=_output_file, help="write the per-task results and totals as JSON here")
+    parser.add_argument("--tasks", type=_task_ids, help="only these task ids, separated by commas")
+
+
 _SUBCOMMANDS = {
     "suite": cli.Subcommand(
         "run every demo task on the bundled shop and check the answers", _suite_arguments, _suite, (TaskError,)
     ),
     "run": cli.Subcommand("run one demo task on the bundled shop, headless", _run_arguments, _run, (TaskError,)),
+    "eval": cli.Subcommand(
+        "run the demo tasks with no operator, the simulated operator and each task's correction; compare",
+        _eval_arguments,
+        _eval,
+        (TaskError,),
+    ),
 }
 
 

@@ -17,9 +17,9 @@ from demo.tasks import DemoTask, check_answer, load_tasks, select_tasks
 from planner.config import EngineConfig
 from planner.state import RunStatus, SessionState
 from sessions.backends import prepare_model
-from sessions.export import tree_metrics
-from sessions.runner import Runner, create_session, queue_command
+from sessions.client.export import tree_metrics
 from sessions.store import EventStore
+from sessions.worker.runner import Runner, create_session, queue_command
 
 __all__ = ["SuiteRow", "auto_approver", "format_table", "run_suite", "run_task"]
 

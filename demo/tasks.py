@@ -136,7 +136,7 @@ class Correction(_Frozen):
         return self
 
     def command(self) -> dict[str, object]:
-        """The command payload to queue (`sessions.runner.queue_command`), as the console would send it."""
+        """The command payload to queue (`sessions.worker.runner.queue_command`), as the console would send it."""
         if self.kind == "edit":
             return {"kind": "edit", "node": self.node, "description": self.description, "reexpand": True}
         return {"kind": "inject", "parent": self.parent, "goals": list(self.goals), "position": self.position}

@@ -133,7 +133,7 @@ _OperatorName = Annotated[str, Field(min_length=1, max_length=200), AfterValidat
 
 class _Command(BaseModel):
     """`provenance` says where an edit came from when the operator did not type it ("counterfactual of
-    call #12": `sessions.counterfactual`); `command_applied` keeps it with the rest of the command.
+    call #12": `sessions.client.counterfactual`); `command_applied` keeps it with the rest of the command.
 
     `by` is who sent the command ("alice", "alice@example.org"; None: not known), as the front end
     that sent it knows them: the console's signed-in user, the command line's `--operator`. The

@@ -700,7 +700,7 @@ class Engine:
 
 def view_of(state: SessionState, node: Node, config: EngineConfig) -> View:
     """What a model call about `node` sees at `state`: the engine's calls, and a counterfactual re-ask
-    of one of them (`sessions.counterfactual`), which must see what the original call saw."""
+    of one of them (`sessions.client.counterfactual`), which must see what the original call saw."""
     return View(
         task=state.task,
         tree=state.tree,

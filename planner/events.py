@@ -707,7 +707,7 @@ _V1_CAUSES: tuple[tuple[str, Cause], ...] = (
     ("plan review: ", Cause.PLAN_REVIEW),  # Engine._pause_after, the after-expansion breakpoint
     ("paused after one step", Cause.STEP),  # Engine._pause_after
     ("cost budget spent", Cause.BUDGET),  # SessionState.over_budget, as Engine.step records it
-    ("runner stopped; resume to continue", Cause.INTERRUPTED),  # sessions.runner, a clean stop
+    ("runner stopped; resume to continue", Cause.INTERRUPTED),  # sessions.worker.runner, a clean stop
     ("paused by operator", Cause.OPERATOR),  # the commands: Pause,
     ("rejected by operator", Cause.OPERATOR),  # Reject,
     ("resumed by operator", Cause.OPERATOR),  # Resume,

@@ -4,7 +4,7 @@ A template is a list of goals (description, type, optional score, sub-goals) who
 hold `{param}` placeholders. Saving one from a subtree (`Template.from_subtree`) turns only the
 values the operator names into placeholders; injecting one (`planner.commands.Inject` with a
 template) fills them (`Template.fill`) and records where the nodes came from (`TemplateRef`). The
-session store keeps every version of a name (`sessions.templates`); this module is pure.
+session store keeps every version of a name (`sessions.client.templates`); this module is pure.
 
 Placeholders are `{name}` only (no format specs, no attribute access); `{{` and `}}` are literal
 braces, so a node whose own text holds braces is saved escaped and comes back as it was.

@@ -7,9 +7,6 @@ from typing import TYPE_CHECKING
 from planner._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sessions.reading import load_state
-    from sessions.runner import Runner, create_session, fork_session, queue_command
-    from sessions.sql import SqlStore, open_store
     from sessions.store import (
         EventStore,
         LeaseLost,
@@ -20,6 +17,9 @@ if TYPE_CHECKING:
         StoreError,
         StoreUnavailable,
     )
+    from sessions.store.reading import load_state
+    from sessions.store.sql import SqlStore, open_store
+    from sessions.worker.runner import Runner, create_session, fork_session, queue_command
 
 __all__ = [
     "EventStore",
@@ -42,19 +42,19 @@ __all__ = [
 _HOME = {
     "EventStore": "sessions.store",
     "LeaseLost": "sessions.store",
-    "Runner": "sessions.runner",
+    "Runner": "sessions.worker.runner",
     "SeqConflict": "sessions.store",
     "SessionFinished": "sessions.store",
     "SessionInfo": "sessions.store",
     "SessionNotFound": "sessions.store",
-    "SqlStore": "sessions.sql",
+    "SqlStore": "sessions.store.sql",
     "StoreError": "sessions.store",
     "StoreUnavailable": "sessions.store",
-    "create_session": "sessions.runner",
-    "fork_session": "sessions.runner",
-    "load_state": "sessions.reading",
-    "open_store": "sessions.sql",
-    "queue_command": "sessions.runner",
+    "create_session": "sessions.worker.runner",
+    "fork_session": "sessions.worker.runner",
+    "load_state": "sessions.store.reading",
+    "open_store": "sessions.store.sql",
+    "queue_command": "sessions.worker.runner",
 }
 """Where each name lives. Imported on first use: a command that needs only one module (the CLI's
 `list` needs no engine) does not pay for all of them."""

@@ -27,9 +27,9 @@ from planner.models.replay import ReplayModel, recorded_calls
 from planner.models.scripted import Script, ScriptedModel, load_script
 from planner.protocols import Environment, Model
 from planner.state import SessionState, replay
-from sessions.artifacts import ArtifactStore
 from sessions.errors import UnknownModel
 from sessions.store import EventStore, SessionNotFound, database_target
+from sessions.store.artifacts import ArtifactStore
 
 __all__ = [
     "EFFORTS",
@@ -77,7 +77,7 @@ class Backend:
 
 def artifacts_root(db: str | None) -> Path:
     """Screenshots live next to the database they belong to: the directory of the default store
-    (`sessions.artifacts.LocalArtifacts`) for a database file, else var/artifacts."""
+    (`sessions.store.artifacts.LocalArtifacts`) for a database file, else var/artifacts."""
     target = str(database_target(db or None))
     if "://" in target:
         return Path("var/artifacts")
@@ -146,7 +146,7 @@ MAX_SESSION_ID_CHARS = 200
 
 
 def _recorded_events(source_name: str, store: EventStore | None) -> list[Event]:
-    from sessions.sql import open_store
+    from sessions.store.sql import open_store
 
     if not source_name.strip():
         raise UnknownModel("give a session id or a trace file after `replay:`, e.g. replay:3f2a9c1b7d4e")

@@ -7,18 +7,18 @@
     │   ├── SeqConflict       another writer appended first (the expected sequence number is stale)
     │   ├── LeaseLost         the writer's runner lease has moved on to another runner (its fencing token is stale)
     │   ├── StoreUnavailable  the database could not be opened or written
-    │   └── RunnerBusy        another live runner holds the session (defined in `sessions.runner`)
+    │   └── RunnerBusy        another live runner holds the session (defined in `sessions.worker.runner`)
     ├── SessionInputError     a task, session id or event number that cannot be used to create or fork a session
     ├── InvalidCommand        an operator command of no documented shape (refused before it is queued)
-    ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.export`)
-    ├── ReaskError            a model call that cannot be re-asked, or an answer that cannot be adopted (defined in `sessions.counterfactual`)
-    ├── PolicyError           an operator policy file or name that cannot be used (defined in `sessions.operator_sim`)
+    ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.client.export`)
+    ├── ReaskError            a model call that cannot be re-asked, or an answer that cannot be adopted (defined in `sessions.client.counterfactual`)
+    ├── PolicyError           an operator policy file or name that cannot be used (defined in `demo.operator_sim`)
     ├── UnusableOperator      $ANDOR_OPERATOR set to no usable operator name (defined in `sessions.identity`)
-    ├── ShopUnavailable       the bundled demo shop could not be started for `eval` (defined in `sessions.evaluation`)
-    ├── RunnerChoiceError     an ANDOR_RUNNER value that names no way of running sessions (defined in `sessions.service`)
-    ├── PostgresServerError   a throwaway PostgreSQL server that would not start (defined in `sessions.pgserver`)
+    ├── ShopUnavailable       the bundled demo shop could not be started for `eval` (defined in `demo.evaluation`)
+    ├── RunnerChoiceError     an ANDOR_RUNNER value that names no way of running sessions (defined in `sessions.worker.pool`)
+    ├── PostgresServerError   a throwaway PostgreSQL server that would not start (defined in `sessions.store.pgserver`)
     │   └── MissingPostgres   its binaries are not installed
-    ├── FleetError            a part of `make fleet` that exited or did not answer while it started (defined in `sessions.fleet`)
+    ├── FleetError            a part of `make fleet` that exited or did not answer while it started (defined in `sessions.worker.fleet`)
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
 
 Every message is one sentence a person can act on; the CLI and the console catch these by type

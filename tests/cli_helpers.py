@@ -98,13 +98,13 @@ def command(db: str, session_id: str, *verb: str) -> dict[str, Any]:
 def start_fleet(
     *args: str, port: int | None = None, shop_port: int | None = None
 ) -> tuple[subprocess.Popen[str], list[str], threading.Thread]:
-    """`python -m sessions.fleet ARGS` (on free ports unless given), the lines it prints as they come,
+    """`python -m sessions.worker.fleet ARGS` (on free ports unless given), the lines it prints as they come,
     and the thread reading them (joined once the fleet has exited, every line is in)."""
     from ui.server import free_port
 
     fleet = subprocess.Popen(
         [
-            *(sys.executable, "-m", "sessions.fleet", *args),
+            *(sys.executable, "-m", "sessions.worker.fleet", *args),
             *("--port", str(port or free_port()), "--shop-port", str(shop_port or free_port())),
         ],
         cwd=ROOT,

@@ -145,7 +145,7 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 def postgres_url() -> Any:
     """A PostgreSQL server for this test run: $ANDOR_TEST_POSTGRES when set, otherwise a throwaway one
     started with initdb/pg_ctl in a temporary directory and stopped at the end."""
-    from sessions.pgserver import MissingPostgres, PostgresServer
+    from sessions.store.pgserver import MissingPostgres, PostgresServer
 
     if url := os.environ.get("ANDOR_TEST_POSTGRES"):
         yield url
@@ -274,7 +274,7 @@ def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
     if "console" in request.fixturenames:
         from console_helpers import store_of
 
-        from sessions.runner import queue_command
+        from sessions.worker.runner import queue_command
 
         store = store_of(request.getfixturevalue("console"))
         for info in store.sessions():

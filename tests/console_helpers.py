@@ -21,10 +21,10 @@ from streamlit.testing.v1.element_tree import Selectbox
 
 from demo.tasks import load_tasks
 from planner.state import RunStatus, SessionState
-from sessions.markdown import short
-from sessions.reading import load_state
-from sessions.sql import open_store
+from sessions.client.markdown import short
 from sessions.store import EventStore
+from sessions.store.reading import load_state
+from sessions.store.sql import open_store
 from ui.app import HEADING_CHARS
 from ui.server import ConsoleProcess
 

@@ -1,4 +1,4 @@
-"""PostgreSQL for the tests: databases on the run's throwaway server (`sessions.pgserver`, started by
+"""PostgreSQL for the tests: databases on the run's throwaway server (`sessions.store.pgserver`, started by
 the `postgres_url` fixture in conftest.py, once per run).
 
 Each test that needs a clean database gets a fresh one from `fresh_database`.
@@ -12,8 +12,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from sessions.pgserver import MissingPostgres, fresh_database
-from sessions.sql import database_url
+from sessions.store.pgserver import MissingPostgres, fresh_database
+from sessions.store.sql import database_url
 
 __all__ = ["database_for", "fresh_database", "migrated_to", "password_database"]
 
@@ -59,7 +59,7 @@ def migrated_to(url: str, version: int) -> sa.Engine:
     """The database at `url` brought to schema `version` as that version's code left it (migrations 1
     to `version`, each recorded), for tests of what a newer store makes of an older database. The
     caller disposes of the engine once it has written what that version would have."""
-    from sessions.sql import _MIGRATIONS, _migrations_table
+    from sessions.store.sql import _MIGRATIONS, _migrations_table
 
     engine = sa.create_engine(database_url(url))
     with engine.begin() as conn:

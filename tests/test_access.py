@@ -21,11 +21,11 @@ from planner.events import CommandApplied, CommandRejected
 from planner.models.scripted import ScriptedModel
 from planner.state import RunStatus
 from sessions.backends import Backend
-from sessions.markdown import md
-from sessions.reading import load_state
-from sessions.runner import Runner, create_session, queue_command
-from sessions.sql import open_store
+from sessions.client.markdown import md
 from sessions.store import EventStore
+from sessions.store.reading import load_state
+from sessions.store.sql import open_store
+from sessions.worker.runner import Runner, create_session, queue_command
 from ui.access import (
     COMMAND_ROLES,
     PROXY_SECRET_HEADER,

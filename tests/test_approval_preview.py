@@ -28,7 +28,7 @@ from planner.events import SCHEMA_VERSIONS, ApprovalRequested, Box, Event, Kind,
 from planner.models.scripted import Script, ScriptedModel
 from planner.protocols import ElementInfo, Environment, Preview
 from planner.state import Recorder, RunStatus, SessionState, replay
-from sessions.sql import SqlStore, database_url, open_store
+from sessions.store.sql import SqlStore, database_url, open_store
 from ui.views.edit import APPROVAL_PICTURE_ALT
 from ui.views.outline import BAND, RIM, outline, outlined_url
 

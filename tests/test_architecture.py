@@ -167,7 +167,7 @@ def test_ui_never_runs_an_engine_of_its_own() -> None:
         and name.count(".") == 1
         and getattr(getattr(planner, name.split(".")[1], None), "__module__", "") == "planner.engine"
     ]
-    assert not found, f"ui must queue commands through sessions.runner, not run an Engine: {found}"
+    assert not found, f"ui must queue commands through sessions.worker.runner, not run an Engine: {found}"
 
 
 def _isort_key(name: str) -> tuple[int, list[int | str]]:

@@ -1,4 +1,4 @@
-"""The attention inbox's rule (`sessions.attention`): which sessions need the operator, why, in what order.
+"""The attention inbox's rule (`sessions.client.attention`): which sessions need the operator, why, in what order.
 
 The causes come from the code that records them (the engine's breakpoints, the operator's commands, a
 fork, the runner, the store's listing), so a pause recorded with the wrong cause fails here instead
@@ -20,11 +20,11 @@ from planner.errors import ModelUnavailable
 from planner.events import Cause
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
-from sessions.attention import WHY_CHARS, Attention, Need, needing_attention
 from sessions.backends import Backend
-from sessions.runner import Runner, create_session, fork_session
-from sessions.sql import SqlStore
+from sessions.client.attention import WHY_CHARS, Attention, Need, needing_attention
 from sessions.store import SessionInfo
+from sessions.store.sql import SqlStore
+from sessions.worker.runner import Runner, create_session, fork_session
 
 BUY = Script.model_validate(
     {

@@ -130,8 +130,8 @@ def test_the_checkout_tasks_password_is_in_no_export_and_not_in_the_listing(
     from demo.suite import run_task
     from demo.tasks import DemoTask, load_tasks
     from planner.secrets import MASK
-    from sessions.report import FORMATS, write_report
-    from sessions.sql import SqlStore, database_url
+    from sessions.client.report import FORMATS, write_report
+    from sessions.store.sql import SqlStore, database_url
 
     password = "demo-pass-123"
     task = next(t for t in load_tasks() if t.id == "checkout-french-press")
@@ -188,8 +188,8 @@ def test_no_request_to_the_model_holds_a_declared_secret(
 
     from planner.config import EngineConfig
     from planner.state import RunStatus
-    from sessions.runner import Runner, create_session
-    from sessions.sql import SqlStore, database_url
+    from sessions.store.sql import SqlStore, database_url
+    from sessions.worker.runner import Runner, create_session
 
     script = {
         ("extract_constraints", CLAUDE_TASK): {"items": [], "task": ["the greeting"]},

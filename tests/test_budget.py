@@ -165,8 +165,8 @@ def test_run_takes_a_price_for_a_model_the_table_lacks(monkeypatch: pytest.Monke
         paused = last_json(cli(*task, "--exit-on-pause"))
         assert paused["status"] == "paused" and fake.requests == [], paused
         priced = last_json(cli(*task, "--price-in", "3", "--price-out", "15"))
-    from sessions.reading import load_state
-    from sessions.sql import open_store
+    from sessions.store.reading import load_state
+    from sessions.store.sql import open_store
 
     store = open_store(db)
     try:

@@ -10,7 +10,7 @@ from planner.models.prompts import render_user
 from planner.models.scripted import ScriptedModel
 from planner.operators import Candidate, Observation, Reply, View
 from planner.state import RunStatus, replay
-from sessions.export import markdown_report
+from sessions.client.export import markdown_report
 
 BROWNIE_TASK = "Find a vegan chocolate brownie recipe with 4+ rating"
 REPORTS = {

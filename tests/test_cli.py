@@ -143,8 +143,8 @@ def test_command_wait_prints_the_engines_warning(tmp_path: Path, capsys: pytest.
     """Pruning an action that already ran is applied with a warning; `--wait` prints it, as the console shows it."""
     import threading
 
-    from sessions.runner import Runner, create_session
-    from sessions.sql import open_store
+    from sessions.store.sql import open_store
+    from sessions.worker.runner import Runner, create_session
 
     db = str(tmp_path / "s.db")
     store = open_store(db)
@@ -314,7 +314,7 @@ def _notice(stderr: str) -> str:
 def test_a_spent_cost_cap_says_how_to_raise_it_and_the_printed_lines_finish_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("sessions.runner.build_backend", lambda *_: Backend(Billed(), DryEnvironment()))
+    monkeypatch.setattr("sessions.worker.runner.build_backend", lambda *_: Backend(Billed(), DryEnvironment()))
     db = str(tmp_path / "s.db")
     code = main(
         [
@@ -356,7 +356,7 @@ def test_an_action_waiting_for_approval_says_how_to_approve_it(
         return "clicks need approval" if action.startswith("click") else None
 
     monkeypatch.setattr(
-        "sessions.runner.build_backend",
+        "sessions.worker.runner.build_backend",
         lambda *_: Backend(ScriptedModel(load("brownie.json")), DryEnvironment(), guard),
     )
     db = str(tmp_path / "s.db")
@@ -381,7 +381,7 @@ LIST_NEEDS_NONE_OF = (
     "planner.engine",
     "planner.models",
     "sessions.backends",
-    "sessions.runner",
+    "sessions.worker.runner",
 )
 
 

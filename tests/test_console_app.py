@@ -15,11 +15,11 @@ from streamlit.testing.v1 import AppTest
 from planner.config import Breakpoint, EngineConfig
 from planner.events import Kind
 from planner.tree import Status
-from sessions.markdown import md
-from sessions.reading import load_state
-from sessions.runner import create_session, fork_session, queue_command
-from sessions.sql import open_store
+from sessions.client.markdown import md
 from sessions.store import EventStore
+from sessions.store.reading import load_state
+from sessions.store.sql import open_store
+from sessions.worker.runner import create_session, fork_session, queue_command
 from ui.commands import Outcome
 from ui.forms import scope
 
@@ -189,7 +189,7 @@ def test_pruning_an_action_that_ran_shows_the_engines_warning_under_the_form(db:
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import ScriptedModel
     from sessions.backends import Backend
-    from sessions.runner import Runner
+    from sessions.worker.runner import Runner
 
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=MECHANICS)
@@ -222,7 +222,7 @@ def test_a_finished_node_says_why_its_description_has_no_form(db: str) -> None:
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import ScriptedModel
     from sessions.backends import Backend
-    from sessions.runner import Runner
+    from sessions.worker.runner import Runner
 
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", config=MECHANICS)
@@ -609,7 +609,7 @@ def test_a_bundled_tasks_answer_is_checked_beside_the_status(db: str) -> None:
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import Script, ScriptedModel
     from sessions.backends import Backend
-    from sessions.runner import Runner
+    from sessions.worker.runner import Runner
 
     task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
     script = Script.model_validate(
@@ -636,8 +636,8 @@ def test_a_failed_sessions_diagnosis_is_shown_with_buttons_to_its_nodes(db: str)
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import ScriptedModel
     from sessions.backends import Backend
-    from sessions.diagnose import diagnose_session
-    from sessions.runner import Runner
+    from sessions.client.diagnose import diagnose_session
+    from sessions.worker.runner import Runner
 
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False, repair=False))
@@ -665,7 +665,7 @@ def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import ScriptedModel
     from sessions.backends import Backend
-    from sessions.runner import Runner, fork_session
+    from sessions.worker.runner import Runner, fork_session
 
     store = open_store(db)
     config = EngineConfig(constraints=False, repair=False)
@@ -774,7 +774,7 @@ def test_only_the_open_lower_tab_is_drawn_and_the_timeline_keeps_its_place(db: s
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import ScriptedModel
     from sessions.backends import Backend
-    from sessions.runner import Runner
+    from sessions.worker.runner import Runner
 
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))

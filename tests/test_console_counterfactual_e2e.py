@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from planner.events import CommandApplied, ModelCalled
 from planner.operators import Operator
 from planner.tree import Status
-from sessions.reading import load_events
+from sessions.store.reading import load_events
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -39,8 +39,8 @@ from playwright.sync_api import Locator, Page, expect
 from demo.tasks import check_answer
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
-from sessions.reading import load_state
 from sessions.store import EventStore
+from sessions.store.reading import load_state
 from ui.server import ConsoleProcess, start_console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

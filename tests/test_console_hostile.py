@@ -6,7 +6,7 @@ shows it in headless Chromium while the test visits every tab, the inspector of 
 tree's tooltips, the timeline and the exports. The attacker must see no request, the page must hold
 no element pointing at it, and the payloads must be on screen as characters.
 
-Without a browser: the escaping rule (`sessions.markdown`) on every payload and on random text, the Markdown
+Without a browser: the escaping rule (`sessions.client.markdown`) on every payload and on random text, the Markdown
 report and the DOT/SVG export of the same sessions.
 """
 
@@ -32,10 +32,10 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from planner.config import EngineConfig
 from planner.events import Event, Kind
 from planner.state import Recorder, SessionState
-from sessions.export import markdown_report, tree_dot, tree_svg
-from sessions.markdown import md, md_line, short
-from sessions.sql import open_store
+from sessions.client.export import markdown_report, tree_dot, tree_svg
+from sessions.client.markdown import md, md_line, short
 from sessions.store import EventStore
+from sessions.store.sql import open_store
 from ui.server import ConsoleProcess, start_console
 
 WJ = "\u2060"

@@ -20,8 +20,8 @@ from playwright.sync_api import Page, expect
 from planner.config import EngineConfig
 from planner.events import Event, Kind
 from planner.state import Recorder, SessionState
-from sessions.sql import open_store
 from sessions.store import EventStore
+from sessions.store.sql import open_store
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

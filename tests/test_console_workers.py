@@ -18,12 +18,12 @@ from streamlit.testing.v1 import AppTest
 from planner.config import Breakpoint
 from planner.events import Kind
 from planner.state import Recorder
-from sessions.feed import ChangeFeed, Polling, open_feed
-from sessions.reading import load_state
-from sessions.runner import Runner, create_session, queue_command
-from sessions.service import WorkerClient
-from sessions.sql import SqlStore, open_store
-from sessions.workers import Worker
+from sessions.store.feed import ChangeFeed, Polling, open_feed
+from sessions.store.reading import load_state
+from sessions.store.sql import SqlStore, open_store
+from sessions.worker.pool import WorkerClient
+from sessions.worker.processes import Worker
+from sessions.worker.runner import Runner, create_session, queue_command
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 

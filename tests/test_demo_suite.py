@@ -18,8 +18,8 @@ from demo.tasks import check_answer, load_tasks
 from planner.config import EngineConfig
 from planner.events import Kind
 from planner.state import RunStatus, SessionState
-from sessions.runner import Runner, create_session, queue_command
-from sessions.sql import SqlStore
+from sessions.store.sql import SqlStore
+from sessions.worker.runner import Runner, create_session, queue_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -14,8 +14,8 @@ from planner.config import EngineConfig
 from planner.effects import RequestRule, SentRequest
 from planner.events import Kind
 from planner.state import Recorder, SessionState
-from sessions.markdown import md_line
-from sessions.sql import open_store
+from sessions.client.markdown import md_line
+from sessions.store.sql import open_store
 
 HELD = SentRequest(
     method="POST",

@@ -1,6 +1,6 @@
 """The simulated operator on the bundled shop in real Chromium: the default policy rescues every task
 the offline model fails with at most two edits; every intervention kind goes through the command queue
-and the runner applies it; and `python -m sessions eval` end to end (its --out JSON). Without a
+and the runner applies it; and `python -m demo eval` end to end (its --out JSON). Without a
 browser: the report's totals, and the oracle condition only for the demo model."""
 
 from __future__ import annotations
@@ -17,11 +17,7 @@ import pytest
 from cli_helpers import cli, last_json
 from conftest import SCRIPTS
 
-from demo.shop import ShopServer, start_shop
-from demo.tasks import load_tasks
-from planner.events import Kind
-from planner.tree import NodeType
-from sessions.evaluation import (
+from demo.evaluation import (
     NO_ORACLE,
     RESCUE_EDITS,
     RunResult,
@@ -31,9 +27,13 @@ from sessions.evaluation import (
     report,
     run_condition,
 )
-from sessions.operator_sim import Policy, load_policy
-from sessions.reading import load_state
-from sessions.sql import SqlStore
+from demo.operator_sim import Policy, load_policy
+from demo.shop import ShopServer, start_shop
+from demo.tasks import load_tasks
+from planner.events import Kind
+from planner.tree import NodeType
+from sessions.store.reading import load_state
+from sessions.store.sql import SqlStore
 
 
 def in_chromium(test: Callable[..., None]) -> Callable[..., None]:
@@ -226,7 +226,15 @@ def test_python_m_sessions_eval_writes_the_three_way_json(tmp_path: Path) -> Non
     sorts by price), the oracle correction passes too."""
     out = tmp_path / "eval.json"
     done = cli(
-        "eval", "--tasks", "cheapest-lumen-printer", "--out", str(out), "--db", str(tmp_path / "s.db"), timeout=300
+        "eval",
+        "--tasks",
+        "cheapest-lumen-printer",
+        "--out",
+        str(out),
+        "--db",
+        str(tmp_path / "s.db"),
+        timeout=300,
+        program="demo",
     )
     assert done.returncode == 0, done.stderr
     assert "rescued: 1 of 1 baseline failures" in done.stdout
@@ -320,7 +328,7 @@ def test_the_oracle_runs_only_for_the_demo_model_whose_plan_its_correction_edits
         ran.append((model, condition))
         return _result(condition, condition != "baseline", 10, 5)
 
-    monkeypatch.setattr("sessions.evaluation.run_condition", run)
+    monkeypatch.setattr("demo.evaluation.run_condition", run)
     said: list[str] = []
     store = SqlStore("sqlite://")
     task = ["cheapest-lumen-printer"]

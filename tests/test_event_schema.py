@@ -30,9 +30,9 @@ from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, RunStatus, SessionState, replay
 from planner.tree import ROOT_ID
 from sessions.backends import _trace_events
+from sessions.client.export import trace
 from sessions.errors import UnknownModel
-from sessions.export import trace
-from sessions.sql import SqlStore, database_url
+from sessions.store.sql import SqlStore, database_url
 
 
 def _log() -> tuple[SessionState, list]:

@@ -25,8 +25,8 @@ from planner.inputs import InputError
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, replay
 from sessions.backends import Backend
-from sessions.runner import Runner, create_session
-from sessions.sql import SqlStore, database_url
+from sessions.store.sql import SqlStore, database_url
+from sessions.worker.runner import Runner, create_session
 
 BUY = Script.model_validate(
     {

@@ -16,7 +16,7 @@ from planner.engine import Engine
 from planner.events import Event
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import SessionState
-from sessions.export import ExportUnavailable, markdown_report, trace, trace_json, tree_dot, tree_svg
+from sessions.client.export import ExportUnavailable, markdown_report, trace, trace_json, tree_dot, tree_svg
 
 needs_dot = pytest.mark.skipif(
     shutil.which("dot") is None, reason="Graphviz's dot program is not installed (apt-get install graphviz)"

@@ -1,4 +1,4 @@
-"""`make fleet` (`python -m sessions.fleet`): PostgreSQL, three workers and the console come up, and one
+"""`make fleet` (`python -m sessions.worker.fleet`): PostgreSQL, three workers and the console come up, and one
 Ctrl-C (SIGINT) takes every one of them down and removes the temporary directory."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import start_fleet
 
-from sessions.pgserver import MissingPostgres, find_binaries
+from sessions.store.pgserver import MissingPostgres, find_binaries
 from ui.server import free_port
 
 WORKERS = 3

@@ -19,10 +19,10 @@ from planner.frames import Frame, next_position
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState, apply
 from planner.tree import Status
-from sessions.attention import Need, needing_attention
 from sessions.cli import main
-from sessions.runner import create_session
-from sessions.sql import open_store
+from sessions.client.attention import Need, needing_attention
+from sessions.store.sql import open_store
+from sessions.worker.runner import create_session
 from ui.tree_chart import build_chart, legend_markdown
 
 AT_03 = "breakpoint: at 0.3 (set by operator)"

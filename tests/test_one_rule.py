@@ -26,10 +26,10 @@ from planner.tree import Node, NodeType, Status, Tree
 from sessions.backends import ModelSpec, build_backend, parse_model_spec, prepare_model
 from sessions.cli import build_parser
 from sessions.errors import SessionsError, UnknownModel
-from sessions.reading import load_state
-from sessions.runner import create_session, wait_for_outcome
-from sessions.sql import SqlStore
 from sessions.store import DEFAULT_DATABASE, database_target
+from sessions.store.reading import load_state
+from sessions.store.sql import SqlStore
+from sessions.worker.runner import create_session, wait_for_outcome
 
 
 def _bundled_task() -> tuple[str, Playbook]:

@@ -16,13 +16,13 @@ from planner.commands import describe_command_error, parse_command
 from planner.events import CommandApplied, CommandRejected, Event, Kind
 from planner.state import RunStatus, replay
 from sessions.cli import main
-from sessions.export import markdown_report, trace
-from sessions.markdown import short
-from sessions.reading import load_state
-from sessions.report import html_report
-from sessions.runner import Runner, create_session, queue_command
-from sessions.sql import SqlStore, open_store
+from sessions.client.export import markdown_report, trace
+from sessions.client.markdown import short
+from sessions.client.report import html_report
 from sessions.store import EventStore
+from sessions.store.reading import load_state
+from sessions.store.sql import SqlStore, open_store
+from sessions.worker.runner import Runner, create_session, queue_command
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -205,7 +205,7 @@ def test_who_started_and_who_forked_a_session_is_recorded_and_shown(
 
 
 def test_the_simulated_operator_signs_its_commands() -> None:
-    from sessions.operator_sim import Policy, SimulatedOperator
+    from demo.operator_sim import Policy, SimulatedOperator
 
     store = SqlStore("sqlite://")
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
@@ -249,7 +249,7 @@ def test_the_inspector_says_which_operator_made_or_edited_a_node(db: str) -> Non
 
 
 def test_the_operators_name_is_markdown_escaped_in_the_inspector(db: str) -> None:
-    from sessions.markdown import md
+    from sessions.client.markdown import md
 
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)

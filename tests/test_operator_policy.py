@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from demo.operator_sim import POLICIES_PATH, Policy, PolicyError, SimulatedOperator, load_policy
 from demo.tasks import DemoTask, load_tasks
 from planner.events import Kind
 from planner.state import Recorder, SessionState
-from sessions.operator_sim import POLICIES_PATH, Policy, PolicyError, SimulatedOperator, load_policy
-from sessions.sql import SqlStore
+from sessions.store.sql import SqlStore
 
 TASK = "Find the cheapest widget under $60 and tell me what I would pay. My password is hunter-2."
 

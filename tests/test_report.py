@@ -1,4 +1,4 @@
-"""`sessions.report`: every format by extension, escaping, and the HTML report opened in Chromium offline."""
+"""`sessions.client.report`: every format by extension, escaping, and the HTML report opened in Chromium offline."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
 
 from planner.config import EngineConfig
-from sessions.diagnose import diagnose_session
+from sessions.client.diagnose import diagnose_session
+from sessions.client.report import report_command, write_report
 from sessions.errors import SessionInputError
-from sessions.report import report_command, write_report
-from sessions.runner import Runner, create_session
-from sessions.sql import SqlStore, database_url
+from sessions.store.sql import SqlStore, database_url
+from sessions.worker.runner import Runner, create_session
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<img src=x onerror=alert(1)></script><script>alert(2)</script> \u2028 & end"
@@ -69,7 +69,7 @@ from pathlib import Path
 from demo.shop import start_shop
 from demo.suite import run_task
 from demo.tasks import load_tasks, select_tasks
-from sessions.sql import SqlStore, database_url
+from sessions.store.sql import SqlStore, database_url
 folder = Path(sys.argv[1])
 (task,) = select_tasks(load_tasks(), ["top-rated-webcam"])
 with start_shop() as shop:

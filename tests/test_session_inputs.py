@@ -10,10 +10,10 @@ from cli_helpers import cli
 
 from planner.browser.dry import DRY_START
 from sessions.errors import SessionInputError
-from sessions.reading import load_state
-from sessions.runner import create_session, fork_session
-from sessions.sql import SqlStore, database_url, open_store
 from sessions.store import StoreUnavailable
+from sessions.store.reading import load_state
+from sessions.store.sql import SqlStore, database_url, open_store
+from sessions.worker.runner import create_session, fork_session
 
 
 def _one_sentence(error: BaseException) -> str:

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from postgres import database_for
 
 from planner.events import ActionExecuted, Event, Kind, NoteAdded
-from sessions.sql import _MIGRATIONS, SqlStore, database_url
 from sessions.store import EventStore, LeaseLost, SeqConflict, SessionFinished, SessionNotFound
+from sessions.store.sql import _MIGRATIONS, SqlStore, database_url
 
 BACKENDS = ["memory", "disk", "postgres"]
 
@@ -287,7 +287,7 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
 
 def test_version_two_upgrades_a_first_release_database(tmp_path: Path) -> None:
     """A database written by the first release, with duplicate order numbers from its racy enqueue."""
-    from sessions.sql import _V1, _migrations_table
+    from sessions.store.sql import _V1, _migrations_table
 
     path = tmp_path / "v1.db"
     engine = sa.create_engine(f"sqlite:///{path}")

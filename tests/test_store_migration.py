@@ -24,8 +24,8 @@ from planner.engine import Engine
 from planner.events import Cause, Event, Kind, NoteAdded
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import SessionState
-from sessions.attention import Need, needing_attention
-from sessions.sql import _MIGRATIONS, SqlStore
+from sessions.client.attention import Need, needing_attention
+from sessions.store.sql import _MIGRATIONS, SqlStore
 
 BUY = Script.model_validate(
     {

@@ -22,8 +22,8 @@ from planner.state import SessionState, replay
 from planner.templates import Template, parse_ref, parse_values
 from planner.tree import NodeType, Status, TemplateRef
 from sessions.cli import main
-from sessions.sql import _MIGRATIONS, SqlStore
-from sessions.templates import export_text, import_text, listing, lookup, with_template
+from sessions.client.templates import export_text, import_text, listing, lookup, with_template
+from sessions.store.sql import _MIGRATIONS, SqlStore
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 SHOP_TASK = "Cheapest Northwind keyboard under $80"

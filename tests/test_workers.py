@@ -27,11 +27,11 @@ from planner.actions import is_note
 from planner.browser.chromium import launch_args
 from planner.browser.dry import DRY_START
 from planner.events import Kind
-from sessions.reading import load_state
-from sessions.runner import Runner, create_session, queue_command
-from sessions.sql import SqlStore, database_url
 from sessions.store import SessionInfo
-from sessions.workers import Worker
+from sessions.store.reading import load_state
+from sessions.store.sql import SqlStore, database_url
+from sessions.worker.processes import Worker
+from sessions.worker.runner import Runner, create_session, queue_command
 
 pytestmark = pytest.mark.slow
 
@@ -381,8 +381,8 @@ def test_the_consoles_status_line_names_the_worker_that_runs_the_session(
     of its lease), and that it waits for one once the lease is released."""
     from streamlit.testing.v1 import AppTest
 
-    from sessions.markdown import md
-    from sessions.sql import open_store
+    from sessions.client.markdown import md
+    from sessions.store.sql import open_store
 
     monkeypatch.setenv("ANDOR_RUNNER", "workers")
     store = open_store(app_db)

@@ -38,8 +38,8 @@ from typing import Any, Protocol
 import streamlit as st
 
 from planner.commands import sender
+from sessions.client.markdown import md
 from sessions.identity import UnusableOperator, local_operator
-from sessions.markdown import md
 
 __all__ = [
     "COMMAND_ROLES",

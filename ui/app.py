@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sessions.markdown import md, md_line, short
+from sessions.client.markdown import md, md_line, short
 from ui.access import Operator, admit, show_operator
 from ui.commands import drawn
 from ui.context import console, database_trouble

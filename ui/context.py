@@ -2,9 +2,9 @@
 
 Created once per console process (`st.cache_resource`) and shared by every page and tab, which is
 what makes two tabs show the same session and a reload find the run still going. `ANDOR_RUNNER`
-says who runs sessions (`sessions.service.runners_for`: the console's own runner threads, or
+says who runs sessions (`sessions.worker.pool.runners_for`: the console's own runner threads, or
 workers on a shared database); on exit the console's own runners pause whatever is still running.
-The change feed (`sessions.feed`) lets every redraw skip the store reads of sessions that have not
+The change feed (`sessions.store.feed`) lets every redraw skip the store reads of sessions that have not
 changed.
 """
 
@@ -23,10 +23,10 @@ import streamlit as st
 from demo.shop import ShopServer, start_shop
 from sessions.backends import artifacts_root
 from sessions.errors import SessionsError
-from sessions.feed import Changes, Reads, open_feed
-from sessions.service import Runners, runners_for
-from sessions.sql import open_store
 from sessions.store import EventStore, StoreUnavailable, database_target
+from sessions.store.feed import Changes, Reads, open_feed
+from sessions.store.sql import open_store
+from sessions.worker.pool import Runners, runners_for
 
 __all__ = ["Console", "console", "database_trouble"]
 

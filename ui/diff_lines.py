@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planner.diff import EditDiff
 from planner.events import NodeChange, NodeFace
-from sessions.markdown import short
+from sessions.client.markdown import short
 
 __all__ = ["diff_lines", "made_by"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from sessions.markdown import md
+from sessions.client.markdown import md
 from ui.commands import Outcome, alert, faded, first_drawn, send, settle
 from ui.context import Console, console
 

@@ -41,7 +41,7 @@ class ConsoleProcess:
 
 def start_console(db: Path | str, timeout: float = 60.0, env: Mapping[str, str] | None = None) -> ConsoleProcess:
     """A console on free ports with its own database (a file, or a postgresql:// URL) and demo shop;
-    returns once it answers. It runs sessions as `$ANDOR_RUNNER` says (`sessions.service.runners_for`).
+    returns once it answers. It runs sessions as `$ANDOR_RUNNER` says (`sessions.worker.pool.runners_for`).
     `env` adds to (or overrides) the environment it inherits: `ANDOR_AUTH_HEADER`, `ANDOR_ROLES`, ..."""
     port = free_port()
     env = {

@@ -25,7 +25,7 @@ from planner.render import TYPE_TAG
 from planner.state import SessionState
 from planner.status import CLOSED, REMOVED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, Tree
-from sessions.markdown import short
+from sessions.client.markdown import short
 
 __all__ = ["SERIES_ID", "TreeChart", "build_chart", "clicked_node", "legend_markdown"]
 

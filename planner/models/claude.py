@@ -282,7 +282,7 @@ class ClaudeModel:
 
     def instructed(self, instruction: str) -> ClaudeModel:
         """This model, sharing its client, with an operator's instruction at the end of every prompt
-        (`prompts.render_user`): a counterfactual re-ask (`sessions.counterfactual`)."""
+        (`prompts.render_user`): a counterfactual re-ask (`sessions.client.counterfactual`)."""
         model = copy.copy(self)
         model.instruction = instruction
         return model

@@ -212,7 +212,7 @@ class OfflineModel:
         self.instruction = instruction
 
     def instructed(self, instruction: str) -> OfflineModel:
-        """This model under an operator's instruction (a counterfactual re-ask, `sessions.counterfactual`).
+        """This model under an operator's instruction (a counterfactual re-ask, `sessions.client.counterfactual`).
 
         Not being a language model, it takes the instruction literally, in its own plain verbs: as the
         sub-goals to expand or repair the node with ("search for X, then open the first result", one

@@ -320,7 +320,7 @@ def render_user(
 
     `detail` is the operator's extra input: the failure reason for repair, the action just run for
     observe. `instruction` is an operator's own instruction for this one answer (a counterfactual
-    re-ask, `sessions.counterfactual`); it comes last, after the page, so it is the last thing read.
+    re-ask, `sessions.client.counterfactual`); it comes last, after the page, so it is the last thing read.
     """
     node = view.node
     ask = f"Operator: {PROMPTS[operator].tool}"

@@ -62,7 +62,7 @@ class Script(_Strict):
     `repairs` takes one repair or a list, the n-th used for the node's n-th revision; `incomplete`
     lists descriptions whose completion check fails, once per listing. Observations plan ahead the
     scripted actions of upcoming nodes, as far as the first one that is not a note. `instructions`
-    maps an operator's instruction (a counterfactual re-ask, `sessions.counterfactual`) to the
+    maps an operator's instruction (a counterfactual re-ask, `sessions.client.counterfactual`) to the
     answers that replace these while it is given: its `nodes`, `repairs`, `updates` and `notes`
     entries override the same keys here.
     """

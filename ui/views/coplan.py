@@ -27,7 +27,7 @@ import streamlit as st
 from planner.state import RunStatus, SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Status
-from sessions.markdown import md_line
+from sessions.client.markdown import md_line
 from ui.access import locked
 from ui.context import Console
 from ui.forms import scope, show_result, submit

@@ -1,10 +1,10 @@
-"""Re-ask a node's recorded model call (`sessions.counterfactual`): with an instruction, another model or
+"""Re-ask a node's recorded model call (`sessions.client.counterfactual`): with an instruction, another model or
 other settings, the new answer beside the original as two small trees with the differences marked,
 and an Adopt button that sends it as an ordinary operator edit.
 
 The re-ask runs the model in the press's callback and keeps the answer in this tab's state only:
 nothing reaches the session's log until the operator adopts it (the module docstring of
-`sessions.counterfactual` says why). Adopting goes through `ui.forms.submit`, so its answer (queued,
+`sessions.client.counterfactual` says why). Adopting goes through `ui.forms.submit`, so its answer (queued,
 then applied or refused and why) shows under the form like any edit's.
 """
 
@@ -19,9 +19,9 @@ import streamlit as st
 
 from planner.errors import PlannerError
 from planner.events import CommandApplied, ModelCalled
-from sessions.counterfactual import REASKABLE, Counterfactual, Mark, Plan, adoption, reask
+from sessions.client.counterfactual import REASKABLE, Counterfactual, Mark, Plan, adoption, reask
+from sessions.client.markdown import md, md_line, short
 from sessions.errors import SessionsError
-from sessions.markdown import md, md_line, short
 from ui.forms import Scope, scope, show_result, submit
 from ui.views.live import Live
 

@@ -23,7 +23,7 @@ from planner.events import CommandApplied
 from planner.state import Approval, RunStatus, SessionState
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
-from sessions.markdown import md, md_line, short
+from sessions.client.markdown import md, md_line, short
 from ui.access import locked
 from ui.access import refusal as may_not
 from ui.context import Console

@@ -20,9 +20,9 @@ import streamlit as st
 
 from planner.events import Event
 from planner.state import RunStatus, SessionState, replay
-from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
-from sessions.reading import load_events
-from sessions.report import html_report, tree_graphml
+from sessions.client.export import markdown_report, trace_json, tree_dot, tree_svg
+from sessions.client.report import html_report, tree_graphml
+from sessions.store.reading import load_events
 from ui.context import Console
 from ui.views.live import live
 

@@ -7,8 +7,8 @@ import time
 import streamlit as st
 
 from planner.state import RunStatus, SessionState
-from sessions.markdown import md, md_line
-from sessions.runner import STALE_AFTER
+from sessions.client.markdown import md, md_line
+from sessions.worker.runner import STALE_AFTER
 from ui.access import refusal
 from ui.commands import Outcome, alert, faded, first_drawn, send, settle
 from ui.context import Console

@@ -1,6 +1,6 @@
 """The attention inbox: every session that needs the operator, in the sidebar above the session picker.
 
-Each item (`sessions.attention` decides which, in what order, and why) is a button that opens its
+Each item (`sessions.client.attention` decides which, in what order, and why) is a button that opens its
 session the way the picker does. The page's title counts them ("(3) AND/OR console") and the browser
 notifies each new one (a small component, `ui/assets/inbox_notify.js`, given the items as data).
 
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from sessions.attention import Attention, Need, needing_attention
-from sessions.markdown import md_line, short
+from sessions.client.attention import Attention, Need, needing_attention
+from sessions.client.markdown import md_line, short
 from sessions.store import SessionInfo
 from ui.context import Console
 from ui.url import open_session

@@ -12,7 +12,7 @@ import streamlit as st
 from planner.events import ActionExecuted, ApprovalRequested, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
-from sessions.markdown import md, md_line, short
+from sessions.client.markdown import md, md_line, short
 from ui.url import select
 from ui.views.counterfactual import render_reask
 from ui.views.live import Live
@@ -120,7 +120,7 @@ def _node_events(follower: Live, node_id: str) -> None:
 def _page_text(text: str | None, key: str) -> None:
     """The page text the agent read, as the model's prompts quote it: the only view of what the page said
     when the model's prompt is not recorded (the offline model's), and what a simulated operator's
-    page rules match (`sessions.operator_sim`). Page text, so `st.text`, never Markdown; built only
+    page rules match (`demo.operator_sim`). Page text, so `st.text`, never Markdown; built only
     while open, like a model call's prompt."""
     if not text:
         return

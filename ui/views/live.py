@@ -1,7 +1,7 @@
 """Per-tab snapshot of the session on screen, folded incrementally from the store, masked.
 
 A redraw reads the log only when the change feed says the session changed since the last read
-(`sessions.feed`); on SQLite, which has no feed, every redraw reads it. Every event is masked
+(`sessions.store.feed`); on SQLite, which has no feed, every redraw reads it. Every event is masked
 (`planner.secrets`) before it is folded, so nothing drawn from the state or the events shows a secret;
 an event that brings a new secret (rare: once per password typed) makes the fold start over from event
 1 with it, since the secret may be in what was folded before."""

@@ -18,7 +18,7 @@ exports and the watcher redraw the whole app; the exports live outside this frag
 Which tab is open is bound to the URL (`?tab=`, `?panel=`), like the session and the node.
 
 A redraw reads the session's log, row and queue, and the listing, only when the change feed says
-something changed (`sessions.feed`: pushed by PostgreSQL; on SQLite every redraw reads them).
+something changed (`sessions.store.feed`: pushed by PostgreSQL; on SQLite every redraw reads them).
 """
 
 from __future__ import annotations

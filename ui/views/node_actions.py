@@ -20,7 +20,7 @@ from planner.commands import undo_refusal
 from planner.state import SessionState
 from planner.status import CLOSED, REMOVED, REOPENABLE
 from planner.tree import ROOT_ID, Node, NodeType, Status
-from sessions.markdown import md, md_line
+from sessions.client.markdown import md, md_line
 from ui.access import refusal as may_not
 from ui.context import Console
 from ui.forms import Scope, scope, show_result, submit

@@ -24,7 +24,7 @@ from PIL import Image
 from planner.browser.dry import is_dry
 from planner.events import ActionExecuted, Event
 from planner.state import RunStatus, SessionState
-from sessions.markdown import md_line
+from sessions.client.markdown import md_line
 from ui.views.live import Live
 
 __all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url", "shows_live_page", "thumbnail_url"]

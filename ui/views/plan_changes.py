@@ -13,7 +13,7 @@ import streamlit as st
 
 from planner.diff import EditDiff
 from planner.state import SessionState
-from sessions.markdown import md_line
+from sessions.client.markdown import md_line
 from ui.diff_lines import diff_lines, made_by
 from ui.url import select
 from ui.views.live import Live

@@ -5,7 +5,7 @@ templates (list, delete, export and import as JSON) under Run settings.
 Injecting is an ordinary inject command (its answer shows as every form's does, `ui.forms`); saving,
 deleting and importing write the store's templates at once and say what they did in one line. What a
 template keeps and how its placeholders work is `planner.templates`; the store side is
-`sessions.templates`.
+`sessions.client.templates`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from planner.errors import PlannerError
 from planner.state import SessionState
 from planner.templates import parse_values
 from planner.tree import Node, NodeType
-from sessions.errors import SessionsError
-from sessions.markdown import md
-from sessions.templates import (
+from sessions.client.markdown import md
+from sessions.client.templates import (
     delete,
     describe,
     export_text,
@@ -30,6 +29,7 @@ from sessions.templates import (
     save_subtree,
     with_template,
 )
+from sessions.errors import SessionsError
 from ui.access import locked, refused_now
 from ui.context import Console
 from ui.forms import Scope, scope, show_result, submit

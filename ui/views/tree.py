@@ -8,7 +8,7 @@ import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
-from sessions.markdown import md, short
+from sessions.client.markdown import md, short
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, ShortcutName
 from ui.tree_chart import build_chart, clicked_node, legend_markdown

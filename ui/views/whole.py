@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sessions.markdown import md_line, short
+from sessions.client.markdown import md_line, short
 
 __all__ = ["show_line", "show_text", "show_whole"]
 

@@ -1,9 +1,9 @@
 """Measure what an operator adds: the bundled demo tasks run three ways, side by side.
 
-`python -m sessions eval` runs every task (or `--tasks`) on a fresh demo shop under three conditions:
+`python -m demo eval` runs every task (or `--tasks`) on a fresh demo shop under three conditions:
 
 - **baseline**: no operator; guarded actions are approved, as the suite does.
-- **operator**: the simulated operator (`sessions.operator_sim`) follows a policy through the
+- **operator**: the simulated operator (`demo.operator_sim`) follows a policy through the
   command queue, one step boundary at a time.
 - **oracle**: the task's recorded `correction` (demo/README.md), sent after the session's first two
   steps, as the tests send it; tasks without one have no oracle run. A correction names node ids of
@@ -36,13 +36,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from demo.operator_sim import ConsoleView, Intervention, Policy, SimulatedOperator, settle
 from demo.tasks import DemoTask, check_answer, load_tasks, select_tasks
 from planner.state import RunStatus, SessionState
 from sessions.backends import parse_model_spec, prepare_model
 from sessions.errors import SessionsError
-from sessions.operator_sim import ConsoleView, Intervention, Policy, SimulatedOperator, settle
-from sessions.runner import Runner, create_session, queue_command
 from sessions.store import EventStore
+from sessions.worker.runner import Runner, create_session, queue_command
 
 __all__ = [
     "CONDITIONS",

@@ -1,6 +1,6 @@
 """A throwaway PostgreSQL server: `initdb` and `pg_ctl` on a directory of its own, removed when it stops.
 
-`make fleet` (`sessions.fleet`) runs its workers on one, and the tests run the PostgreSQL store
+`make fleet` (`sessions.worker.fleet`) runs its workers on one, and the tests run the PostgreSQL store
 contract on one (`tests/postgres.py`). As root, the server runs as the `postgres` user (PostgreSQL
 refuses to run as root) through `runuser`; otherwise as the current user. It listens on 127.0.0.1
 only, with every connection trusted: it is for this machine, never for a fleet of several.
@@ -113,7 +113,7 @@ def fresh_database(server_url: str) -> str:
     returns its URL."""
     import sqlalchemy as sa
 
-    from sessions.sql import database_url
+    from sessions.store.sql import database_url
 
     name = f"t_{uuid.uuid4().hex[:12]}"
     engine = sa.create_engine(database_url(server_url), isolation_level="AUTOCOMMIT")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from planner.events import Cause, RunStatus
-from sessions.markdown import short
+from sessions.client.markdown import short
 from sessions.store import SessionInfo
 
 __all__ = ["WHY_CHARS", "Attention", "Need", "needing_attention"]

@@ -9,7 +9,7 @@ and a Content-Security-Policy forbids every other source. All text is escaped: s
 `html.escape`, and the session's data travels as JSON the script reads with `JSON.parse` and puts on
 the page only as text nodes (`textContent`), never as markup.
 
-`.md`, `.svg`, `.dot` and `.json` (the trace) are the exports of `sessions.export`; `.graphml` is
+`.md`, `.svg`, `.dot` and `.json` (the trace) are the exports of `sessions.client.export`; `.graphml` is
 the final tree for graph tools, written by networkx.
 """
 
@@ -36,11 +36,11 @@ from planner.events import (
 from planner.metrics import SessionMetrics, session_metrics, tree_graph
 from planner.state import SessionState, apply
 from planner.tree import Node
-from sessions.artifacts import ArtifactStore, LocalArtifacts
+from sessions.client.export import markdown_report, trace_json, tree_dot, tree_svg
 from sessions.errors import SessionInputError
-from sessions.export import markdown_report, trace_json, tree_dot, tree_svg
-from sessions.reading import load_events
 from sessions.store import EventStore
+from sessions.store.artifacts import ArtifactStore, LocalArtifacts
+from sessions.store.reading import load_events
 
 __all__ = ["FORMATS", "html_report", "report_command", "tree_graphml", "write_report"]
 

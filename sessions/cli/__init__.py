@@ -11,7 +11,7 @@ planner and the file readers raise on purpose become one line here. Anything els
 its traceback.
 
 Secrets (`planner.secrets`) come from `--secret NAME=VALUE` or `$ANDOR_SECRET_NAME` and are never
-printed: errors do not echo them, and what is printed of a session is read masked (`sessions.reading`)
+printed: errors do not echo them, and what is printed of a session is read masked (`sessions.store.reading`)
 or, for the run this process drives, masked with the runner's own secrets.
 
 A subcommand's arguments are added only when it is the one given, and each imports what it uses:
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from planner.config import EngineConfig
     from planner.effects import RequestRule
     from planner.state import SessionState
-    from sessions.artifacts import LocalArtifacts
     from sessions.store import EventStore
+    from sessions.store.artifacts import LocalArtifacts
 
 __all__ = [
     "EXIT_FAILED",
@@ -135,8 +135,8 @@ def run_summary(session_id: str, state: SessionState) -> dict[str, Any]:
 
 def _cli_line(*words: str, db: str | None) -> str:
     """A command line a person can paste: quoted where the shell needs it, with the same --db but
-    never its password (`sessions.sql.without_password`)."""
-    from sessions.sql import without_password
+    never its password (`sessions.store.sql.without_password`)."""
+    from sessions.store.sql import without_password
 
     return " ".join([PROG, *map(shlex.quote, words), *(["--db", shlex.quote(without_password(db))] if db else [])])
 
@@ -211,7 +211,7 @@ def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
 def _drive(store: EventStore, session_id: str, args: argparse.Namespace) -> int:
     """Run a session in this process until it ends; Ctrl-C or SIGTERM leaves it paused."""
     from planner.state import RunStatus
-    from sessions.runner import Runner
+    from sessions.worker.runner import Runner
 
     stopping = threading.Event()
     notice = _PauseNotice(session_id, args.db, args.exit_on_pause)
@@ -230,8 +230,8 @@ def _artifacts(args: argparse.Namespace) -> LocalArtifacts:
     directory next to the database (`artifacts_root`)."""
     from pathlib import Path
 
-    from sessions.artifacts import LocalArtifacts
     from sessions.backends import artifacts_root
+    from sessions.store.artifacts import LocalArtifacts
 
     given = getattr(args, "artifacts", None)
     return LocalArtifacts(Path(given) if given else artifacts_root(args.db))
@@ -293,7 +293,7 @@ def _validated(**settings: object) -> EngineConfig:
 def _create(args: argparse.Namespace, store: EventStore) -> str:
     """The session `run` and `submit` describe, recorded."""
     from planner.browser.dry import DRY_START
-    from sessions.runner import create_session
+    from sessions.worker.runner import create_session
 
     return create_session(
         store,
@@ -348,7 +348,7 @@ def _submit(args: argparse.Namespace, store: EventStore) -> int:
 
 def _worker(args: argparse.Namespace, store: EventStore) -> int:
     """Run the sessions that need a runner until Ctrl-C or SIGTERM, which hands the running ones back."""
-    from sessions.workers import Worker
+    from sessions.worker.processes import Worker
 
     def report(session_id: str, what: str) -> None:
         print(f"worker {worker.owner}: session {session_id} {what}", file=sys.stderr, flush=True)
@@ -370,8 +370,8 @@ def _worker(args: argparse.Namespace, store: EventStore) -> int:
 
 def _resume(args: argparse.Namespace, store: EventStore) -> int:
     from planner.state import RunStatus
-    from sessions.reading import load_state
-    from sessions.runner import queue_command
+    from sessions.store.reading import load_state
+    from sessions.worker.runner import queue_command
 
     state = load_state(store, args.session_id)
     if state.finished:
@@ -382,7 +382,7 @@ def _resume(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _fork(args: argparse.Namespace, store: EventStore) -> int:
-    from sessions.runner import fork_session
+    from sessions.worker.runner import fork_session
 
     new_id = fork_session(store, args.session_id, args.at, by=_operator(args.by))
     emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
@@ -408,8 +408,8 @@ def _list(args: argparse.Namespace, store: EventStore) -> int:
 
 def _export(args: argparse.Namespace, store: EventStore) -> int:
     from planner.state import replay
-    from sessions.export import trace
-    from sessions.reading import load_events
+    from sessions.client.export import trace
+    from sessions.store.reading import load_events
 
     events = load_events(store, args.session_id, upto=args.at)  # refuses an --at past the end
     emit(trace(args.session_id, replay(events), events))
@@ -418,7 +418,7 @@ def _export(args: argparse.Namespace, store: EventStore) -> int:
 
 def _show(args: argparse.Namespace, store: EventStore) -> int:
     from planner.render import tree_text
-    from sessions.reading import load_state
+    from sessions.store.reading import load_state
 
     state = load_state(store, args.session_id, upto=args.at)
     print(f"{state.task}\nstatus: {state.status.value}" + (f" ({state.reason})" if state.reason else ""))
@@ -429,7 +429,7 @@ def _show(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _diagnose(args: argparse.Namespace, store: EventStore) -> int:
-    from sessions.diagnose import diagnose_command
+    from sessions.client.diagnose import diagnose_command
 
     line, code = diagnose_command(store, args.session_id, args.model)
     print(line)
@@ -437,7 +437,7 @@ def _diagnose(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _report(args: argparse.Namespace, store: EventStore) -> int:
-    from sessions.report import report_command
+    from sessions.client.report import report_command
 
     line, code = report_command(store, args.session_id, args.out, _artifacts(args))
     print(line)
@@ -446,7 +446,7 @@ def _report(args: argparse.Namespace, store: EventStore) -> int:
 
 def _reask(args: argparse.Namespace, store: EventStore) -> int:
     """A recorded model call asked again, both answers and their diff as JSON; `--adopt` queues the new one."""
-    from sessions.counterfactual import adopt, reask
+    from sessions.client.counterfactual import adopt, reask
 
     settings = dict(args.setting or [])
     if args.effort is not None:
@@ -499,43 +499,6 @@ def _reask_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _eval(args: argparse.Namespace, store: EventStore) -> int:
-    """The bundled tasks without an operator, with the simulated one, and with each task's correction."""
-    from pathlib import Path
-
-    from demo.tasks import TaskError
-    from sessions.backends import artifacts_root
-    from sessions.evaluation import evaluate, format_table, report
-    from sessions.operator_sim import load_policy
-
-    policy = load_policy(args.operator, Path(args.policies) if args.policies else None)
-    try:
-        results = evaluate(
-            store,
-            policy=policy,
-            model=args.model,
-            only=args.tasks,
-            artifacts=artifacts_root(args.db),
-            progress=lambda line: print(line, file=sys.stderr, flush=True),
-        )
-    except TaskError as error:
-        raise _UsageError(str(error)) from None
-    document = report(results, model=args.model, policy=policy.name)
-    print(format_table(results, document))
-    if args.out is not None:
-        Path(args.out).write_text(json.dumps(document, indent=2, ensure_ascii=False))
-    emit({"tasks": len(results), "rescued": document["rescued"], "success": document["success"], "out": args.out})
-    return EXIT_OK
-
-
-def _task_ids(text: str) -> list[str]:
-    """`--tasks a,b`: task ids separated by commas (checked against the task file before anything runs)."""
-    ids = [part.strip() for part in text_argument("task list", 10_000)(text).split(",")]
-    if not all(ids):
-        raise argparse.ArgumentTypeError(f"'{shown(text, 60)}' has an empty task id; give ids separated by commas")
-    return ids
-
-
 def _output_file(text: str) -> str:
     """Where `eval` writes its JSON, checked before the runs spend minutes: not a directory, in one that can be made."""
     from pathlib import Path
@@ -548,20 +511,6 @@ def _output_file(text: str) -> str:
     except OSError:
         raise argparse.ArgumentTypeError(f"cannot make the directory for {shown(path)}; give another path") from None
     return str(path)
-
-
-def _eval_arguments(parser: argparse.ArgumentParser) -> None:
-    from sessions.backends import MODEL_HELP
-
-    parser.add_argument("--model", default="demo", type=text_argument("model spec", 200_000), help=MODEL_HELP)
-    parser.add_argument(
-        "--operator", default="default", type=text_argument("policy name", 100), help="the operator policy to follow"
-    )
-    parser.add_argument(
-        "--policies", type=path_argument("path"), help="a policy file (default demo/operator_policies.json)"
-    )
-    parser.add_argument("--out", type=_output_file, help="write the per-task results and totals as JSON here")
-    parser.add_argument("--tasks", type=_task_ids, help="only these task ids, separated by commas")
 
 
 def _diagnose_arguments(parser: argparse.ArgumentParser) -> None:
@@ -616,8 +565,8 @@ def _command(args: argparse.Namespace, store: EventStore) -> int:
     from pydantic import ValidationError
 
     from planner.commands import describe_command_error, parse_command
-    from sessions.runner import queue_command, wait_for_outcome
-    from sessions.templates import with_template
+    from sessions.client.templates import with_template
+    from sessions.worker.runner import queue_command, wait_for_outcome
 
     try:
         command = parse_command(with_template(store, _command_payload(args)))
@@ -1055,7 +1004,7 @@ def _browser_endpoint(text: str) -> str:
 
 
 def _worker_arguments(parser: argparse.ArgumentParser) -> None:
-    from sessions.runner import STALE_AFTER
+    from sessions.worker.runner import STALE_AFTER
 
     parser.add_argument(
         "--concurrency", type=_whole(1, 64), default=1, help="sessions this worker runs at once (default 1)"
@@ -1217,11 +1166,6 @@ _SUBCOMMANDS: Mapping[str, Subcommand] = {
         _template_arguments,
         _template,
     ),
-    "eval": Subcommand(
-        "run the demo tasks with no operator, the simulated operator and each task's correction; compare",
-        _eval_arguments,
-        _eval,
-    ),
 }
 
 
@@ -1335,7 +1279,7 @@ def main(
     description: str = "Run and steer AND/OR planning sessions.",
 ) -> int:
     args = build_parser(subcommands, prog=prog, description=description, lazy=True).parse_args(argv)
-    from sessions.sql import open_store
+    from sessions.store.sql import open_store
 
     try:
         store = open_store(args.db)

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.inputs import InputError, describe_validation_error, parse_json, shown
 from planner.templates import Template, parse_ref
-from sessions.reading import load_state
 from sessions.store import EventStore
+from sessions.store.reading import load_state
 
 __all__ = [
     "FILE_FORMAT",

@@ -7,7 +7,7 @@ place per backend; the whole tree, with the rest of the package's errors, is in 
 The runner lease makes "exactly one runner per session" a property of the store: `claim` is a
 compare-and-set that returns a generation number, and every write a runner makes carries that
 generation (a fencing token), so a runner that lost its lease can no longer change the session.
-Workers (`sessions.workers`) take the same lease with `claim_runnable`, for whichever sessions need a
+Workers (`sessions.worker.processes`) take the same lease with `claim_runnable`, for whichever sessions need a
 runner, and `wait_for_work` lets them sleep until the store says one may.
 
 The store also keeps the operators' plan templates (`planner.templates`), every version of each

@@ -44,9 +44,9 @@ from planner.status import CLOSED, REMOVED
 from planner.tree import Node, NodeType, Status
 from sessions.backends import build_backend, prepare_model
 from sessions.errors import SessionsError
-from sessions.reading import load_events, load_state
-from sessions.runner import queue_command
 from sessions.store import EventStore
+from sessions.store.reading import load_events, load_state
+from sessions.worker.runner import queue_command
 
 __all__ = [
     "REASKABLE",

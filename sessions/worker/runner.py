@@ -45,7 +45,6 @@ from planner.inputs import InputError, shown
 from planner.protocols import Environment, Model
 from planner.secrets import Secrets, placeholders, secrets_in
 from planner.state import Recorder, RunStatus, SessionState, replay
-from sessions.artifacts import ArtifactStore, artifact_store
 from sessions.backends import (
     Backend,
     build_backend,
@@ -55,8 +54,9 @@ from sessions.backends import (
     prepare_model,
 )
 from sessions.errors import InvalidCommand, SessionInputError
-from sessions.reading import event_number
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
+from sessions.store.artifacts import ArtifactStore, artifact_store
+from sessions.store.reading import event_number
 
 __all__ = [
     "CommandOutcome",
@@ -591,7 +591,7 @@ class Runner:
 
 
 def _raw_state(store: EventStore, session_id: str) -> SessionState:
-    """The state of the raw log: a runner acts on the secrets' values (`sessions.reading` masks them)."""
+    """The state of the raw log: a runner acts on the secrets' values (`sessions.store.reading` masks them)."""
     return replay(store.load(session_id))
 
 

@@ -47,8 +47,8 @@ from planner.state import RunStatus, SessionState, replay
 from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 from sessions.errors import SessionsError
-from sessions.runner import queue_command
 from sessions.store import EventStore
+from sessions.worker.runner import queue_command
 
 __all__ = [
     "EDIT_KINDS",

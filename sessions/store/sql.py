@@ -14,7 +14,7 @@ lease) also sends `NOTIFY andor_runnable` on PostgreSQL, delivered when it commi
 `wait_for_work` LISTENs on a connection of its own; on SQLite it only waits, and workers poll.
 Every write that changes what a reader of a session sees (create, append, enqueue, a lease taken or
 released) sends `NOTIFY andor_changed` with the session id, in the same transaction, for readers
-such as the console (`sessions.feed`) to re-read only what changed.
+such as the console (`sessions.store.feed`) to re-read only what changed.
 """
 
 from __future__ import annotations
@@ -723,7 +723,7 @@ class SqlStore(EventStore):
 
     def listener(self) -> Any | None:
         """A new driver connection LISTENing on `CHANGED_CHANNEL` (its `notifies()` yields the ids of
-        sessions that changed), in autocommit and outside the pool, for `sessions.feed`; None where
+        sessions that changed), in autocommit and outside the pool, for `sessions.store.feed`; None where
         the database sends no notifications (SQLite). The caller closes it."""
         if not self._notifies:
             return None

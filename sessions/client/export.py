@@ -2,7 +2,7 @@
 `export`), the plan as Graphviz DOT or SVG, and a Markdown run report.
 
 All of them are plain functions of a state and its events, so the console's download buttons, the
-CLI, `sessions.report` and tests share one implementation. Node descriptions, actions, reasons and
+CLI, `sessions.client.report` and tests share one implementation. Node descriptions, actions, reasons and
 notes come from web pages and models, so every one of them is escaped for the format it lands in: DOT
 quoting is left to the `graphviz` package, and Markdown-active characters are backslash-escaped (see
 `md_line`) so page text can never become a link, an image, HTML or table structure in the report.
@@ -32,8 +32,8 @@ from planner.render import node_line
 from planner.state import SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Status
+from sessions.client.markdown import md_line
 from sessions.errors import SessionsError
-from sessions.markdown import md_line
 
 if TYPE_CHECKING:
     import graphviz

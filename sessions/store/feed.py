@@ -3,7 +3,7 @@
 The console redraws a session's page every 0.75 s; with a hundred sessions on workers, reading the
 log, the listing and the queue on every redraw of every tab is most of the database's work, and
 almost all of it finds nothing new. On PostgreSQL every write that changes a session sends
-`NOTIFY andor_changed, '<session id>'` in its own transaction (`sessions.sql`), and a `ChangeFeed`
+`NOTIFY andor_changed, '<session id>'` in its own transaction (`sessions.store.sql`), and a `ChangeFeed`
 keeps one LISTEN connection per process, in a daemon thread, stamping each session it hears of.
 A reader remembers the stamp it read under (`stamp`, taken *before* the read) and reads again only
 once the stamp has moved: a change committed during the read moves it again, so nothing is missed.

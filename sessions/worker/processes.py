@@ -36,10 +36,10 @@ from pathlib import Path
 from planner.actions import ActionSyntaxError, Select, Type, parse_action
 from planner.events import ActionExecuted, Cause, Event, Kind
 from planner.state import Recorder, RunStatus, SessionState
-from sessions.artifacts import ArtifactStore, artifact_store
-from sessions.reading import load_state
-from sessions.runner import STALE_AFTER, Runner
 from sessions.store import EventStore, StoreError
+from sessions.store.artifacts import ArtifactStore, artifact_store
+from sessions.store.reading import load_state
+from sessions.worker.runner import STALE_AFTER, Runner
 
 __all__ = ["Worker"]
 

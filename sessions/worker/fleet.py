@@ -1,8 +1,8 @@
 """`make fleet`: a whole fleet on this machine, for trying it or demonstrating it with one command.
 
-    python -m sessions.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL] [--shop-port 8766]
+    python -m sessions.worker.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL] [--shop-port 8766]
 
-A PostgreSQL server in a temporary directory (`sessions.pgserver`; with `--db`, that database
+A PostgreSQL server in a temporary directory (`sessions.store.pgserver`; with `--db`, that database
 instead), the demo shop in a process of its own (the console's start URLs point at it), the workers
 (`python -m sessions worker`, each its own process) and the console as their client
 (`ANDOR_RUNNER=workers`: it records sessions and commands, the workers run them).
@@ -17,7 +17,7 @@ stops them in that order rather than all at once.
 The database URL reaches the workers and the console in their environment (`ANDOR_DB`), never on
 their command lines: `ps` shows every process's arguments to every user of the machine, while a
 process's environment is readable only by its own user. What the fleet prints leaves the password
-out (`sessions.sql.without_password`), as the CLI's printed command lines do.
+out (`sessions.store.sql.without_password`), as the CLI's printed command lines do.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from pathlib import Path
 from types import FrameType
 
 from sessions.errors import SessionsError
-from sessions.pgserver import PostgresServer, PostgresServerError
-from sessions.sql import open_store, without_password
+from sessions.store.pgserver import PostgresServer, PostgresServerError
+from sessions.store.sql import open_store, without_password
 
 __all__ = ["FleetError", "main"]
 
@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m sessions.fleet", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sessions.worker.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=3, help="worker processes to start (default 3)")
     parser.add_argument("--port", type=int, default=8501, help="the console's port (default 8501)")
     parser.add_argument(

@@ -1,5 +1,5 @@
 """Safe display of untrusted text (task, node, page, model and operator text) as Markdown: the one
-rule for the console (`ui/`) and the reports (`sessions.export`, `sessions.report`).
+rule for the console (`ui/`) and the reports (`sessions.client.export`, `sessions.client.report`).
 
 Where an API shows plain text (`st.text`, `st.code`, dataframes, selectbox options) the console uses
 it instead. Everything else Streamlit renders as Markdown, widget labels, expander titles, image

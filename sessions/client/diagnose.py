@@ -22,8 +22,8 @@ from planner.models.capabilities import DEFAULT_MODEL
 from planner.state import TERMINAL, replay
 from sessions.backends import parse_model_spec
 from sessions.errors import SessionInputError
-from sessions.reading import load_events
 from sessions.store import EventStore
+from sessions.store.reading import load_events
 
 __all__ = ["diagnose_command", "diagnose_session"]
 

@@ -24,9 +24,9 @@ from typing import Protocol
 from planner.secrets import Secrets
 from planner.state import SessionState, replay
 from sessions.errors import SessionsError
-from sessions.reading import load_events
-from sessions.runner import Runner
 from sessions.store import EventStore
+from sessions.store.reading import load_events
+from sessions.worker.runner import Runner
 
 __all__ = ["RUNNER_MODES", "RunnerChoiceError", "RunnerPool", "Runners", "TimeTravel", "WorkerClient", "runners_for"]
 
@@ -144,7 +144,7 @@ class RunnerPool:
 
 
 class TimeTravel:
-    """States at past events, for the read-only timeline: rebuilt from the log, masked (`sessions.reading`),
+    """States at past events, for the read-only timeline: rebuilt from the log, masked (`sessions.store.reading`),
     and kept in a small LRU."""
 
     def __init__(self, store: EventStore, size: int = 8) -> None:
