@@ -32,8 +32,9 @@ from planner.engine import Engine
 from planner.events import SessionStatus
 from planner.models.scripted import ScriptedModel
 from planner.state import replay
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store.sql import SqlStore, database_url
-from sessions.worker.runner import create_session, queue_command
 from ui.server import start_console
 from ui.tree_chart import build_chart
 

@@ -31,8 +31,9 @@ from planner.events import Kind
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, SessionState
 from sessions.backends import Backend
+from sessions.client.creation import create_session
 from sessions.store.sql import SqlStore, database_url
-from sessions.worker.runner import Runner, create_session
+from sessions.worker.runner import Runner
 
 GOALS = {"ms_per_step": 0.5, "bytes_per_step": 1024, "list_s": 0.4, "show_s": 1.0, "export_s": 1.0}
 ROOT = Path(__file__).resolve().parent.parent

@@ -36,9 +36,9 @@ from pathlib import Path
 
 from planner.browser.dry import DRY_START
 from planner.config import EngineConfig
+from sessions.client.creation import create_session
 from sessions.store.pgserver import PostgresServer, fresh_database
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import create_session
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "check six products"

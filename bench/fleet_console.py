@@ -32,9 +32,10 @@ from bench.console import _cpu_seconds, _p95
 from bench.fleet import LONG_CONFIG, LONG_SCRIPT, LONG_TASK, server, start_workers, stop_workers
 from planner.browser.dry import DRY_START
 from planner.events import SessionStatus
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store.pgserver import fresh_database
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import create_session, queue_command
 from ui.server import start_console
 
 GOAL_P95_S = 1.5

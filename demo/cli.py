@@ -25,8 +25,9 @@ from planner.inputs import shown
 from planner.render import tree_text
 from sessions import cli
 from sessions.backends import MODEL_HELP, artifacts_root
+from sessions.client.creation import create_session
 from sessions.store import EventStore
-from sessions.worker.runner import Runner, create_session
+from sessions.worker.runner import Runner
 
 __all__ = ["main"]
 

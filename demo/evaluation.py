@@ -40,9 +40,11 @@ from demo.operator_sim import ConsoleView, Intervention, Policy, SimulatedOperat
 from demo.tasks import DemoTask, check_answer, load_tasks, select_tasks
 from planner.state import RunStatus, SessionState
 from sessions.backends import parse_model_spec, prepare_model
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.errors import SessionsError
 from sessions.store import EventStore
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 __all__ = [
     "CONDITIONS",

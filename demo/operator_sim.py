@@ -46,9 +46,9 @@ from planner.inputs import InputError, describe_validation_error, parse_json, re
 from planner.state import RunStatus, SessionState, replay
 from planner.status import CLOSED
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
+from sessions.client.commands import queue_command
 from sessions.errors import SessionsError
 from sessions.store import EventStore
-from sessions.worker.runner import queue_command
 
 __all__ = [
     "EDIT_KINDS",

@@ -17,9 +17,11 @@ from demo.tasks import DemoTask, check_answer, load_tasks, select_tasks
 from planner.config import EngineConfig
 from planner.state import RunStatus, SessionState
 from sessions.backends import prepare_model
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.client.export import tree_metrics
 from sessions.store import EventStore
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 __all__ = ["SuiteRow", "auto_approver", "format_table", "run_suite", "run_task"]
 

@@ -15,18 +15,22 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from planner.answers import AnswerCheck
 from planner.answers import check_answer as check_required
+from planner.browser.dry import is_dry
 from planner.effects import RequestRule
 from planner.guard import url_host
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.models.offline import Playbook
 from planner.secrets import placeholders
+from sessions.catalogue import Bundled
 
 __all__ = [
+    "CATALOGUE",
     "CORRECTED_KINDS",
     "TASKS_PATH",
     "Correction",
     "Criteria",
     "DemoTask",
+    "DemoTasks",
     "TaskError",
     "TaskKind",
     "Trouble",
@@ -136,7 +140,7 @@ class Correction(_Frozen):
         return self
 
     def command(self) -> dict[str, object]:
-        """The command payload to queue (`sessions.worker.runner.queue_command`), as the console would send it."""
+        """The command payload to queue (`sessions.client.commands.queue_command`), as the console would send it."""
         if self.kind == "edit":
             return {"kind": "edit", "node": self.node, "description": self.description, "reexpand": True}
         return {"kind": "inject", "parent": self.parent, "goals": list(self.goals), "position": self.position}
@@ -203,6 +207,30 @@ def shop_request_rules(start_url: str) -> tuple[RequestRule, ...]:
     host = url_host(start_url) or "*"
     rules = _RULE_LIST.validate_python(parse_json(read_text_file(SHOP_RULES_PATH, TASKS_LIMIT)))
     return tuple(rule.model_copy(update={"host": host}) for rule in rules)
+
+
+class DemoTasks:
+    """The bundled tasks as a session catalogue (`sessions.catalogue`): a session whose task is one of them
+    gets its secrets, its playbook and its answer's expected strings, and, in a browser, the shop's rules."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+
+    def bundled(self, task: str, start_url: str | None) -> Bundled | None:
+        found = next((t for t in load_tasks(self._path) if t.task == task), None)
+        if found is None:
+            return None
+        in_browser = start_url is not None and not is_dry(start_url)
+        return Bundled(
+            secrets=dict(found.secrets),
+            request_rules=shop_request_rules(start_url or "") if in_browser else (),
+            playbook=found.playbook,
+            expectations=tuple(found.criteria.must_contain),
+        )
+
+
+CATALOGUE = DemoTasks()
+"""What `ANDOR_CATALOGUE` names by default."""
 
 
 def select_tasks(tasks: list[DemoTask], only: list[str] | None) -> list[DemoTask]:

@@ -486,15 +486,18 @@ def describe_command_error(error: ValidationError) -> str:
     return f"{subject}: {problem}"
 
 
-def command_problem(error: ValidationError) -> str:
+def command_problem(error: ValidationError, *, tagged: bool = True) -> str:
     """What is wrong with a refused command, without naming it ("sub-goals #1: cannot be blank"): for
-    a form, whose own title already says which command it sends."""
-    return _command_error(error)[1]
+    a form, whose own title already says which command it sends. `tagged`: the error is `parse_command`'s
+    (located under the command's kind); else a command model's own, built directly (`Inject(...)`)."""
+    return _command_error(error, tagged=tagged)[1]
 
 
-def _command_error(error: ValidationError) -> tuple[str, str]:
+def _command_error(error: ValidationError, *, tagged: bool = True) -> tuple[str, str]:
     """The command named (its kind as the CLI spells it) and what is wrong with it, apart."""
     first = error.errors(include_url=False)[0]
+    if not tagged:
+        return "invalid command", describe_validation_error(error, names=FIELD_NAMES, keyed={"params"})
     if not first["loc"] and first["type"] in _NOT_A_COMMAND:
         kinds = ", ".join(COMMAND_MODELS)
         tag = (first.get("ctx") or {}).get("tag")
@@ -651,9 +654,12 @@ def _resume(state: SessionState, command: Resume) -> list[_Effect]:
 
 
 def _step(state: SessionState, command: Step) -> list[_Effect]:
+    """One more step: a Step pressed while single steps still run adds one to them, so N presses are N steps."""
     _not_awaiting(state)
     _within_budget(state)
-    return [_status(RunStatus.RUNNING, "one step", single_step=True)]
+    steps = state.single_steps + 1 if state.status is RunStatus.RUNNING and state.single_steps else 1
+    reason = "one step" if steps == 1 else f"{steps} steps"
+    return [_status(RunStatus.RUNNING, reason, single_step=True, single_steps=steps)]
 
 
 def _within_budget(state: SessionState) -> None:

@@ -221,7 +221,17 @@ class Engine:
             reason = f"breakpoint: {node.id} failed ({node.reason})"
         elif work == "recover" and Breakpoint.ON_REPAIR in points and node.status is Status.VISITED:
             reason = f"breakpoint: {node.id} repaired"
-        elif state.single_step:
+        elif state.single_steps > 1:
+            left = state.single_steps - 1
+            self._rec.record(
+                Kind.SESSION_STATUS,
+                status=RunStatus.RUNNING,
+                cause=Cause.OPERATOR,
+                reason="one step" if left == 1 else f"{left} steps",
+                single_step=True,
+                single_steps=left,
+            )
+        elif state.single_steps:
             reason, cause = "paused after one step", Cause.STEP
         if reason is not None:
             self._rec.record(Kind.SESSION_STATUS, status=RunStatus.PAUSED, cause=cause, reason=reason)

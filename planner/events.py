@@ -267,6 +267,9 @@ class SessionStatus(Payload):
     cause: Cause | None = None
     reason: str | None = None
     single_step: bool = False
+    single_steps: int = Field(default=0, ge=0)
+    """How many single steps the run takes before it pauses (a Step pressed while one runs adds one);
+    0 with `single_step` (an older event) means one."""
     breakpoint_node: str | None = None
 
 

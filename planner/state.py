@@ -163,7 +163,8 @@ class SessionState:
     proposals: dict[str, str] = field(default_factory=dict)
     final_answer: str | None = None
     expect: list[str] = field(default_factory=list)
-    single_step: bool = False
+    single_steps: int = 0
+    """Single steps still to take before the run pauses (0: it runs on)."""
     approval: Approval | None = None
     approved_node: str | None = None
     approved_requests: tuple[str, ...] | None = None
@@ -231,7 +232,7 @@ def _session_forked(state: SessionState, event: Event) -> None:
     state.reason = f"forked from {p.from_session} at event {p.at_seq}"
     state.started_by = p.by
     state.handled_commands.clear()
-    state.single_step = False
+    state.single_steps = 0
 
 
 def _session_status(state: SessionState, event: Event) -> None:
@@ -239,7 +240,7 @@ def _session_status(state: SessionState, event: Event) -> None:
     state.status = p.status
     state.cause = p.cause
     state.reason = p.reason
-    state.single_step = p.single_step
+    state.single_steps = p.single_steps or (1 if p.single_step else 0)
     if p.breakpoint_node:
         state.breakpoint_passed = p.breakpoint_node
     if state.status is not RunStatus.AWAITING_APPROVAL:

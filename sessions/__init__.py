@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from planner._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sessions.client.commands import queue_command
+    from sessions.client.creation import create_session, fork_session
     from sessions.store import (
         EventStore,
         LeaseLost,
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     )
     from sessions.store.reading import load_state
     from sessions.store.sql import SqlStore, open_store
-    from sessions.worker.runner import Runner, create_session, fork_session, queue_command
+    from sessions.worker.runner import Runner
 
 __all__ = [
     "EventStore",
@@ -50,11 +52,11 @@ _HOME = {
     "SqlStore": "sessions.store.sql",
     "StoreError": "sessions.store",
     "StoreUnavailable": "sessions.store",
-    "create_session": "sessions.worker.runner",
-    "fork_session": "sessions.worker.runner",
+    "create_session": "sessions.client.creation",
+    "fork_session": "sessions.client.creation",
     "load_state": "sessions.store.reading",
     "open_store": "sessions.store.sql",
-    "queue_command": "sessions.worker.runner",
+    "queue_command": "sessions.client.commands",
 }
 """Where each name lives. Imported on first use: a command that needs only one module (the CLI's
 `list` needs no engine) does not pay for all of them."""

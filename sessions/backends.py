@@ -15,7 +15,6 @@ from pydantic import ValidationError
 
 from planner.browser.dry import DryEnvironment, is_dry
 from planner.config import EngineConfig
-from planner.effects import RequestRule
 from planner.engine import Guard
 from planner.errors import PlannerError, ScriptError
 from planner.events import Event
@@ -40,9 +39,6 @@ __all__ = [
     "ModelSpec",
     "artifacts_root",
     "build_backend",
-    "bundled_expectations",
-    "bundled_request_rules",
-    "bundled_secrets",
     "default_model",
     "parse_model_spec",
     "prepare_model",
@@ -117,12 +113,16 @@ def parse_model_spec(spec: str) -> ModelSpec:
 
 
 def prepare_model(
-    spec: str, store: EventStore | None = None, *, task: str | None = None, effort: str | None = None
+    spec: str,
+    store: EventStore | None = None,
+    *,
+    playbook: Playbook | None = None,
+    effort: str | None = None,
 ) -> dict[str, Any]:
     """Check a model spec up front and capture what a later resume needs, so a resume never reads a
     file that may have changed since: the script's content, the recorded answers of a replayed
-    session (read from `store` or the default store), the demo playbook of `task` (None when the
-    bundled tasks have none for it, which the session then says when the demo model cannot plan),
+    session (read from `store` or the default store), the demo model's `playbook` (None when the task is
+    not a bundled one, which the session then says when the demo model cannot plan),
     or a Claude session's own effort level (`--effort`), checked against the model's family."""
     model = parse_model_spec(spec)
     if effort is not None:
@@ -133,8 +133,7 @@ def prepare_model(
         return {"script": load_script(model.arg).model_dump(mode="json")}
     if model.kind == "replay":
         return {"calls": [call.to_json() for call in recorded_calls(_recorded_events(model.arg, store))]}
-    if model.kind == "demo" and task is not None:
-        playbook = _bundled_playbook(task)
+    if model.kind == "demo":
         return {"playbook": playbook.model_dump(mode="json") if playbook is not None else None}
     return {}
 
@@ -202,23 +201,6 @@ def _checked_effort(model_id: str, effort: object) -> Effort:
     return effort
 
 
-def bundled_secrets(task: str) -> dict[str, str]:
-    """The secrets a bundled demo task declares (the shop's demo password), when `task` is one; else none."""
-    from demo.tasks import load_tasks
-
-    return next((dict(t.secrets) for t in load_tasks() if t.task == task), {})
-
-
-def bundled_request_rules(task: str, start_url: str | None) -> tuple[RequestRule, ...]:
-    """The bundled shop's own request rules (`demo.tasks.shop_request_rules`), on the start URL's host,
-    when `task` is one of the bundled demo tasks and it runs in a browser; else none."""
-    from demo.tasks import load_tasks, shop_request_rules
-
-    if is_dry(start_url) or not any(t.task == task for t in load_tasks()):
-        return ()
-    return shop_request_rules(start_url or "")
-
-
 PRICE_VARIABLES = ("ANDOR_PRICE_IN", "ANDOR_PRICE_OUT")
 """The environment's input and output price of a Claude model, in USD per million tokens: used when the
 session has none (`EngineConfig.model_prices`), read again on every resume."""
@@ -239,21 +221,6 @@ def _environment_prices() -> tuple[float, float] | None:
             f"1000 (got {shown(values[0], 20) or 'nothing'} and {shown(values[1], 20) or 'nothing'})"
         )
     return rates
-
-
-def _bundled_playbook(task: str) -> Playbook | None:
-    """The demo playbook the bundled tasks give `task`, read once when its session is created."""
-    from demo.tasks import load_tasks
-
-    return next((t.playbook for t in load_tasks() if t.task == task), None)
-
-
-def bundled_expectations(task: str) -> list[str]:
-    """The strings a correct answer to `task` contains, when it is one of the bundled demo tasks
-    (whatever model runs it), so the console can show the check beside the status; else []."""
-    from demo.tasks import load_tasks
-
-    return next((list(t.criteria.must_contain) for t in load_tasks() if t.task == task), [])
 
 
 def _model(state: SessionState) -> Model:

@@ -274,7 +274,7 @@ def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
     if "console" in request.fixturenames:
         from console_helpers import store_of
 
-        from sessions.worker.runner import queue_command
+        from sessions.client.commands import queue_command
 
         store = store_of(request.getfixturevalue("console"))
         for info in store.sessions():

@@ -21,11 +21,13 @@ from planner.events import CommandApplied, CommandRejected
 from planner.models.scripted import ScriptedModel
 from planner.state import RunStatus
 from sessions.backends import Backend
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.client.markdown import md
 from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 from ui.access import (
     COMMAND_ROLES,
     PROXY_SECRET_HEADER,

@@ -84,9 +84,9 @@ def test_re_expanding_the_task_into_one_action_is_refused_and_the_root_fails_vis
 
 def test_a_session_for_a_bundled_task_keeps_its_answer_check_whatever_model_runs_it() -> None:
     from demo.tasks import load_tasks
+    from sessions.client.creation import create_session
     from sessions.store.reading import load_state
     from sessions.store.sql import SqlStore
-    from sessions.worker.runner import create_session
 
     task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
     store = SqlStore("sqlite://")
@@ -118,8 +118,9 @@ def test_a_run_that_succeeded_with_an_answer_its_check_fails_is_listed_as_needin
     from planner.events import Cause
     from sessions.backends import Backend
     from sessions.client.attention import Need, needing_attention
+    from sessions.client.creation import create_session
     from sessions.store.sql import SqlStore
-    from sessions.worker.runner import Runner, create_session
+    from sessions.worker.runner import Runner
 
     task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
     script = Script.model_validate(

@@ -141,18 +141,26 @@ def test_sessions_never_imports_ui() -> None:
 
 def test_sessions_never_imports_the_demo_built_on_it() -> None:
     """The demo runs on sessions (`python -m demo` adds its subcommands to the sessions CLI), so an import
-    back would be a loop. The one import allowed is data: `demo.tasks`, the bundled tasks whose playbooks
-    the offline `demo` model plays, which imports only the planner."""
+    back would be a loop. Its tasks reach sessions as a catalogue the entry points load by name
+    (`sessions.catalogue`), never by an import."""
+    found = _violations(sorted((ROOT / "sessions").rglob("*.py")), ("demo",))
+    loaded = [
+        m for m in _loaded_by(["sessions.client", "sessions.worker.runner", "sessions.cli"]) if _within(m, "demo")
+    ]
+    assert not found and not loaded, f"sessions must not import the demo that runs on it: {found or loaded}"
+
+
+def test_ui_talks_to_sessions_only_through_the_client() -> None:
+    """The console is a client: it reads snapshots and sends commands through `sessions.client`, never the
+    store, the runner or the worker side directly."""
+    paths = sorted((ROOT / "ui").rglob("*.py")) + [ROOT / "app.py"]
     found = [
         f"{path.relative_to(ROOT)}:{line} imports {module}"
-        for path in sorted((ROOT / "sessions").rglob("*.py"))
+        for path in paths
         for module, line in _imports(path)
-        if _within(module, "demo") and not _within(module, "demo.tasks")
+        if _within(module, "sessions") and not _within(module, "sessions.client")
     ]
-    data = _loaded_by(["demo.tasks"])
-    assert not found and not [m for m in data if _within(m, "sessions")], (
-        f"sessions must not import the demo that runs on it ({found}); demo.tasks must not load sessions"
-    )
+    assert not found, f"ui must use sessions.client only: {found}"
 
 
 def test_ui_never_runs_an_engine_of_its_own() -> None:
@@ -167,7 +175,7 @@ def test_ui_never_runs_an_engine_of_its_own() -> None:
         and name.count(".") == 1
         and getattr(getattr(planner, name.split(".")[1], None), "__module__", "") == "planner.engine"
     ]
-    assert not found, f"ui must queue commands through sessions.worker.runner, not run an Engine: {found}"
+    assert not found, f"ui must send commands through sessions.client, not run an Engine: {found}"
 
 
 def _isort_key(name: str) -> tuple[int, list[int | str]]:

@@ -10,11 +10,12 @@ from PIL import Image
 
 from planner.events import Kind
 from planner.state import Recorder, SessionState
+from sessions.client.creation import create_session
 from sessions.client.report import html_report, write_report
 from sessions.store.artifacts import ArtifactStore, LocalArtifacts, artifact_store
 from sessions.store.sql import SqlStore
 from sessions.worker.processes import Worker
-from sessions.worker.runner import Runner, create_session
+from sessions.worker.runner import Runner
 
 
 class Objects:

@@ -22,9 +22,10 @@ from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
 from sessions.backends import Backend
 from sessions.client.attention import WHY_CHARS, Attention, Need, needing_attention
+from sessions.client.creation import create_session, fork_session
 from sessions.store import SessionInfo
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import Runner, create_session, fork_session
+from sessions.worker.runner import Runner
 
 BUY = Script.model_validate(
     {

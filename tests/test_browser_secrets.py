@@ -188,8 +188,9 @@ def test_no_request_to_the_model_holds_a_declared_secret(
 
     from planner.config import EngineConfig
     from planner.state import RunStatus
+    from sessions.client.creation import create_session
     from sessions.store.sql import SqlStore, database_url
-    from sessions.worker.runner import Runner, create_session
+    from sessions.worker.runner import Runner
 
     script = {
         ("extract_constraints", CLAUDE_TASK): {"items": [], "task": ["the greeting"]},

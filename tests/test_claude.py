@@ -727,11 +727,11 @@ def test_model_specs_resolve_through_the_session_store(
     server: FakeAnthropic, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sessions.backends import build_backend, prepare_model
+    from sessions.client.creation import create_session
     from sessions.client.export import trace
     from sessions.errors import UnknownModel
     from sessions.store.reading import load_state
     from sessions.store.sql import open_store
-    from sessions.worker.runner import create_session
 
     monkeypatch.setenv("ANDOR_DB", str(tmp_path / "sessions.db"))
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -926,8 +926,8 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
     """One demo task end to end under each family's rules; the default model's run is also replayed."""
     from demo.shop import start_shop
     from demo.tasks import check_answer, load_tasks
+    from sessions.client.creation import create_session
     from sessions.store.sql import open_store
-    from sessions.worker.runner import create_session
 
     task = next(t for t in load_tasks() if t.task == SHOP_TASK)
     db = tmp_path / "sessions.db"

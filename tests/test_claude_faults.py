@@ -577,8 +577,10 @@ def test_a_session_run_by_the_runner_pauses_on_a_broken_endpoint_and_resumes(
     fake: FakeAnthropic, model: ClaudeModel, tmp_path: Any, kind: str
 ) -> None:
     from sessions.backends import Backend
+    from sessions.client.commands import queue_command
+    from sessions.client.creation import create_session
     from sessions.store.sql import open_store
-    from sessions.worker.runner import Runner, create_session, queue_command
+    from sessions.worker.runner import Runner
 
     def run() -> SessionState:
         backend = Backend(model=model, env=DryEnvironment(start_url=DRY_START))

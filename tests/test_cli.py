@@ -143,8 +143,9 @@ def test_command_wait_prints_the_engines_warning(tmp_path: Path, capsys: pytest.
     """Pruning an action that already ran is applied with a warning; `--wait` prints it, as the console shows it."""
     import threading
 
+    from sessions.client.creation import create_session
     from sessions.store.sql import open_store
-    from sessions.worker.runner import Runner, create_session
+    from sessions.worker.runner import Runner
 
     db = str(tmp_path / "s.db")
     store = open_store(db)

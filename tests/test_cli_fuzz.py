@@ -26,8 +26,8 @@ from conftest import BROWNIE_TASK, SCRIPTS
 
 from demo.cli import main as demo_main
 from sessions.cli import main
+from sessions.client.creation import create_session
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session
 
 BIG = "x" * 100_000
 NUL = "a\0b"

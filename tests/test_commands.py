@@ -63,6 +63,20 @@ def test_pause_resume_step_stop(brownie: Script) -> None:
     assert outcome(state, Resume())[0] == "command_applied" and state.status is RunStatus.RUNNING
 
 
+def test_steps_pressed_before_the_first_ran_add_up(brownie: Script) -> None:
+    """Three Steps reaching one step boundary are three steps, then a pause: N presses are N steps."""
+    state, engine = started(brownie, 1)
+    apply_command(state, Pause())
+    for _ in range(3):
+        assert outcome(state, Step())[0] == "command_applied"
+    assert (state.status, state.reason, state.single_steps) == (RunStatus.RUNNING, "3 steps", 3)
+    for left in (2, 1):
+        assert len([e for e in engine.step() if e.kind is Kind.STEP]) == 1
+        assert (state.status, state.single_steps) == (RunStatus.RUNNING, left)
+    assert len([e for e in engine.step() if e.kind is Kind.STEP]) == 1
+    assert state.status is RunStatus.PAUSED and state.reason == "paused after one step"
+
+
 def test_same_command_twice_applies_once(brownie: Script) -> None:
     state, _ = started(brownie, 1)
     command = Pause()

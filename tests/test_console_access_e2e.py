@@ -14,7 +14,7 @@ from console_helpers import store_of, wait_until
 from playwright.sync_api import Browser, expect
 
 from planner.events import CommandApplied
-from sessions.worker.runner import create_session
+from sessions.client.creation import create_session
 from ui.access import PROXY_SECRET_HEADER
 from ui.server import ConsoleProcess, start_console
 

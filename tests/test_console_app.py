@@ -15,11 +15,12 @@ from streamlit.testing.v1 import AppTest
 from planner.config import Breakpoint, EngineConfig
 from planner.events import Kind
 from planner.tree import Status
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session, fork_session
 from sessions.client.markdown import md
 from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session, fork_session, queue_command
 from ui.commands import Outcome
 from ui.forms import scope
 
@@ -665,7 +666,8 @@ def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db
     from planner.browser.dry import DryEnvironment
     from planner.models.scripted import ScriptedModel
     from sessions.backends import Backend
-    from sessions.worker.runner import Runner, fork_session
+    from sessions.client.creation import fork_session
+    from sessions.worker.runner import Runner
 
     store = open_store(db)
     config = EngineConfig(constraints=False, repair=False)

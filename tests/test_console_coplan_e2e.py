@@ -20,7 +20,7 @@ from playwright.sync_api import Locator, Page, expect
 from planner.state import RunStatus
 from planner.status import REMOVED
 from planner.tree import Origin, Status
-from sessions.worker.runner import queue_command
+from sessions.client.commands import queue_command
 from ui.server import ConsoleProcess
 from ui.views.coplan import COLUMN_WIDTHS
 

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, WebSocket, expect
 
 from planner.events import ActionExecuted
 from planner.state import RunStatus
-from sessions.worker.runner import queue_command
+from sessions.client.commands import queue_command
 from ui.server import ConsoleProcess
 from ui.views.page_view import LIVE_PAGE_ALT, thumbnail_url
 

@@ -16,10 +16,10 @@ import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
 from streamlit.testing.v1 import AppTest
 
+from sessions.client.creation import create_session
 from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"

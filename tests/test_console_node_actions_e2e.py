@@ -41,7 +41,7 @@ from planner.diff import edit_diffs
 from planner.events import Event, Kind
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
-from sessions.worker.runner import queue_command
+from sessions.client.commands import queue_command
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

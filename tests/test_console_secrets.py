@@ -20,9 +20,11 @@ from planner.models.scripted import Script, ScriptedModel
 from planner.secrets import MASK
 from planner.state import RunStatus, SessionState
 from sessions.backends import Backend
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 from ui.forms import not_text
 
 

@@ -33,9 +33,9 @@ from streamlit.testing.v1 import AppTest
 from demo.tasks import check_answer
 from planner.events import CommandApplied, CommandRejected
 from planner.state import RunStatus
+from sessions.client.creation import create_session
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session
 from ui.server import ConsoleProcess
 from ui.shortcuts import SHORTCUTS, ShortcutName
 

@@ -17,10 +17,10 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from planner.templates import Template, TemplateGoal
+from sessions.client.creation import create_session
 from sessions.client.templates import export_text
 from sessions.store import EventStore
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session
 
 
 @pytest.fixture

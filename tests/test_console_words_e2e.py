@@ -32,7 +32,7 @@ from playwright.sync_api import Page, expect
 from planner.events import Kind
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
-from sessions.worker.runner import create_session
+from sessions.client.creation import create_session
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

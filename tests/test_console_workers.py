@@ -18,12 +18,14 @@ from streamlit.testing.v1 import AppTest
 from planner.config import Breakpoint
 from planner.events import Kind
 from planner.state import Recorder
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store.feed import ChangeFeed, Polling, open_feed
 from sessions.store.reading import load_state
 from sessions.store.sql import SqlStore, open_store
 from sessions.worker.pool import WorkerClient
 from sessions.worker.processes import Worker
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 

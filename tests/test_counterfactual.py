@@ -21,10 +21,12 @@ from planner.models.prompts import OPERATOR_INSTRUCTION
 from planner.operators import Operator
 from planner.state import RunStatus
 from planner.tree import Status
+from sessions.client.commands import queue_command
 from sessions.client.counterfactual import Counterfactual, ReaskError, adopt, reask
+from sessions.client.creation import create_session
 from sessions.store.reading import load_state
 from sessions.store.sql import SqlStore, open_store
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 REVIEW = MECHANICS.model_copy(update={"review_first_plan": True})
 SEARCH, SELECT, NOTE = "Search for vegan chocolate brownie", "Select a recipe rated 4+", "Note the recipe"

@@ -22,9 +22,9 @@ from streamlit.testing.v1 import AppTest
 
 from planner.browser.dry import DRY_START
 from sessions.cli import main
+from sessions.client.creation import create_session
 from sessions.store.pgserver import MissingPostgres
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import create_session
 
 pytestmark = pytest.mark.slow
 

@@ -18,8 +18,10 @@ from demo.tasks import check_answer, load_tasks
 from planner.config import EngineConfig
 from planner.events import Kind
 from planner.state import RunStatus, SessionState
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -28,11 +28,12 @@ from planner.models.prompts import render_diagnosis
 from planner.models.scripted import Script
 from planner.operators import CallRecord, CriticalStep, Diagnosis, FailureCategory, Reply
 from planner.state import RunStatus, SessionState, replay
+from sessions.client.creation import create_session
 from sessions.client.diagnose import diagnose_command, diagnose_session
 from sessions.client.export import markdown_report
 from sessions.errors import SessionInputError
 from sessions.store.sql import SqlStore, database_url
-from sessions.worker.runner import Runner, create_session
+from sessions.worker.runner import Runner
 
 TOOL = "diagnose_failure"
 

@@ -25,8 +25,9 @@ from planner.inputs import InputError
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, replay
 from sessions.backends import Backend
+from sessions.client.creation import create_session
 from sessions.store.sql import SqlStore, database_url
-from sessions.worker.runner import Runner, create_session
+from sessions.worker.runner import Runner
 
 BUY = Script.model_validate(
     {

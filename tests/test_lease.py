@@ -29,9 +29,10 @@ from planner.browser.dry import DRY_START, DryEnvironment
 from planner.events import Kind
 from planner.models.scripted import Script, ScriptedModel
 from sessions.backends import Backend
+from sessions.client.creation import create_session
 from sessions.store import LeaseLost
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import Runner, RunnerBusy, _holder_gone, create_session
+from sessions.worker.runner import Runner, RunnerBusy, _holder_gone
 
 pytestmark = pytest.mark.slow
 

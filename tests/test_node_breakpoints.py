@@ -21,8 +21,8 @@ from planner.state import RunStatus, SessionState, apply
 from planner.tree import Status
 from sessions.cli import main
 from sessions.client.attention import Need, needing_attention
+from sessions.client.creation import create_session
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session
 from ui.tree_chart import build_chart, legend_markdown
 
 AT_03 = "breakpoint: at 0.3 (set by operator)"

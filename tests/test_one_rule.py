@@ -25,11 +25,12 @@ from planner.status import IN_PROGRESS, REOPENABLE, move
 from planner.tree import Node, NodeType, Status, Tree
 from sessions.backends import ModelSpec, build_backend, parse_model_spec, prepare_model
 from sessions.cli import build_parser
+from sessions.client.commands import wait_for_outcome
+from sessions.client.creation import create_session
 from sessions.errors import SessionsError, UnknownModel
 from sessions.store import DEFAULT_DATABASE, database_target
 from sessions.store.reading import load_state
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import create_session, wait_for_outcome
 
 
 def _bundled_task() -> tuple[str, Playbook]:
@@ -198,7 +199,7 @@ def test_a_demo_session_keeps_the_playbook_it_started_with(monkeypatch: pytest.M
 
 
 def test_a_demo_session_records_that_its_task_has_no_playbook() -> None:
-    assert prepare_model("demo", task="a task no playbook knows") == {"playbook": None}
+    assert prepare_model("demo") == {"playbook": None}
     store = SqlStore("sqlite://")
     create_session(store, "a task no playbook knows", "demo", start_url=DRY_START, session_id="s")
     model = build_backend(load_state(store, "s")).model

@@ -16,13 +16,15 @@ from planner.commands import describe_command_error, parse_command
 from planner.events import CommandApplied, CommandRejected, Event, Kind
 from planner.state import RunStatus, replay
 from sessions.cli import main
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.client.export import markdown_report, trace
 from sessions.client.markdown import short
 from sessions.client.report import html_report
 from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import SqlStore, open_store
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

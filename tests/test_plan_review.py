@@ -22,9 +22,9 @@ from planner.frames import Frame, next_position
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, replay
 from planner.tree import Origin, Status
+from sessions.client.creation import create_session
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
-from sessions.worker.runner import create_session
 
 REVIEW = MECHANICS.model_copy(update={"review_first_plan": True})
 EVERY_PLAN = REVIEW.model_copy(update={"breakpoints": frozenset({Breakpoint.AFTER_EXPANSION})})

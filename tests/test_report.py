@@ -14,11 +14,12 @@ import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
 
 from planner.config import EngineConfig
+from sessions.client.creation import create_session
 from sessions.client.diagnose import diagnose_session
 from sessions.client.report import report_command, write_report
 from sessions.errors import SessionInputError
 from sessions.store.sql import SqlStore, database_url
-from sessions.worker.runner import Runner, create_session
+from sessions.worker.runner import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<img src=x onerror=alert(1)></script><script>alert(2)</script> \u2028 & end"

@@ -14,9 +14,11 @@ from planner.events import Kind
 from planner.models.scripted import Script, ScriptedModel
 from planner.protocols import ActionResult
 from sessions.backends import Backend
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store import SessionFinished
 from sessions.store.sql import SqlStore
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 TASK = "open two pages"
 SCRIPT = Script.model_validate(

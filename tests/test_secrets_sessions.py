@@ -23,12 +23,14 @@ from planner.protocols import ElementInfo
 from planner.secrets import MASK
 from planner.state import replay
 from sessions.backends import Backend, build_backend
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session, fork_session
+from sessions.client.history import TimeTravel
 from sessions.client.report import FORMATS, write_report
 from sessions.errors import SessionInputError
 from sessions.store.reading import load_events, load_state
 from sessions.store.sql import SqlStore, database_url
-from sessions.worker.pool import TimeTravel
-from sessions.worker.runner import Runner, create_session, fork_session, queue_command
+from sessions.worker.runner import Runner
 
 PASSWORD = "demo-pass-123"
 DECLARED_TASK = "Sign in with the password {{PASSWORD}} and tell me the greeting"

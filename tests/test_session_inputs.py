@@ -9,11 +9,11 @@ import pytest
 from cli_helpers import cli
 
 from planner.browser.dry import DRY_START
+from sessions.client.creation import create_session, fork_session
 from sessions.errors import SessionInputError
 from sessions.store import StoreUnavailable
 from sessions.store.reading import load_state
 from sessions.store.sql import SqlStore, database_url, open_store
-from sessions.worker.runner import create_session, fork_session
 
 
 def _one_sentence(error: BaseException) -> str:

@@ -27,11 +27,13 @@ from planner.actions import is_note
 from planner.browser.chromium import launch_args
 from planner.browser.dry import DRY_START
 from planner.events import Kind
+from sessions.client.commands import queue_command
+from sessions.client.creation import create_session
 from sessions.store import SessionInfo
 from sessions.store.reading import load_state
 from sessions.store.sql import SqlStore, database_url
 from sessions.worker.processes import Worker
-from sessions.worker.runner import Runner, create_session, queue_command
+from sessions.worker.runner import Runner
 
 pytestmark = pytest.mark.slow
 

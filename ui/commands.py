@@ -24,9 +24,9 @@ from typing import Any
 
 import streamlit as st
 
+from sessions.client.commands import CommandOutcome, command_outcome, queue_command, wait_for_outcome
 from sessions.errors import InvalidCommand
 from sessions.store import EventStore, SessionFinished
-from sessions.worker.runner import CommandOutcome, command_outcome, queue_command, wait_for_outcome
 from ui.access import AccessRefused, current
 from ui.context import Console
 

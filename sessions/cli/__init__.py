@@ -293,7 +293,7 @@ def _validated(**settings: object) -> EngineConfig:
 def _create(args: argparse.Namespace, store: EventStore) -> str:
     """The session `run` and `submit` describe, recorded."""
     from planner.browser.dry import DRY_START
-    from sessions.worker.runner import create_session
+    from sessions.client.creation import create_session
 
     return create_session(
         store,
@@ -316,10 +316,11 @@ def _secrets(args: argparse.Namespace) -> dict[str, str]:
     import os
 
     from planner.secrets import placeholders
-    from sessions.backends import bundled_secrets
+    from sessions.catalogue import configured
 
     given = dict(args.secret)
-    bundled = bundled_secrets(args.task)  # a bundled demo task brings its own (create_session adds them)
+    entry = configured().bundled(args.task, args.start_url)
+    bundled = entry.secrets if entry else {}  # a bundled task brings its own (create_session adds them)
     for name in placeholders(args.task):
         if name in given or name in bundled:
             continue
@@ -370,8 +371,8 @@ def _worker(args: argparse.Namespace, store: EventStore) -> int:
 
 def _resume(args: argparse.Namespace, store: EventStore) -> int:
     from planner.state import RunStatus
+    from sessions.client.commands import queue_command
     from sessions.store.reading import load_state
-    from sessions.worker.runner import queue_command
 
     state = load_state(store, args.session_id)
     if state.finished:
@@ -382,7 +383,7 @@ def _resume(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _fork(args: argparse.Namespace, store: EventStore) -> int:
-    from sessions.worker.runner import fork_session
+    from sessions.client.creation import fork_session
 
     new_id = fork_session(store, args.session_id, args.at, by=_operator(args.by))
     emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
@@ -565,8 +566,8 @@ def _command(args: argparse.Namespace, store: EventStore) -> int:
     from pydantic import ValidationError
 
     from planner.commands import describe_command_error, parse_command
+    from sessions.client.commands import queue_command, wait_for_outcome
     from sessions.client.templates import with_template
-    from sessions.worker.runner import queue_command, wait_for_outcome
 
     try:
         command = parse_command(with_template(store, _command_payload(args)))

@@ -37,16 +37,17 @@ from planner.engine import view_of
 from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind, ModelCalled
 from planner.inputs import describe_validation_error, shown
+from planner.models.offline import Playbook
 from planner.operators import ChildSpec, Expansion, Observation, Operator, Repair, Reply
 from planner.protocols import Model
 from planner.state import RunStatus, SessionState, replay
 from planner.status import CLOSED, REMOVED
 from planner.tree import Node, NodeType, Status
 from sessions.backends import build_backend, prepare_model
+from sessions.client.commands import queue_command
 from sessions.errors import SessionsError
 from sessions.store import EventStore
 from sessions.store.reading import load_events, load_state
-from sessions.worker.runner import queue_command
 
 __all__ = [
     "REASKABLE",
@@ -251,7 +252,7 @@ def _model(store: EventStore, state: SessionState, spec: str, effort: object, in
     if spec == state.model and effort is None:
         data = state.model_data
     else:
-        data = prepare_model(spec, store, task=state.task, effort=cast(str | None, effort))
+        data = prepare_model(spec, store, playbook=_playbook(state), effort=cast(str | None, effort))
     backend = build_backend(replace(state, model=spec, model_data=data, start_url=None))  # dry: no browser opens
     backend.close()
     model = backend.model
@@ -514,3 +515,9 @@ def _observation_edits(state: SessionState, cf: Counterfactual) -> list[Command]
             "(summary, notes, candidates, actions planned ahead) is not a plan edit, so there is nothing to adopt"
         )
     return commands
+
+
+def _playbook(state: SessionState) -> Playbook | None:
+    """The demo playbook the session recorded, for a re-ask by the demo model."""
+    recorded = state.model_data.get("playbook")
+    return Playbook.model_validate(recorded) if recorded is not None else None

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "Imported",
     "TemplateFile",
+    "TemplateLibrary",
     "delete",
     "describe",
     "export_text",
@@ -168,3 +169,45 @@ def describe(template: Template) -> str:
     """A template as the console lists it: "name v2 (brand, max_price): 5 nodes"."""
     params = f" ({', '.join(template.params)})" if template.params else ""
     return f"{shown(template.name, 80)} v{template.version}{params}: {template.size} nodes"
+
+
+class TemplateLibrary:
+    """The store's templates as a client uses them: this module's functions, bound to one store."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+
+    def lookup(self, ref: str) -> Template:
+        return lookup(self._store, ref)
+
+    def save_subtree(
+        self,
+        session_id: str,
+        node_id: str,
+        name: str,
+        values: Mapping[str, str] | None = None,
+        *,
+        description: str = "",
+        children_only: bool = False,
+    ) -> Template:
+        return save_subtree(
+            self._store, session_id, node_id, name, values, description=description, children_only=children_only
+        )
+
+    def newest(self) -> dict[str, list[Template]]:
+        return newest(self._store)
+
+    def listing(self) -> list[dict[str, Any]]:
+        return listing(self._store)
+
+    def delete(self, ref: str) -> int:
+        return delete(self._store, ref)
+
+    def export_text(self, names: list[str] | None = None, *, indent: int | None = 2) -> str:
+        return export_text(self._store, names, indent=indent)
+
+    def import_text(self, text: str) -> Imported:
+        return import_text(self._store, text)
+
+    def with_template(self, command: dict[str, Any]) -> dict[str, Any]:
+        return with_template(self._store, command)

@@ -1,4 +1,4 @@
-"""What a long-lived front end (the console) needs from sessions: who runs sessions, and snapshots.
+"""Who runs sessions for a long-lived client (the console): its own runner threads, or the workers.
 
 Who runs them is one choice, `ANDOR_RUNNER` (`runners_for`), behind one interface (`Runners`), so
 the console never asks which:
@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol
 
-from planner.secrets import Secrets
-from planner.state import SessionState, replay
 from sessions.errors import SessionsError
 from sessions.store import EventStore
-from sessions.store.reading import load_events
 from sessions.worker.runner import Runner
 
-__all__ = ["RUNNER_MODES", "RunnerChoiceError", "RunnerPool", "Runners", "TimeTravel", "WorkerClient", "runners_for"]
+__all__ = ["RUNNER_MODES", "RunnerChoiceError", "RunnerPool", "Runners", "WorkerClient", "runners_for"]
 
 _log = logging.getLogger(__name__)
 
@@ -141,27 +137,3 @@ class RunnerPool:
         except Exception as error:  # noqa: BLE001 - a runner thread must report, never vanish silently
             _log.exception("runner for session %s stopped", session_id)
             self._errors[session_id] = f"{type(error).__name__}: {error}"
-
-
-class TimeTravel:
-    """States at past events, for the read-only timeline: rebuilt from the log, masked (`sessions.store.reading`),
-    and kept in a small LRU."""
-
-    def __init__(self, store: EventStore, size: int = 8) -> None:
-        self.store = store
-        self.size = size
-        self._cache: OrderedDict[tuple[str, int, Secrets | None], SessionState] = OrderedDict()
-
-    def at(self, session_id: str, seq: int, secrets: Secrets | None = None) -> SessionState:
-        """The state just after event `seq`, masked with `secrets`, those of the whole log as the caller
-        knows them (the console's follower of the log does); None: read them with it. A secret found
-        later masks the past too, so the secrets are part of what a cached state is kept under."""
-        key = (session_id, seq, secrets)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        state = replay(load_events(self.store, session_id, upto=seq, secrets=secrets))
-        self._cache[key] = state
-        if len(self._cache) > self.size:
-            self._cache.popitem(last=False)
-        return state

@@ -1,4 +1,4 @@
-"""Running sessions: create, load, fork, queue commands, and the step loop.
+"""Running a session: the step loop under a lease (creating sessions and queuing commands is the client's part).
 
 The loop applies queued operator commands at step boundaries, then takes one engine step, and
 appends each batch in one transaction. A batch is the unit of durability: after `kill -9` a
@@ -22,8 +22,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -31,43 +30,26 @@ from pydantic import ValidationError
 
 from planner.commands import (
     ActionCheck,
-    Command,
     apply_command,
-    command_problem,
     describe_command_error,
     parse_command,
     sender,
 )
-from planner.config import EngineConfig
 from planner.engine import Engine
-from planner.events import Cause, CommandApplied, CommandRejected, Event, Kind
-from planner.inputs import InputError, shown
+from planner.events import Cause, Event, Kind
 from planner.protocols import Environment, Model
-from planner.secrets import Secrets, placeholders, secrets_in
 from planner.state import Recorder, RunStatus, SessionState, replay
 from sessions.backends import (
     Backend,
     build_backend,
-    bundled_expectations,
-    bundled_request_rules,
-    bundled_secrets,
-    prepare_model,
 )
-from sessions.errors import InvalidCommand, SessionInputError
 from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
 from sessions.store.artifacts import ArtifactStore, artifact_store
-from sessions.store.reading import event_number
 
 __all__ = [
-    "CommandOutcome",
     "Lease",
     "Runner",
     "RunnerBusy",
-    "command_outcome",
-    "create_session",
-    "fork_session",
-    "queue_command",
-    "wait_for_outcome",
 ]
 
 _log = logging.getLogger(__name__)
@@ -80,173 +62,6 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 class RunnerBusy(StoreError):
     """Another live runner is running this session (its place in the tree: `sessions.errors`)."""
-
-
-def create_session(
-    store: EventStore,
-    task: str,
-    model: str,
-    *,
-    start_url: str | None = None,
-    config: EngineConfig | None = None,
-    session_id: str | None = None,
-    paused: bool = False,
-    effort: str | None = None,
-    by: str | None = None,
-    secrets: Mapping[str, str] | None = None,
-) -> str:
-    """Record a new session; it starts running (or paused, for plan review) when a runner picks it up.
-
-    `effort` overrides a Claude model's per-operator thinking effort for the whole session (stored
-    with it, so a resumed run keeps it). `by` is the operator who starts it (None: not known).
-    `secrets` (name -> value, `planner.secrets`) are what the task writes as `{{NAME}}`: the browser
-    types them, and no person, file or model sees them. Every placeholder in the task needs one (a
-    bundled demo task brings its own), and a declared value the task spells out is replaced by its
-    placeholder, so the task never holds one."""
-    task = task.strip()
-    if not task:
-        raise SessionInputError("the task is empty; describe what the agent should do")
-    try:
-        declared = Secrets({**bundled_secrets(task), **(secrets or {})})
-    except InputError as error:
-        raise SessionInputError(str(error)) from None
-    task = declared.hide(task)
-    missing = [name for name in placeholders(task) if name not in declared.declared]
-    if missing:
-        raise SessionInputError(
-            f"the task writes {{{{{missing[0]}}}}} but no secret {missing[0]} is given; give its value or write "
-            "the task without it"
-        )
-    if session_id is not None and not _SESSION_ID.fullmatch(session_id):
-        raise SessionInputError(
-            f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-'"
-        )
-    config = config or EngineConfig()
-    if shop_rules := [r for r in bundled_request_rules(task, start_url) if r not in config.request_rules]:
-        config = config.model_copy(update={"request_rules": (*config.request_rules, *shop_rules)})
-    session_id = session_id or uuid.uuid4().hex[:12]
-    _usable_operator(by)
-    state = SessionState()
-    recorder = Recorder(state)
-    recorder.record(
-        Kind.SESSION_CREATED,
-        task=task,
-        start_url=start_url,
-        model=model,
-        model_data=prepare_model(model, store, task=task, effort=effort),
-        expect=bundled_expectations(task),
-        config=config.model_dump(mode="json"),
-        status=(RunStatus.PAUSED if paused else RunStatus.RUNNING).value,
-        by=by,
-        secrets=dict(declared.declared),
-    )
-    store.create_session(
-        session_id, task, model, recorder.take(), status=state.status.value, cause=_cause(state), cost_usd=0.0
-    )
-    return session_id
-
-
-def fork_session(store: EventStore, session_id: str, at: int, *, by: str | None = None) -> str:
-    """A new session whose history is the first `at` events of another; it starts paused. `by` is the
-    operator who forks it (None: not known)."""
-    _usable_operator(by)
-    at = event_number(store, session_id, at)
-    events = store.load(session_id, upto=at)
-    state = replay(events)
-    new_id = uuid.uuid4().hex[:12]
-    recorder = Recorder(state)
-    recorder.record(Kind.SESSION_FORKED, from_session=session_id, at_seq=at, by=by)
-    info = store.session(session_id)
-    store.create_session(
-        new_id,
-        info.task,
-        info.model,
-        [*events, *recorder.take()],
-        status=state.status.value,
-        cause=_cause(state),
-        reason=_shown(state, state.reason),
-        steps=state.steps,
-        parent_id=session_id,
-        forked_at=at,
-        cost_usd=state.metrics.cost_usd,
-    )
-    return new_id
-
-
-def _usable_operator(by: str | None) -> None:
-    """An operator named with a new session is a name a command could carry, or none at all."""
-    if by is not None and sender({"by": by}) is None:
-        raise SessionInputError("the operator name is not usable; give one line of at most 200 characters")
-
-
-def queue_command(store: EventStore, session_id: str, command: dict[str, Any] | Command) -> str:
-    """Validate a command's shape and queue it; the runner decides at the next step boundary.
-    Raises `SessionFinished` for a session that has ended: no runner would ever apply it."""
-    try:
-        parsed = parse_command(command) if isinstance(command, dict) else command
-    except ValidationError as error:
-        raise InvalidCommand(describe_command_error(error), command_problem(error)) from None
-    store.enqueue(session_id, parsed.command_id, parsed.model_dump(mode="json"))
-    return parsed.command_id
-
-
-@dataclass(frozen=True, slots=True)
-class CommandOutcome:
-    """What the runner made of a queued command: applied (with the engine's `warning`, if it gave one:
-    what the command could not change, such as a pruned action that already ran in the browser), or
-    rejected with the engine's reason."""
-
-    applied: bool
-    reason: str | None
-    seq: int
-    warning: str | None = None
-
-
-def command_outcome(store: EventStore, session_id: str, command_id: str, *, after: int = 0) -> CommandOutcome | None:
-    """What a runner made of the command, if it has handled it yet (one read of the log past `after`).
-
-    Give `after` the session's last event number from before the command was queued: an outcome
-    can only come later, so the read never goes through the log's older events."""
-    return _shown_outcome(store, session_id, _outcome_in(store.load(session_id, after=after), command_id))
-
-
-def wait_for_outcome(
-    store: EventStore, session_id: str, command_id: str, timeout: float, *, after: int = 0
-) -> CommandOutcome | None:
-    """Poll until a runner applied or rejected the command (`command_outcome`); None if none did
-    within `timeout` seconds (the command stays queued and applies when the session runs). Each
-    look reads only the events the last one has not seen."""
-    deadline = time.monotonic() + timeout
-    while True:
-        events = store.load(session_id, after=after)
-        done = _outcome_in(events, command_id)
-        if done is not None or time.monotonic() >= deadline:
-            return _shown_outcome(store, session_id, done)
-        after = events[-1].seq if events else after
-        time.sleep(0.05)
-
-
-def _outcome_in(events: list[Event], command_id: str) -> CommandOutcome | None:
-    for event in events:
-        handled = event.payload
-        if isinstance(handled, CommandApplied | CommandRejected) and handled.command_id == command_id:
-            if isinstance(handled, CommandApplied):
-                return CommandOutcome(True, None, event.seq, handled.warning)
-            return CommandOutcome(False, handled.reason, event.seq)
-    return None
-
-
-def _shown_outcome(store: EventStore, session_id: str, outcome: CommandOutcome | None) -> CommandOutcome | None:
-    """An outcome as people see it: a reason or warning that quotes the session's text is masked
-    (`planner.secrets`; the whole log is read for its secrets only when there is such text)."""
-    if outcome is None or (outcome.reason is None and outcome.warning is None):
-        return outcome
-    secrets = secrets_in(store.load(session_id))
-    if not secrets:
-        return outcome
-    reason = secrets.mask(outcome.reason) if outcome.reason is not None else None
-    warning = secrets.mask(outcome.warning) if outcome.warning is not None else None
-    return CommandOutcome(outcome.applied, reason, outcome.seq, warning)
 
 
 def _alive(pid: int) -> bool:

@@ -22,10 +22,10 @@ from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
 from planner.state import RunStatus
 from sessions.backends import MODEL_HELP, default_model
+from sessions.client.creation import create_session
 from sessions.client.markdown import md, short
 from sessions.errors import SessionsError
 from sessions.store import SessionInfo
-from sessions.worker.runner import create_session
 from ui.access import current, locked
 from ui.context import Console
 from ui.forms import not_text

@@ -8,11 +8,11 @@ import streamlit as st
 from planner.diff import plan_diff
 from planner.events import Payload
 from planner.state import SessionState
+from sessions.client.creation import fork_session
+from sessions.client.history import TimeTravel
 from sessions.client.markdown import md, md_line, short
 from sessions.errors import SessionsError
 from sessions.store.reading import load_events
-from sessions.worker.pool import TimeTravel
-from sessions.worker.runner import fork_session
 from ui.access import current, locked
 from ui.context import Console
 from ui.status import status_line
