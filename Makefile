@@ -16,7 +16,7 @@ browser: $(STAMP)
 
 # The console on http://127.0.0.1:8501 with the demo shop and the offline model.
 run: browser
-	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
+	ANDOR_SHOP=1 $(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
 
 # The tests need PostgreSQL's server binaries (one throwaway server per run); install them as root when missing.
 postgres:

@@ -21,7 +21,7 @@ from planner.guard import url_host
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
 from planner.models.offline import Playbook
 from planner.secrets import placeholders
-from sessions.catalogue import Bundled
+from sessions.catalogue import Bundled, Listed
 
 __all__ = [
     "CATALOGUE",
@@ -215,6 +215,9 @@ class DemoTasks:
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path
+
+    def tasks(self) -> list[Listed]:
+        return [Listed(f"{t.title} ({t.kind.value})", t.task, t.start_path) for t in load_tasks(self._path)]
 
     def bundled(self, task: str, start_url: str | None) -> Bundled | None:
         found = next((t for t in load_tasks(self._path) if t.task == task), None)

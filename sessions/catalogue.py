@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,7 +20,7 @@ from planner.inputs import shown
 from planner.models.offline import Playbook
 from sessions.errors import SessionInputError
 
-__all__ = ["CATALOGUE_VARIABLE", "DEFAULT_CATALOGUE", "Bundled", "Catalogue", "NoCatalogue", "configured"]
+__all__ = ["CATALOGUE_VARIABLE", "DEFAULT_CATALOGUE", "Bundled", "Catalogue", "Listed", "NoCatalogue", "configured"]
 
 CATALOGUE_VARIABLE = "ANDOR_CATALOGUE"
 DEFAULT_CATALOGUE = "demo.tasks:CATALOGUE"
@@ -37,7 +37,21 @@ class Bundled:
     expectations: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Listed:
+    """A bundled task as a picker offers it."""
+
+    label: str
+    task: str
+    start_path: str
+    """Where on its site it starts ("/search?q=..."), joined to the site's address by the front end."""
+
+
 class Catalogue(Protocol):
+    def tasks(self) -> Sequence[Listed]:
+        """Every task the catalogue bundles, in the order a picker shows them."""
+        ...
+
     def bundled(self, task: str, start_url: str | None) -> Bundled | None:
         """The entry for `task` started at `start_url`, or None when the catalogue does not have it."""
         ...
@@ -45,6 +59,9 @@ class Catalogue(Protocol):
 
 class NoCatalogue:
     """No bundled tasks: every task is the operator's own."""
+
+    def tasks(self) -> Sequence[Listed]:
+        return ()
 
     def bundled(self, task: str, start_url: str | None) -> Bundled | None:
         return None

@@ -10,10 +10,11 @@
     │   └── RunnerBusy        another live runner holds the session (defined in `sessions.worker.runner`)
     ├── SessionInputError     a task, session id or event number that cannot be used to create or fork a session
     ├── InvalidCommand        an operator command of no documented shape (refused before it is queued)
+    ├── CommandRefused        a command a client could not queue, in one sentence (defined in `sessions.client.outcomes`)
     ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.client.export`)
     ├── ReaskError            a model call that cannot be re-asked, or an answer that cannot be adopted (defined in `sessions.client.counterfactual`)
     ├── PolicyError           an operator policy file or name that cannot be used (defined in `demo.operator_sim`)
-    ├── UnusableOperator      $ANDOR_OPERATOR set to no usable operator name (defined in `sessions.identity`)
+    ├── UnusableOperator      $ANDOR_OPERATOR set to no usable operator name (defined in `sessions.client.identity`)
     ├── ShopUnavailable       the bundled demo shop could not be started for `eval` (defined in `demo.evaluation`)
     ├── RunnerChoiceError     an ANDOR_RUNNER value that names no way of running sessions (defined in `sessions.worker.pool`)
     ├── PostgresServerError   a throwaway PostgreSQL server that would not start (defined in `sessions.store.pgserver`)
@@ -22,6 +23,7 @@
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
 
 Every message is one sentence a person can act on; the CLI and the console catch these by type
+(`sessions.client.errors` gathers the ones a client sees)
 (with `planner.errors.PlannerError`) and show the message, never a traceback.
 """
 

@@ -238,7 +238,7 @@ def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loopback: None) -
     yield path
     from ui.context import console
 
-    console().pool.shutdown()
+    console().client.stop_runners()
     st.cache_resource.clear()
 
 

@@ -16,7 +16,7 @@ from streamlit.runtime.context import StreamlitHeaders
 from streamlit.testing.v1 import AppTest
 
 from planner.browser.dry import DryEnvironment
-from planner.commands import COMMAND_MODELS
+from planner.commands import COMMAND_MODELS, Approve, Prune
 from planner.events import CommandApplied, CommandRejected
 from planner.models.scripted import ScriptedModel
 from planner.state import RunStatus
@@ -108,12 +108,9 @@ def test_a_refusal_names_the_operator_the_verb_and_the_missing_roles() -> None:
     assert watcher.refusal("edit_action") == "bob may not replace an action: needs the edit and approve roles"
     editor = Operator("alice", frozenset({"watch", "edit"}))
     assert editor.refusal("prune") is None and editor.refusal("reject") is not None
-    assert editor.sign({"kind": "prune", "node": "0.1", "by": "mallory"}) == {
-        "kind": "prune",
-        "node": "0.1",
-        "by": "alice",
-    }
-    assert editor.sign({"kind": "approve"}) == "alice may not approve an action: needs the approve role"
+    signed = editor.sign(Prune(node="0.1", reason="r", by="mallory"))
+    assert isinstance(signed, Prune) and signed.by == "alice" and signed.node == "0.1"
+    assert editor.sign(Approve(node="0.1")) == "alice may not approve an action: needs the approve role"
 
 
 # -- who the operator is, and whether the console serves ----------------------------------------------------

@@ -43,7 +43,7 @@ def wait_for(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyp
 
 def answered(at: AppTest, answer: str, timeout: float = 30.0) -> None:
     """Redraw until the form shows the runner's answer: a press only queues its command, and each
-    redraw shows what the runner has made of it so far (`ui.commands.settle`)."""
+    redraw shows what the runner has made of it so far (`Outcome.settled` against the redraw's view)."""
     deadline = time.monotonic() + timeout
     while not any(answer in s.value for s in at.success):
         assert time.monotonic() < deadline, f"the page never showed {answer!r}; it shows {[i.value for i in at.info]}"
@@ -155,7 +155,8 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     at.form_submit_button(key="inject_submit").click()
     at.run()
     answered(at, "inject applied")
-    assert keyed(at.text_area, "inject_goals").value == "", "a successful inject clears its input"
+    at.run()
+    assert keyed(at.text_area, "inject_goals").value == "", "a successful inject clears its input at the next redraw"
     state = load_state(store, session_id)
     assert [state.tree[c].description for c in state.tree["0"].children][-2:] == [
         "Check the reviews",
@@ -179,6 +180,7 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     at.run()
     answered(at, "prune applied")
     assert load_state(store, session_id).tree["0.3"].reason == "operator: not needed"
+    at.run()
     assert keyed(at.text_input, "prune_reason").value == ""
 
 
@@ -570,7 +572,7 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     failing = create_session(store, BROWNIE_TASK, f"script:{SCRIPTS / 'brownie_fail.json'}", start_url="dry://start")
     from ui.context import console
 
-    console().pool.ensure_running(failing)
+    console().client.restart(failing)
     wait_for(lambda: load_state(store, failing).finished)
     at = app()
     node_picker(at).select("0.2.1")
@@ -594,7 +596,7 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     pruned = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
     queue_command(store, pruned, {"kind": "inject", "parent": "0", "node_type": "AND", "goals": ["look it up"]})
     queue_command(store, pruned, {"kind": "prune", "node": "0.1", "reason": reason})
-    console().pool.ensure_running(pruned)
+    console().client.restart(pruned)
     wait_for(lambda: (node := load_state(store, pruned).tree.get("0.1")) is not None and node.status is Status.PRUNED)
     at = app()
     node_picker(at).select("0.1")
@@ -715,20 +717,21 @@ def chart_failures(at: AppTest, alt: str | re.Pattern[str]) -> set[str]:
 
 
 def _press_twice_then_once_more(db: str, session_id: str) -> None:
-    """A Step press whose callback Streamlit runs twice before drawing (its replay), then a press on
-    the page drawn after it."""
-    from ui.commands import drawn, send
+    """A Step press whose callback Streamlit runs twice (its replay: the same drawing, so the same command
+    id), then a press on the page drawn after it (a new id)."""
+    from planner.commands import Step
+    from ui.commands import new_command_id, send
     from ui.context import console
 
     ctx = console()
-    send(ctx, session_id, {"kind": "step"})
-    send(ctx, session_id, {"kind": "step"})
-    drawn()
-    send(ctx, session_id, {"kind": "step"})
+    drawn_with = new_command_id()
+    send(ctx, session_id, Step(), drawn_with)
+    send(ctx, session_id, Step(), drawn_with)
+    send(ctx, session_id, Step(), new_command_id())
 
 
 def test_a_press_whose_callback_streamlit_replays_sends_one_command(db: str) -> None:
-    """The replayed callback of one press is not queued again; a press after the page was drawn is."""
+    """The replayed callback of one press is one command; a press on a later drawing is another."""
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, paused=True)
     at = AppTest.from_function(_press_twice_then_once_more, args=(db, session_id), default_timeout=30)
@@ -843,7 +846,7 @@ def test_the_exports_of_a_session_that_moved_while_it_stood_still_reach_its_newe
     at.run()
     assert [b.label for b in at.button if b.label.startswith("Refresh: ")] == ["Refresh: the files reach event 1"]
     queue_command(store, session_id, {"kind": "budget", "max_cost_usd": 3.0})
-    console().pool.ensure_running(session_id)
+    console().client.restart(session_id)
     wait_for(lambda: load_state(store, session_id).config.max_cost_usd == 3.0)
     at.run()
     seq = load_state(store, session_id).seq

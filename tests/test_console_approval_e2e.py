@@ -65,3 +65,45 @@ def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_
     assert (state.steps, state.metrics.actions) == (held.steps, held.metrics.actions), "the planner did not go on"
     expect(page.get_by_text(reason).first, "the pause's reason on the page").to_be_visible(timeout=30_000)
     expect(picture, "the approval box is gone").to_have_count(0, timeout=30_000)
+
+
+_WATCH_THE_BOX = """
+() => {
+  window.__box = {complete: 0, incomplete: []};
+  const check = () => {
+    const box = document.querySelector('.st-key-approval_box');
+    if (!box || getComputedStyle(box).visibility === 'hidden' || box.getBoundingClientRect().height === 0) return;
+    const text = box.innerText;
+    const parts = {
+      header: text.includes('Approval required'),
+      element: text.includes('Element'),
+      action: box.querySelector('pre, code') !== null,
+      picture: box.querySelector('img[alt="ALT"]') !== null,
+      approve: box.querySelector('.st-key-approve_submit button') !== null,
+      reject: box.querySelector('.st-key-reject_pause_submit button') !== null,
+    };
+    if (Object.values(parts).every(Boolean)) window.__box.complete += 1;
+    else window.__box.incomplete.push(parts);
+  };
+  const everyFrame = () => { check(); requestAnimationFrame(everyFrame); };
+  requestAnimationFrame(everyFrame);
+}
+"""
+
+
+def test_an_approval_box_is_never_seen_without_its_element_action_picture_and_buttons(
+    page: Page, console: ConsoleProcess
+) -> None:
+    """Every frame the browser paints is checked (just before it paints): the box is either not seen or
+    seen whole, from its first drawing and after each reload."""
+    page.add_init_script(f"({_WATCH_THE_BOX.replace('ALT', APPROVAL_PICTURE_ALT)})()")
+    open_console(page, console)
+    session_id = start_demo(page, console, "add-backpack-to-cart")
+    wait_until(
+        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 120, "the guarded Add to cart"
+    )
+    for drawing in range(3):
+        wait_until(lambda: page.evaluate("() => window.__box.complete") > 0, 60, f"the whole box seen ({drawing})")
+        incomplete = page.evaluate("() => window.__box.incomplete")
+        assert incomplete == [], f"drawing {drawing}: the box was seen without some of its parts: {incomplete[:3]}"
+        page.reload()  # the box drawn from nothing again, on a fresh page

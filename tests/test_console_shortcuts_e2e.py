@@ -288,3 +288,28 @@ def test_the_help_popover_lists_every_key(page: Page, console: ConsoleProcess) -
         [re.compile(rf"^\s*{re.escape(s.key)}\s*{re.escape(s.does)}\s*$") for s in SHORTCUTS.values()],
         timeout=30_000,
     )
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_ten_rapid_step_presses_run_exactly_ten_steps(page: Page, console: ConsoleProcess) -> None:
+    """Each press is one command, however fast they come: Step is pressed again as soon as the last press
+    reached the console, while the page may still be drawing (a replayed press is one command, and
+    Steps that reach one step boundary add up). Counted at the console's store."""
+    open_console(page, console)
+    session_id = start_demo(page, console, "wireless-photo-printers", paused=True)
+    before = state_of(console, session_id).steps
+    step = control(page, "step")
+    for pressed in range(1, 11):
+        expect(step, f"Step enabled for press {pressed}").to_be_enabled(timeout=30_000)
+        step.click()
+        wait_until(lambda n=pressed: commands(console, session_id, "step") >= n, 30, f"press {pressed} to arrive")
+    wait_until(
+        lambda: (state := state_of(console, session_id)).status is RunStatus.PAUSED and state.single_steps == 0,
+        120,
+        "the ten steps to run and the session to pause",
+    )
+    state = state_of(console, session_id)
+    assert commands(console, session_id, "step") == 10, "ten presses, ten commands: none lost, none replayed"
+    assert state.steps - before == 10, f"ten presses ran {state.steps - before} steps"
+    assert state.reason == "paused after one step"

@@ -80,7 +80,7 @@ def test_in_workers_mode_a_started_session_is_queued_and_a_command_is_applied_by
     from ui.context import console
 
     at = app()
-    assert isinstance(console().pool, WorkerClient), "ANDOR_RUNNER=workers gives the workers' client"
+    assert isinstance(console().client.runners, WorkerClient), "ANDOR_RUNNER=workers gives the workers' client"
     at.selectbox(key="new_task_choice").select("Your own task…")
     at.text_area(key="new_task_text").input(BROWNIE_TASK)
     at.text_input(key="new_start_url").input("")
@@ -207,24 +207,26 @@ def test_a_console_on_postgresql_reads_no_session_state_while_nothing_changes(
     try:
         at = AppTest.from_file(APP, default_timeout=30)
         ctx = console()
-        assert isinstance(ctx.changes, ChangeFeed) and ctx.changes.wait_listening(10), "the console's feed to LISTEN"
-        ctx.changes.resync = 3600.0
+        assert isinstance(ctx.client.changes, ChangeFeed) and ctx.client.changes.wait_listening(10), (
+            "the console's feed to LISTEN"
+        )
+        ctx.client.changes.resync = 3600.0
         at.run()
         assert not at.exception, at.exception
         at.run()
-        reads = ctx.reads.reads
+        reads = ctx.client.store_reads
         for _ in range(3):
             at.run()
-        assert ctx.reads.reads == reads, "redraws of an unchanged session read nothing of its state"
-        heard = ctx.changes.heard
+        assert ctx.client.store_reads == reads, "redraws of an unchanged session read nothing of its state"
+        heard = ctx.client.changes.heard
         queue_command(store, session_id, {"kind": "step"})
-        wait_until(lambda: ctx.changes.heard > heard, "the console's feed to hear the queued command")
+        wait_until(lambda: ctx.client.changes.heard > heard, "the console's feed to hear the queued command")
         at.run()
-        assert ctx.reads.reads > reads, "a change is read"
+        assert ctx.client.store_reads > reads, "a change is read"
         assert "Queued for the next step boundary: step" in markdown_text(at) or any(
             "Queued for the next step boundary: step" in c.value for c in at.caption
         )
     finally:
-        console().changes.close()
+        console().client.changes.close()
         st.cache_resource.clear()
         store.close()

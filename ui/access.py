@@ -10,7 +10,7 @@ The operator is known in one of three ways, tried in this order:
   this machine (the proxy's) reaches the console, and the secret is checked only when it is set.
 - **Streamlit's `st.login`**: an `[auth]` section in `.streamlit/secrets.toml` (an OpenID Connect
   provider); the operator is the signed-in user's e-mail address (else their name).
-- **Neither**: the machine's operator (`sessions.identity.local_operator`: $ANDOR_OPERATOR, else the
+- **Neither**: the machine's operator (`sessions.client.identity.local_operator`: $ANDOR_OPERATOR, else the
   user name), which is only safe when nobody else can reach the page, so the console then serves only
   while `server.address` is a loopback address.
 
@@ -37,9 +37,9 @@ from typing import Any, Protocol
 
 import streamlit as st
 
-from planner.commands import sender
+from planner.commands import Command, sender
+from sessions.client.identity import UnusableOperator, local_operator
 from sessions.client.markdown import md
-from sessions.identity import UnusableOperator, local_operator
 
 __all__ = [
     "COMMAND_ROLES",
@@ -143,11 +143,11 @@ class Operator:
         roles = " and ".join(missing)
         return f"{self.label} may not {verb}: needs the {roles} role{'s' if len(missing) > 1 else ''}"
 
-    def sign(self, payload: dict[str, Any]) -> dict[str, Any] | str:
+    def sign(self, command: Command) -> Command | str:
         """The command as this operator sends it (`by` is always theirs: a page cannot send for someone
         else), or the sentence saying why they may not send it."""
-        refused = self.refusal(payload["kind"])
-        return refused if refused else {**payload, "by": self.name}
+        refused = self.refusal(command.kind)
+        return refused if refused else command.model_copy(update={"by": self.name})
 
 
 @lru_cache(maxsize=8)

@@ -10,12 +10,13 @@ import streamlit as st
 
 from sessions.client.markdown import md, md_line, short
 from ui.access import Operator, admit, show_operator
-from ui.commands import drawn
 from ui.context import console, database_trouble
+from ui.layout import draw_page_rules
 from ui.url import missing_session, read_url, write_url
+from ui.views.edit import APPROVAL_DEFERRED
 from ui.views.export import render_exports
 from ui.views.inbox import render_inbox
-from ui.views.live import live
+from ui.views.live import watch
 from ui.views.live_panel import render_live_panel
 from ui.views.sidebar import render_sidebar
 from ui.views.whole import show_whole
@@ -30,6 +31,7 @@ HEADING_CHARS = 160
 
 def main() -> None:
     st.set_page_config(page_title=TITLE, page_icon="🌳", layout="wide")
+    draw_page_rules()
     operator = admit()
     if operator is None:
         return  # the page is the one sentence saying why this request is not served
@@ -40,23 +42,23 @@ def main() -> None:
 def _page(operator: Operator) -> None:
     ctx = console()
     read_url()
-    session_id, inbox = render_sidebar(ctx)
+    session_id, sessions, inbox = render_sidebar(ctx)
     show_operator(operator)
     if session_id is None:
         with inbox:
-            render_inbox(ctx, TITLE, timed=True)
+            render_inbox(ctx, sessions, TITLE, timed=True)
         st.markdown(
             "## AND/OR console\nStart a session from the sidebar: pick a demo task and press **Start session**."
         )
-        drawn()
         return
     if (missing := missing_session()) is not None:
         st.warning(
             f"The link names session {md_line(missing, 80)}, which this store does not have; this is the newest."
         )
-    state = live(ctx, session_id).refresh()
+    view = watch(ctx, session_id)
+    state = view.state
     with inbox:  # one timer per page: the live panel's keeps the inbox current (`ui.views.live_panel`)
-        render_inbox(ctx, TITLE, timed=False)
+        render_inbox(ctx, sessions, TITLE, timed=False)
     write_url(session_id, state.tree)
     task = state.task
     heading = short(task, HEADING_CHARS)
@@ -66,6 +68,7 @@ def _page(operator: Operator) -> None:
     # the exports away under the operator's click, and a closed one registers no downloads.
     with st.expander("Export: trace, tree, report", key="exports", on_change="rerun") as exports:
         if exports.open:
-            render_exports(ctx, session_id)
-    render_live_panel(ctx, session_id)
-    drawn()
+            render_exports(ctx, view)
+    render_live_panel(ctx, view)
+    if st.session_state.pop(APPROVAL_DEFERRED, False):
+        st.rerun()  # the approval box, now that the page's rules are in place

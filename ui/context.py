@@ -1,32 +1,28 @@
-"""Process-wide resources of the console: the store, who runs sessions, the change feed and the demo shop.
+"""Process-wide resources of the console: its session client and, when asked, the demo shop.
 
 Created once per console process (`st.cache_resource`) and shared by every page and tab, which is
-what makes two tabs show the same session and a reload find the run still going. `ANDOR_RUNNER`
-says who runs sessions (`sessions.worker.pool.runners_for`: the console's own runner threads, or
-workers on a shared database); on exit the console's own runners pause whatever is still running.
-The change feed (`sessions.store.feed`) lets every redraw skip the store reads of sessions that have not
-changed.
+what makes two tabs show the same session and a reload find the run still going. The client
+(`sessions.client.SessionClient`) runs sessions as `ANDOR_RUNNER` says (the console's own runner
+threads, or workers on a shared database); on exit the console's own runners pause whatever is
+still running. The bundled demo shop starts only when asked (`ANDOR_SHOP=1`; `make run` asks).
 """
 
 from __future__ import annotations
 
-import atexit
 import os
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from demo.shop import ShopServer, start_shop
-from sessions.backends import artifacts_root
-from sessions.errors import SessionsError
-from sessions.store import EventStore, StoreUnavailable, database_target
-from sessions.store.feed import Changes, Reads, open_feed
-from sessions.store.sql import open_store
-from sessions.worker.pool import Runners, runners_for
+from sessions.client import SessionClient
+from sessions.client.errors import SessionsError, StoreUnavailable
+from ui.lifecycle import at_exit, before_threads_stop
+
+if TYPE_CHECKING:
+    from demo.shop import ShopServer
 
 __all__ = ["Console", "console", "database_trouble"]
 
@@ -35,17 +31,11 @@ _DEFAULT_SHOP_PORT = 8765
 
 @dataclass(frozen=True)
 class Console:
-    store: EventStore
-    pool: Runners
-    shop: ShopServer | None
-    artifacts: Path
-    changes: Changes
-    reads: Reads
-    """The store reads every redraw repeats, reused until `changes` says their session changed."""
-
+    client: SessionClient
+    shop: ShopServer | None = None
     shop_elsewhere: str | None = None
     """`$ANDOR_SHOP_URL`: a demo shop served apart from the console (`make fleet` runs one, so that
-    sessions submitted before anyone opens the console, when its own shop would start, find it)."""
+    sessions submitted before anyone opens the console find it)."""
 
     @property
     def shop_url(self) -> str | None:
@@ -54,9 +44,11 @@ class Console:
 
 def _shop() -> ShopServer | None:
     """The bundled shop on a fixed port, so sessions from an earlier console run can resume against it;
-    none with `ANDOR_SHOP=0`, or when `ANDOR_SHOP_URL` names one served elsewhere."""
-    if os.environ.get("ANDOR_SHOP", "1") == "0" or os.environ.get("ANDOR_SHOP_URL"):
+    only with `ANDOR_SHOP=1`, and not when `ANDOR_SHOP_URL` names one served elsewhere."""
+    if os.environ.get("ANDOR_SHOP", "0") != "1" or os.environ.get("ANDOR_SHOP_URL"):
         return None
+    from demo.shop import start_shop  # the demo is an application beside the console, loaded only when asked
+
     port = int(os.environ.get("ANDOR_SHOP_PORT", _DEFAULT_SHOP_PORT))
     try:
         return start_shop(port=port)
@@ -76,24 +68,19 @@ def database_trouble() -> Iterator[None]:
 
 @st.cache_resource(show_spinner=False)
 def console() -> Console:
-    db = str(database_target())
-    store = open_store(db)
-    artifacts = artifacts_root(db)
     try:
-        pool = runners_for(os.environ.get("ANDOR_RUNNER"), store, artifacts)
+        client = SessionClient.connect()
+    except StoreUnavailable:
+        raise  # `database_trouble` says it in one sentence where the page would be, and the next run retries
     except SessionsError as error:
-        store.close()
         st.error(str(error))
         st.stop()
         raise  # outside a script run, where `st.stop` does nothing
-    changes = open_feed(store)
     shop = _shop()
-    # Runners must pause their sessions while the interpreter can still run them: `threading`'s
-    # exit hooks (where concurrent.futures stops its executors, which Playwright needs) run before
-    # `atexit`'s, so a runner stopped from `atexit` would fail mid-action instead of pausing cleanly.
-    threading._register_atexit(pool.shutdown)  # type: ignore[attr-defined]  # private, so typeshed leaves it out
+    # Runners must pause their sessions while the interpreter can still run them (`ui.lifecycle`).
+    before_threads_stop(client.stop_runners)
     if shop is not None:
-        atexit.register(shop.stop)
-    atexit.register(changes.close)
+        at_exit(shop.stop)
+    at_exit(client.close)
     elsewhere = os.environ.get("ANDOR_SHOP_URL", "").rstrip("/") or None
-    return Console(store, pool, shop, artifacts, changes, Reads(store, changes), elsewhere)
+    return Console(client, shop, elsewhere)

@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from pydantic import ValidationError
 
+from planner.commands import Command, command_problem
+from sessions.client import Outcome, OutcomeKind, SessionView
 from sessions.client.markdown import md
-from ui.commands import Outcome, alert, faded, first_drawn, send, settle
-from ui.context import Console, console
+from ui.commands import alert, faded, first_drawn, new_command_id, send
+from ui.context import Console
 
-__all__ = ["Scope", "not_text", "scope", "show_result", "submit"]
+__all__ = ["FormProblem", "Scope", "not_text", "scope", "sending", "show_result", "submit"]
 
 _RESULTS = "_form_results"
 """Session state: {(scope, form): (outcome, the widgets to empty once it is applied, when its answer was
@@ -71,28 +74,45 @@ def not_text(values: object) -> str | None:
     return None
 
 
+class FormProblem(Exception):
+    """What a form's input cannot make a command of, in one sentence (raised by a form's `build`)."""
+
+
+def sending(
+    ctx: Console, where: Scope, form: str, build: Callable[[], Command], clear: tuple[str, ...] = ()
+) -> tuple[Any, ...]:
+    """The arguments of `submit` for a control drawn now: they carry the id of the command it sends
+    (`ui.commands.new_command_id`), so a replayed press sends the same command."""
+    return (ctx, where, form, build, clear, new_command_id())
+
+
 def submit(
     ctx: Console,
     where: Scope,
     form: str,
-    payload: Callable[[], dict[str, Any] | str],
+    build: Callable[[], Command],
     clear: tuple[str, ...] = (),
+    command_id: str = "",
 ) -> None:
-    """Send the command `payload()` builds from the form's widgets (run as the submit button's callback,
-    before the page is drawn again, so the widgets can still be reset).
+    """Send the command `build()` makes of the form's widgets (the submit button's callback, run before
+    the page is drawn again, so the widgets can still be reset); give it `sending(...)` as its arguments.
 
-    `payload` returns a sentence instead when the input cannot make a command: it shows as the form's
-    error and nothing the operator typed is lost; so does input that is not text (`not_text`). The widgets named in `clear` are emptied once the
-    command is applied: at once when the runner answers within the press, else at the redraw that
-    finds it applied (`show_result`). A refused command leaves them as the operator typed them.
-    """
-    built = payload()
-    if not isinstance(built, str):
-        built = not_text(built) or built
-    outcome = Outcome("invalid", built) if isinstance(built, str) else send(ctx, where.session_id, built)
+    Input that cannot make a command (`build` raises `FormProblem`, or the command's own validation
+    refuses it, or it is not text: `not_text`) shows as the form's error in one sentence and nothing the
+    operator typed is lost. The widgets named in `clear` are emptied at the redraw that finds the
+    command applied (`show_result`); a refused command leaves them as the operator typed them."""
+    try:
+        command = build()
+        problem = not_text(command.model_dump(mode="json"))
+    except FormProblem as error:
+        problem = str(error)
+    except ValidationError as error:
+        problem = command_problem(error, tagged=False)
+        problem = problem[:1].upper() + problem[1:]
+    outcome = (
+        Outcome.refused(problem) if problem else send(ctx, where.session_id, command, command_id or new_command_id())
+    )
     st.session_state.setdefault(_RESULTS, {})[(where, form)] = (outcome, clear, None)
-    if outcome.result == "applied":
-        _empty(where, clear)
 
 
 def _empty(where: Scope, names: tuple[str, ...]) -> None:
@@ -101,21 +121,21 @@ def _empty(where: Scope, names: tuple[str, ...]) -> None:
         emptied[(where, name)] = emptied.get((where, name), 0) + 1
 
 
-def show_result(where: Scope, form: str) -> None:
-    """The engine's answer to this form in this scope, if any: "queued" until the runner has handled
-    the command, then its answer (`ui.commands.settle`), with the engine's warning when it gave one
-    ("prune applied — already ran in the browser: …"); escaped, since a refusal quotes text. A plain
-    "applied" goes after a few seconds (`ui.commands.faded`), at the next redraw."""
+def show_result(view: SessionView, where: Scope, form: str) -> None:
+    """The engine's answer to this form in this scope, if any: "queued" until the view finds the command
+    handled, then its answer, with the engine's warning when it gave one ("prune applied — already ran
+    in the browser: …"); escaped, since a refusal quotes text. A plain "applied" goes after a few
+    seconds (`ui.commands.faded`), at the next redraw."""
     results = st.session_state.get(_RESULTS, {})
     if (where, form) not in results:
         return
     was, clear, shown = results[(where, form)]
-    outcome = settle(console().store, was)
+    outcome = was.settled(view.handled)
     if faded(outcome, shown):
         del results[(where, form)]
         return
     results[(where, form)] = (outcome, clear, first_drawn(outcome, shown))
-    if was.result == "queued" and outcome.result == "applied":
+    if was.kind is OutcomeKind.QUEUED and outcome.kind is OutcomeKind.APPLIED:
         _empty(where, clear)  # the fields go at the next redraw: this one has drawn them already
     message = outcome.text
     if len(message) > _MESSAGE_CHARS:

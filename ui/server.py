@@ -47,6 +47,7 @@ def start_console(db: Path | str, timeout: float = 60.0, env: Mapping[str, str] 
     env = {
         **os.environ,
         "ANDOR_DB": str(db),
+        "ANDOR_SHOP": "1",
         "ANDOR_SHOP_PORT": str(free_port()),
         "PYTHONPATH": str(ROOT),
         **(env or {}),

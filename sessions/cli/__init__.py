@@ -551,8 +551,8 @@ def _command_payload(args: argparse.Namespace) -> dict[str, Any]:
 
 def _operator(given: str | None) -> str | None:
     """Who sends this command line's commands: `--operator`, else the machine's operator
-    (`sessions.identity.local_operator`: $ANDOR_OPERATOR, else the user name)."""
-    from sessions.identity import UnusableOperator, local_operator
+    (`sessions.client.identity.local_operator`: $ANDOR_OPERATOR, else the user name)."""
+    from sessions.client.identity import UnusableOperator, local_operator
 
     if given is not None:
         return given  # the command's own validation refuses a bad one, as "operator: ..."
@@ -1086,7 +1086,7 @@ def _template(args: argparse.Namespace, store: EventStore) -> int:
 
     from planner.inputs import InputError, read_text_file
     from planner.templates import parse_values
-    from sessions import templates
+    from sessions.client import templates
 
     if args.action == "save":
         saved = templates.save_subtree(

@@ -13,7 +13,7 @@ idempotent by id).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from planner.config import EngineConfig
 from planner.events import Event
 from planner.state import SessionState
 from sessions.backends import artifacts_root
-from sessions.catalogue import Bundled, Catalogue, NoCatalogue, configured
+from sessions.catalogue import Bundled, Catalogue, Listed, NoCatalogue, configured
 from sessions.client.commands import queue_command, wait_for_outcome
 from sessions.client.counterfactual import Counterfactual, reask
 from sessions.client.creation import create_session, fork_session
@@ -77,6 +77,21 @@ class SessionClient:
             raise
         return cls(store, runners, changes=open_feed(store), catalogue=catalogue, artifacts=artifacts)
 
+    @property
+    def runners(self) -> Runners:
+        """Who runs this client's sessions (`sessions.worker.pool.runners_for`)."""
+        return self._runners
+
+    @property
+    def changes(self) -> Changes:
+        """The change feed this client's reads follow."""
+        return self._changes
+
+    @property
+    def store_reads(self) -> int:
+        """How many reads of the store the client's watches and listings have made (for tests and benches)."""
+        return self._reads.reads
+
     def close(self, timeout: float = 15.0) -> None:
         """Pause whatever this client's own runners run, stop following changes and close the store."""
         self._runners.shutdown(timeout)
@@ -88,6 +103,10 @@ class SessionClient:
         self._runners.shutdown(timeout)
 
     # Sessions
+
+    def bundled_tasks(self) -> Sequence[Listed]:
+        """The tasks the configured catalogue bundles (`sessions.catalogue`), for a picker."""
+        return self._catalogue.tasks()
 
     def bundled(self, task: str, start_url: str | None) -> Bundled | None:
         """The catalogue's entry for `task`, if it is a bundled one."""
@@ -126,9 +145,10 @@ class SessionClient:
         """A paused copy of the session's first `at` events."""
         return fork_session(self._store, session_id, at, by=by)
 
-    def listing(self) -> list[SessionInfo]:
-        """Every session, newest first; read again only when the change feed says something changed."""
-        return self._reads.sessions()
+    def listing(self, *, fresh: bool = False) -> list[SessionInfo]:
+        """Every session, newest first; read again only when the change feed says something changed, or,
+        `fresh`, now (a session this client has just created may not have reached the feed yet)."""
+        return self._store.sessions() if fresh else self._reads.sessions()
 
     def info(self, session_id: str) -> SessionInfo:
         return self._reads.session(session_id)

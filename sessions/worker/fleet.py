@@ -46,7 +46,7 @@ class FleetError(SessionsError):
     """A part of the fleet exited, or the console did not answer, while the fleet was starting."""
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STOP_SECONDS = 30.0
 """How long a child gets to stop after SIGTERM before it is killed: a worker finishes its step first."""
 READY_SECONDS = 90.0

@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from planner.commands import SetPlan
 from planner.state import RunStatus, SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Status
+from sessions.client import SessionView
 from sessions.client.markdown import md_line
 from ui.access import locked
 from ui.context import Console
-from ui.forms import scope, show_result, submit
+from ui.forms import FormProblem, scope, sending, show_result, submit
 
 __all__ = ["COLUMN_WIDTHS", "render_plan_review", "review_node"]
 
@@ -56,12 +57,16 @@ def review_node(state: SessionState) -> Node | None:
     return node
 
 
-def render_plan_review(ctx: Console, session_id: str, state: SessionState) -> None:
-    """The review box for the node the session is paused to review; nothing when it is not paused for one."""
+def render_plan_review(ctx: Console, view: SessionView) -> None:
+    """The review box for the node the session is paused to review; nothing when it is not paused for one.
+
+    Its buttons are read inline, not by callback: the edited table is the data editor's return value,
+    which only the page's run has."""
+    state = view.state
     node = review_node(state)
     if node is None:
         return
-    where = scope(session_id, "plan", node.id)
+    where = scope(view.session_id, "plan", node.id)
     children = [child for child in state.tree.children(node) if child.status not in REMOVED]
     with st.container(border=True, key="plan_review"):
         st.markdown(f"**Plan review**: {md_line(node.id)} was expanded as {node.type.value}")
@@ -90,10 +95,10 @@ def render_plan_review(ctx: Console, session_id: str, state: SessionState) -> No
         )
         cols = st.columns(2)
         if cols[0].button("Apply plan", key="plan_apply", **locked("plan")):
-            submit(ctx, where, "plan", lambda: _plan(node, table, edited, start=False))
+            submit(*sending(ctx, where, "plan", lambda: _plan(node, table, edited, start=False)))
         if cols[1].button("Apply and start", key="plan_start", type="primary", **locked("plan")):
-            submit(ctx, where, "plan", lambda: _plan(node, table, edited, start=True))
-        show_result(where, "plan")
+            submit(*sending(ctx, where, "plan", lambda: _plan(node, table, edited, start=True)))
+        show_result(view, where, "plan")
 
 
 def _table(children: list[Node]) -> pd.DataFrame:
@@ -112,8 +117,8 @@ def _digest(children: list[Node]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
-def _plan(node: Node, table: pd.DataFrame, edited: pd.DataFrame, *, start: bool) -> dict[str, Any] | str:
-    """The `plan` command the edited table says, or one sentence saying why it cannot be sent.
+def _plan(node: Node, table: pd.DataFrame, edited: pd.DataFrame, *, start: bool) -> SetPlan:
+    """The `plan` command the edited table says; `FormProblem` says why it cannot be sent.
 
     Rows go by their order number (a row without one goes last), rows with the same number stay in
     table order; a kept child whose text is unchanged is sent by id alone."""
@@ -125,15 +130,15 @@ def _plan(node: Node, table: pd.DataFrame, edited: pd.DataFrame, *, start: bool)
         text = text.strip() if isinstance(text, str) else ""
         if not text:
             what = child_id or "the new sub-goal"
-            return f"row {position} ({what}) has no description; write one, or delete the row"
+            raise FormProblem(f"Row {position} ({what}) has no description; write one, or delete the row.")
         order = row.get("order")
         key = order if isinstance(order, int | float) and not math.isnan(order) else math.inf
         rows.append((key, position, child_id, text))
     if not rows:
-        return f"the plan of {node.id} would be empty; keep at least one sub-goal"
+        raise FormProblem(f"The plan of {node.id} would be empty; keep at least one sub-goal.")
     rows.sort(key=lambda row: (row[0], row[1]))
     children = [_child(child_id, text, was) for _, _, child_id, text in rows]
-    return {"kind": "plan", "node": node.id, "children": children, "start": start}
+    return SetPlan.model_validate({"node": node.id, "children": children, "start": start})
 
 
 def _child(child_id: str | None, text: str, was: dict[str, str]) -> dict[str, str]:

@@ -17,13 +17,17 @@ from typing import Any
 
 import streamlit as st
 
+from planner.commands import Command
 from planner.errors import PlannerError
 from planner.events import CommandApplied, ModelCalled
-from sessions.client.counterfactual import REASKABLE, Counterfactual, Mark, Plan, adoption, reask
+from sessions.client import SessionView
+from sessions.client.counterfactual import REASKABLE, Counterfactual, Mark, Plan, adoption
+from sessions.client.errors import SessionsError
 from sessions.client.markdown import md, md_line, short
-from sessions.errors import SessionsError
-from ui.forms import Scope, scope, show_result, submit
-from ui.views.live import Live
+from ui.commands import new_command_id
+from ui.context import Console
+from ui.forms import FormProblem, Scope, scope, show_result, submit
+from ui.views.live import follower
 
 __all__ = ["render_reask"]
 
@@ -36,22 +40,22 @@ _SHOWN = 160
 _SIGN = {"same": " ", "changed": "~", "added": "+", "removed": "−"}
 
 
-def render_reask(follower: Live, node_id: str) -> None:
+def render_reask(ctx: Console, view: SessionView, node_id: str) -> None:
     """Where the node's adopted edits came from ("counterfactual of call #12"), then the "Re-ask" form for its
     expansion, repair and observation calls and the latest comparison."""
     calls = {
         event.seq: event.payload
-        for event in follower.by_node.get(node_id, [])
+        for event in view.by_node.get(node_id, [])
         if isinstance(event.payload, ModelCalled) and event.payload.operator in REASKABLE
     }
-    for event in follower.by_node.get(node_id, []):
+    for event in view.by_node.get(node_id, []):
         applied = event.payload
         if isinstance(applied, CommandApplied) and applied.command.get("provenance"):
             kind = str(applied.command.get("kind", "edit")).replace("_", " ")
             st.caption(f"✎ {md_line(kind)} at event {event.seq}: {md_line(applied.command['provenance'], 200)}")
     if not calls:
         return
-    where = scope(follower.session_id, node_id, "reask")
+    where = scope(view.session_id, node_id, "reask")
     with st.container(border=True, key="reask"):
         st.markdown("**Re-ask a model call**: the same inputs, with your instruction, another model or settings")
         st.selectbox(
@@ -67,19 +71,19 @@ def render_reask(follower: Live, node_id: str) -> None:
             "Model",
             key=where.key("reask_model"),
             placeholder="the session's",
-            help=f"Empty: the session's own model, {md_line(short(follower.state.model, 40))}",
+            help=f"Empty: the session's own model, {md_line(short(view.state.model, 40))}",
         )
         right.text_input("Settings", key=where.key("reask_settings"), placeholder="lookahead=0, max_children=5")
-        st.button("Re-ask", key="reask_submit", on_click=_reask, args=(follower, where))
+        st.button("Re-ask", key="reask_submit", on_click=_reask, args=(ctx, where))
         answer = st.session_state.get(_ANSWERS, {}).get(where)
         if isinstance(answer, str):
             st.error(md(answer))
         elif isinstance(answer, Counterfactual):
             _comparison(answer)
-            _adopt(follower, where, answer)
+            _adopt(ctx, view, where, answer)
 
 
-def _reask(follower: Live, where: Scope) -> None:
+def _reask(ctx: Console, where: Scope) -> None:
     """Ask the chosen call again (the press's callback); the answer or the refusal stays with the form."""
     answers = st.session_state.setdefault(_ANSWERS, {})
     values: dict[str, Any] = {
@@ -88,9 +92,8 @@ def _reask(follower: Live, where: Scope) -> None:
     try:
         settings = _settings(st.session_state.get(where.key("reask_settings")) or "")
         with st.spinner("Asking the model again…"):
-            answers[where] = reask(
-                follower.ctx.store,
-                follower.session_id,
+            answers[where] = ctx.client.reask(
+                where.session_id,
                 int(values["call"]),
                 instruction=(values["instruction"] or "").strip() or None,
                 model=(values["model"] or "").strip() or None,
@@ -158,8 +161,8 @@ def _answer(output: dict[str, Any] | None) -> str:
     return json.dumps(output, indent=2, ensure_ascii=False) if output is not None else "(no answer was recorded)"
 
 
-def _adopt(follower: Live, where: Scope, cf: Counterfactual) -> None:
-    ended = follower.state.finished
+def _adopt(ctx: Console, view: SessionView, where: Scope, cf: Counterfactual) -> None:
+    ended = view.state.finished
     st.button(
         "Adopt",
         key="reask_adopt",
@@ -167,20 +170,28 @@ def _adopt(follower: Live, where: Scope, cf: Counterfactual) -> None:
         disabled=ended,
         help="This session has ended; fork it to adopt there." if ended else f"Send it as an edit: {cf.provenance}.",
         on_click=_send_adoption,
-        args=(follower, where, cf),
+        args=(ctx, where, cf, new_command_id()),
     )
     for index in range(st.session_state.get(_ADOPTED, {}).get(where, 0)):
-        show_result(where, f"adopt {index}")
+        show_result(view, where, f"adopt {index}")
 
 
-def _send_adoption(follower: Live, where: Scope, cf: Counterfactual) -> None:
-    """Send the commands that adopt the answer in the session as it is now; a refusal shows as the form's error."""
+def _send_adoption(ctx: Console, where: Scope, cf: Counterfactual, command_id: str) -> None:
+    """Send the commands that adopt the answer in the session as it is now; a refusal shows as the form's
+    error. The commands' ids derive from the press's, so a replayed press adopts once."""
     try:
-        payloads: list[Callable[[], dict[str, Any] | str]] = [
-            partial(command.model_dump, mode="json") for command in adoption(follower.refresh(), cf)
-        ]
+        adopted = adoption(follower(ctx, where.session_id).refresh(), cf)
+        builds: list[Callable[[], Command]] = [partial(_given, command) for command in adopted]
     except (PlannerError, SessionsError) as error:
-        payloads = [partial(str, error)]
-    st.session_state.setdefault(_ADOPTED, {})[where] = len(payloads)
-    for index, payload in enumerate(payloads):
-        submit(follower.ctx, where, f"adopt {index}", payload)
+        builds = [partial(_refuse, f"{error}")]
+    st.session_state.setdefault(_ADOPTED, {})[where] = len(builds)
+    for index, build in enumerate(builds):
+        submit(ctx, where, f"adopt {index}", build, (), f"{command_id}-{index}")
+
+
+def _given(command: Command) -> Command:
+    return command
+
+
+def _refuse(problem: str) -> Command:
+    raise FormProblem(problem)

@@ -16,26 +16,49 @@ from typing import Any, cast
 
 import streamlit as st
 
-from planner.commands import undo_refusal
+from planner.commands import (
+    Approve,
+    Command,
+    Edit,
+    EditAction,
+    Force,
+    Inject,
+    Prune,
+    Reject,
+    SetBreakpoints,
+    SetBudget,
+    SetConstraints,
+    Undo,
+    undo_refusal,
+)
 from planner.diff import edit_diff
 from planner.effects import SentRequest
 from planner.events import CommandApplied
-from planner.state import Approval, RunStatus, SessionState
+from planner.state import Approval, RunStatus
 from planner.status import CLOSED, REOPENABLE
 from planner.tree import Node, NodeType, Status
+from sessions.client import SessionView
 from sessions.client.markdown import md, md_line, short
 from ui.access import locked
 from ui.access import refusal as may_not
 from ui.context import Console
 from ui.diff_lines import diff_lines
-from ui.forms import Scope, scope, show_result, submit
+from ui.forms import FormProblem, Scope, scope, sending, show_result, submit
+from ui.layout import (
+    APPROVAL_ACTION,
+    APPROVAL_BOX,
+    APPROVAL_NO_PICTURE,
+    APPROVAL_PICTURE,
+    first_in_column,
+    rules_in_place,
+)
 from ui.shortcuts import SHORTCUTS
 from ui.views.node_actions import NodeForm, opened_form
 from ui.views.outline import outlined_url
 from ui.views.sidebar import BREAKPOINT_LABELS
 from ui.views.templates import render_template_inject, render_template_library, render_template_save
 
-__all__ = ["APPROVAL_PICTURE_ALT", "render_approval", "render_node_edit", "render_settings"]
+__all__ = ["APPROVAL_DEFERRED", "APPROVAL_PICTURE_ALT", "render_approval", "render_node_edit", "render_settings"]
 
 _ENDED = "This session has ended. Fork it from the timeline to change the plan and run again."
 _SHOWN_ACTION = 300
@@ -50,35 +73,47 @@ def _lines(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def render_approval(ctx: Console, session_id: str, state: SessionState, request: int) -> None:
+def render_approval(ctx: Console, view: SessionView) -> None:
     """The held action beside the page it would act on, its element outlined, and the operator's four
     answers: approve it, run an edited action instead, or reject it (with a reason) and either let the
     planner recover at once or pause first to change the plan. When the effect fence held what the
     action's page sent, the box names each request (method, address, what sent it, its fields with
     secrets masked) and offers a fifth: approve and always allow such requests in this session.
 
-    `request` tells approval requests apart (the event number that asked), so one request's answer
-    never shows under the next; an edited action the page cannot run is refused with the reason just
-    under the form, and the request stays."""
+    Approval requests are told apart by the event number that asked, so one request's answer never
+    shows under the next; an edited action the page cannot run is refused with the reason just under
+    the form, and the request stays. Everything in the box comes from `view`, screenshot included, so
+    its parts are drawn together."""
+    state = view.state
     approval = state.approval
     if state.status is not RunStatus.AWAITING_APPROVAL or approval is None:
         return
-    where = scope(session_id, "approval", approval.node_id, str(request))
-    with st.container(border=True):
+    if not rules_in_place():  # a fresh page: the box comes with the next run (`ui.layout.rules_in_place`)
         st.markdown(f"**:material/front_hand: Approval required** at {md(approval.node_id)}: {md(approval.rule)}")
-        picture, decision = st.columns(2, gap="medium")
-        with picture:
-            _approval_picture(approval)
+        st.session_state[APPROVAL_DEFERRED] = True
+        return
+    where = scope(view.session_id, "approval", approval.node_id, str(view.approval_request))
+    picture = outlined_url(view.approval_picture, approval.box) if view.approval_picture is not None else None
+    # The box comes to the browser as a run of elements, drawn over several frames; the page's rules
+    # (`ui.layout.page_rules`, sent first in every run of the page) hide it until the last is there.
+    with st.container(border=True, key=APPROVAL_BOX):
+        st.markdown(f"**:material/front_hand: Approval required** at {md(approval.node_id)}: {md(approval.rule)}")
+        left, decision = st.columns(2, gap="medium")
+        with left:
+            _approval_picture(approval, picture)
         with decision:
             if approval.role or approval.name:
                 st.markdown(f"**Element**: {md_line(approval.role)} “{md_line(approval.name, _SHOWN_NAME)}”")
-            st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
+            with st.container(key=APPROVAL_ACTION):
+                st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
             if approval.requests:
                 _held_requests(approval.requests)
             _approval_form(ctx, where, approval)
-            show_result(where, "approval")
+            show_result(view, where, "approval")
 
 
+APPROVAL_DEFERRED = "_approval_deferred"
+"""Session state: the approval box waits for the page's next run, which the page asks for at its end."""
 APPROVAL_PICTURE_ALT = "the page the held action would act on, its element outlined"
 """The approval picture's alternative text (what a screen reader, or a test, finds it by)."""
 _SHOWN_NAME = 200
@@ -104,14 +139,15 @@ def _held_requests(requests: tuple[SentRequest, ...]) -> None:
             )
 
 
-def _approval_picture(approval: Approval) -> None:
-    """The screenshot taken when the action was held, with its element outlined; one line where there is
-    none to show (a dry run, a request recorded before screenshots were kept, a removed file)."""
-    url = outlined_url(approval.screenshot, approval.box) if approval.screenshot else None
+def _approval_picture(approval: Approval, url: str | None) -> None:
+    """The screenshot taken when the action was held, with its element outlined (`url`, drawn before the
+    box); one line where there is none to show (a dry run, an older log, a removed file)."""
     if url is None:
-        st.caption("No screenshot of the page for this request (a dry run, an older log, or the file is gone).")
+        with st.container(key=APPROVAL_NO_PICTURE):
+            st.caption("No screenshot of the page for this request (a dry run, an older log, or the file is gone).")
         return
-    st.image(url, alt=APPROVAL_PICTURE_ALT)
+    with st.container(key=APPROVAL_PICTURE):
+        st.image(url, alt=APPROVAL_PICTURE_ALT)
     if approval.box is None:
         st.caption("The page as the action would find it; it touches no element on screen, so nothing is outlined.")
 
@@ -120,43 +156,45 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
     """Approve or edit on one row, the reason and the two rejections on the next: a rejection fails the
     action with the operator's reason, then the planner recovers at once, or the session pauses."""
 
-    def edited() -> dict[str, Any] | str:
+    def edited() -> EditAction:
         action = (_value(where, "approval_action") or "").strip()
         if not action:
-            return "Write the action to run instead (for example click [12]), or approve the one shown."
-        return {"kind": "edit_action", "action": action, "node": approval.node_id}
+            raise FormProblem("Write the action to run instead (for example click [12]), or approve the one shown.")
+        return EditAction(action=action, node=approval.node_id)
 
-    def rejected(pause: bool) -> Callable[[], dict[str, Any] | str]:
-        def payload() -> dict[str, Any] | str:
+    def rejected(pause: bool) -> Callable[[], Reject]:
+        def build() -> Reject:
             reason = (_value(where, "approval_reason") or "").strip()
             if not reason:
-                return "Give a reason for the rejection."
-            return {"kind": "reject", "reason": reason, "pause": pause}
+                raise FormProblem("Give a reason for the rejection.")
+            return Reject(reason=reason, pause=pause)
 
-        return payload
+        return build
 
-    def button(
-        label: str, key: str, kind: str, payload: Callable[[], dict[str, Any] | str], shortcut: str | None
-    ) -> None:
+    def button(label: str, key: str, kind: str, build: Callable[[], Command], shortcut: str | None) -> None:
         st.form_submit_button(
             label,
             type="primary" if key == "approve_submit" else "secondary",
             key=key,
             on_click=submit,
-            args=(ctx, where, "approval", payload),
+            args=sending(ctx, where, "approval", build),
             shortcut=shortcut,
             **locked(kind),
         )
 
-    approve: dict[str, Any] = {"kind": "approve", "node": approval.node_id}
-    always = {**approve, "always": True}
+    def approve() -> Approve:
+        return Approve(node=approval.node_id)
+
+    def always() -> Approve:
+        return Approve(node=approval.node_id, always=True)
+
     with st.form(where.key("approval")):
         st.text_input("Action", value=approval.action, key=where.key("approval_action"))
         with st.container(horizontal=True, gap="small"):
-            button("Approve", "approve_submit", "approve", lambda: approve, SHORTCUTS["approve"].key)
+            button("Approve", "approve_submit", "approve", approve, SHORTCUTS["approve"].key)
             if approval.requests:
                 rules = ", ".join(dict.fromkeys(r.allowing_rule().spelled() for r in approval.requests))
-                button(f"Approve and always {rules}", "approve_always_submit", "approve", lambda: always, None)
+                button(f"Approve and always {rules}", "approve_always_submit", "approve", always, None)
             button("Run edited action", "edit_action_submit", "edit_action", edited, None)
         st.text_input("Reason (for a rejection)", key=where.key("approval_reason"))
         with st.container(horizontal=True, gap="small"):
@@ -170,7 +208,7 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
             button("Reject and pause", "reject_pause_submit", "reject", rejected(True), None)
 
 
-def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+def render_node_edit(ctx: Console, view: SessionView, node: Node | None) -> None:
     """The forms on the selected node (prune, force, inject, edit): drawn beside the tree, in the
     inspector's column, under the node's action bar (`ui.views.node_actions`), which heads them and
     holds the one-click actions. The form the bar opened is shown first; the others keep their order, so
@@ -181,27 +219,27 @@ def render_node_edit(ctx: Console, session_id: str, state: SessionState, node: N
     form was drawn above its old place, Streamlit's page on a loaded machine kept the old copy beside
     the new one after the redraw had ended (two Force forms for 30 s and more, until something else
     redrew the panel)."""
-    if state.finished:
+    if view.state.finished:
         st.info(_ENDED)
-        render_template_save(ctx, session_id, state, node)
+        render_template_save(ctx, view, node)
         return
     if node is None:
-        _last_edit(ctx, session_id, state)
+        _last_edit(ctx, view)
         return
-    where = scope(session_id, node.id)
+    where = scope(view.session_id, node.id)
     forms: list[tuple[str, Callable[[], None]]] = [
-        ("prune", lambda: _prune(ctx, where, node)),
-        ("force", lambda: _force(ctx, where, state, node)),
-        ("inject", lambda: _inject(ctx, where, state, node)),
-        ("template_inject", lambda: render_template_inject(ctx, session_id, state, node)),
-        ("edit", lambda: _rewrite(ctx, where, node)),
-        ("template_save", lambda: render_template_save(ctx, session_id, state, node)),
+        ("prune", lambda: _prune(ctx, view, where, node)),
+        ("force", lambda: _force(ctx, view, where, node)),
+        ("inject", lambda: _inject(ctx, view, where, node)),
+        ("template_inject", lambda: render_template_inject(ctx, view, node)),
+        ("edit", lambda: _rewrite(ctx, view, where, node)),
+        ("template_save", lambda: render_template_save(ctx, view, node)),
     ]
-    _shown_first(opened_form(session_id, node.id))
+    _shown_first(opened_form(view.session_id, node.id))
     for name, draw in forms:
         with st.container(key=_slot(name)):  # an empty slot (no Force form on an AND node) is not drawn
             draw()
-    _last_edit(ctx, session_id, state)
+    _last_edit(ctx, view)
 
 
 def _slot(form: str) -> str:
@@ -212,14 +250,14 @@ def _shown_first(form: NodeForm | None) -> None:
     """Show the slot of `form` above its siblings: the tab's blocks are flex items of a column, each in
     a layout wrapper, so the wrapper holding the slot gets a lower `order`. The style goes to the page
     on every draw, empty when no form is opened, so the previous one never outlives its draw."""
-    rule = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{_slot(form)}) {{ order: -1; }}' if form else ""
-    st.html(f"<style>{rule}</style>")
+    st.html(f"<style>{first_in_column(_slot(form)) if form else ''}</style>")
 
 
-def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
+def _last_edit(ctx: Console, view: SessionView) -> None:
     """The latest plan edit an undo would take back, as the nodes it added, removed and changed, and
     the Undo button: enabled only when the undo would apply, with the refusal as its help otherwise."""
-    where = scope(session_id)
+    state = view.state
+    where = scope(view.session_id)
     with st.container(border=True, key="last_edit"):
         if state.edits:
             event = state.edits[-1]
@@ -240,26 +278,26 @@ def _last_edit(ctx: Console, session_id: str, state: SessionState) -> None:
             disabled=refusal is not None,
             help=md(refusal) if refusal else "Take back the last plan edit; none of its nodes has run yet.",
             on_click=submit,
-            args=(ctx, where, "undo", lambda: {"kind": "undo"}),
+            args=sending(ctx, where, "undo", Undo),
         )
-    show_result(where, "undo")
+    show_result(view, where, "undo")
 
 
-def render_settings(ctx: Console, session_id: str, state: SessionState) -> None:
+def render_settings(ctx: Console, view: SessionView) -> None:
     """The run's own settings, which belong to no node: breakpoints, the task's constraints, the cost cap."""
-    if state.finished:
+    if view.state.finished:
         st.info(_ENDED)
-        render_template_library(ctx, session_id)
+        render_template_library(ctx, view.session_id)
         return
-    session = scope(session_id)
-    _breakpoints(ctx, session, state)
-    _constraints(ctx, session, state)
-    _budget(ctx, session, state)
-    render_template_library(ctx, session_id)
+    session = scope(view.session_id)
+    _breakpoints(ctx, view, session)
+    _constraints(ctx, view, session)
+    _budget(ctx, view, session)
+    render_template_library(ctx, view.session_id)
 
 
-def _breakpoints(ctx: Console, where: Scope, state: SessionState) -> None:
-    current = sorted(state.config.breakpoints)
+def _breakpoints(ctx: Console, view: SessionView, where: Scope) -> None:
+    current = sorted(view.state.config.breakpoints)
     with st.form(where.key("breakpoints")):
         st.multiselect(
             "Breakpoints (pause the run by itself)",
@@ -273,17 +311,15 @@ def _breakpoints(ctx: Console, where: Scope, state: SessionState) -> None:
             key="bp_submit",
             **locked("breakpoints"),
             on_click=submit,
-            args=(
-                ctx,
-                where,
-                "breakpoints",
-                lambda: {"kind": "breakpoints", "breakpoints": [b.value for b in _value(where, "bp_choice") or ()]},
+            args=sending(
+                ctx, where, "breakpoints", lambda: SetBreakpoints(breakpoints=list(_value(where, "bp_choice") or ()))
             ),
         )
-    show_result(where, "breakpoints")
+    show_result(view, where, "breakpoints")
 
 
-def _budget(ctx: Console, where: Scope, state: SessionState) -> None:
+def _budget(ctx: Console, view: SessionView, where: Scope) -> None:
+    state = view.state
     cap = state.config.max_cost_usd
     value_key = f"budget_value_{cap}"
     with st.form(where.key("budget")):
@@ -300,13 +336,13 @@ def _budget(ctx: Console, where: Scope, state: SessionState) -> None:
             key="budget_submit",
             **locked("budget"),
             on_click=submit,
-            args=(ctx, where, "budget", lambda: {"kind": "budget", "max_cost_usd": _value(where, value_key) or None}),
+            args=sending(ctx, where, "budget", lambda: SetBudget(max_cost_usd=_value(where, value_key) or None)),
         )
-    show_result(where, "budget")
+    show_result(view, where, "budget")
 
 
-def _constraints(ctx: Console, where: Scope, state: SessionState) -> None:
-    current = state.constraints or []
+def _constraints(ctx: Console, view: SessionView, where: Scope) -> None:
+    current = view.state.constraints or []
     text_key = "constraints_text_" + hashlib.sha1("\n".join(current).encode()).hexdigest()[:8]
     with st.form(where.key("constraints")):
         st.text_area(
@@ -320,35 +356,33 @@ def _constraints(ctx: Console, where: Scope, state: SessionState) -> None:
             key="constraints_submit",
             **locked("constraints"),
             on_click=submit,
-            args=(
-                ctx,
-                where,
-                "constraints",
-                lambda: {"kind": "constraints", "constraints": _lines(_value(where, text_key))},
+            args=sending(
+                ctx, where, "constraints", lambda: SetConstraints(constraints=_lines(_value(where, text_key)))
             ),
         )
-    show_result(where, "constraints")
+    show_result(view, where, "constraints")
 
 
-def _scores(text: str, count: int) -> list[float] | str:
-    """The scores typed for injected OR alternatives, or the sentence saying what is wrong with them."""
+def _scores(text: str, count: int) -> list[float]:
+    """The scores typed for injected OR alternatives; `FormProblem` says what is wrong with them."""
     try:
         scores = [float(part) for part in text.split(",")]
     except ValueError:
-        return "Scores must be numbers between 0 and 1, comma-separated."
+        raise FormProblem("Scores must be numbers between 0 and 1, comma-separated.") from None
     if any(not 0.0 <= score <= 1.0 for score in scores):
-        return "Scores must be numbers between 0 and 1, comma-separated."
+        raise FormProblem("Scores must be numbers between 0 and 1, comma-separated.")
     if len(scores) != count:
-        return f"Give one score per alternative ({count}), or none."
+        raise FormProblem(f"Give one score per alternative ({count}), or none.")
     return scores
 
 
 _UNDER, _BEFORE, _AFTER = "under", "before", "after"
 
 
-def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
+def _inject(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
     """Inject under the node (at a chosen place among its children), or beside it: before or after it
     among its parent's children, which is an ordinary inject under the parent."""
+    state = view.state
     children = state.tree.children(node)
     parent = state.tree.parent(node)
     beside: dict[str, tuple[str, int]] = {}  # where a sibling goes: its parent and index there
@@ -396,59 +430,57 @@ def _inject(ctx: Console, where: Scope, state: SessionState, node: Node) -> None
                 key=where.key("inject_scores"),
             )
 
-        def payload() -> dict[str, Any] | str:
+        def build() -> Inject:
             goals = _lines(_value(where, "inject_goals"))
             if not goals:
-                return "Write at least one sub-goal, one per line, before pressing Inject."
+                raise FormProblem("Write at least one sub-goal, one per line, before pressing Inject.")
             place = _value(where, "inject_where") or places[0]
-            built: dict[str, Any] = {"kind": "inject", "goals": goals}
-            if place in beside:
-                built["parent"], built["position"] = beside[place]
-            else:
-                position = _value(where, "inject_position") or 0
-                built.update(parent=node.id, position=None if position == 0 else position - 1)
-                node_type = _value(where, "inject_type")
-                if node.type is NodeType.UNKNOWN and node_type:
-                    built["node_type"] = node_type
             scores_text = (_value(where, "inject_scores") or "").strip() if alternatives else ""
-            if scores_text:
-                scores = _scores(scores_text, len(goals))
-                if isinstance(scores, str):
-                    return scores
-                built["scores"] = scores
-            return built
+            scores = _scores(scores_text, len(goals)) if scores_text else None
+            if place in beside:
+                parent_id, index = beside[place]
+                return Inject(parent=parent_id, goals=goals, position=index, scores=scores)
+            position = _value(where, "inject_position") or 0
+            node_type = _value(where, "inject_type") if node.type is NodeType.UNKNOWN else None
+            return Inject(
+                parent=node.id,
+                goals=goals,
+                position=None if position == 0 else position - 1,
+                node_type=node_type or None,
+                scores=scores,
+            )
 
         st.form_submit_button(
             "Inject",
             key="inject_submit",
             **locked("inject"),
             on_click=submit,
-            args=(ctx, where, "inject", payload, ("inject_goals", "inject_scores")),
+            args=sending(ctx, where, "inject", build, ("inject_goals", "inject_scores")),
         )
-    show_result(where, "inject")
+    show_result(view, where, "inject")
 
 
-def _prune(ctx: Console, where: Scope, node: Node) -> None:
+def _prune(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
     with st.form(where.key("prune")), st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         st.text_input(f"Prune {md_line(node.id)}: reason", key=where.key("prune_reason"))  # its button beside it
 
-        def payload() -> dict[str, Any] | str:
+        def build() -> Prune:
             reason = (_value(where, "prune_reason") or "").strip()
             if not reason:
-                return "Give a reason for the prune: it is recorded with the node."
-            return {"kind": "prune", "node": node.id, "reason": reason}
+                raise FormProblem("Give a reason for the prune: it is recorded with the node.")
+            return Prune(node=node.id, reason=reason)
 
         st.form_submit_button(
             "Prune",
             key="prune_submit",
             on_click=submit,
-            args=(ctx, where, "prune", payload, ("prune_reason",)),
+            args=sending(ctx, where, "prune", build, ("prune_reason",)),
             **locked("prune"),
         )
-    show_result(where, "prune")
+    show_result(view, where, "prune")
 
 
-def _rewrite(ctx: Console, where: Scope, node: Node) -> None:
+def _rewrite(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
     """The description form of a node the run may still enter; a finished node gets one line saying why
     there is none, and what would make one (a form that silently went away read as a fault)."""
     if node.status in CLOSED:
@@ -459,17 +491,20 @@ def _rewrite(ctx: Console, where: Scope, node: Node) -> None:
         st.text_area("Description", value=node.description, key=where.key(text_key), height=70)
         st.checkbox("Expand it again (drops its open children)", key=where.key("edit_reexpand"))
 
-        def payload() -> dict[str, Any] | str:
+        def build() -> Edit:
             description = (_value(where, text_key) or "").strip()
             if not description:
-                return "The description cannot be empty: write what the node should achieve."
-            reexpand = bool(_value(where, "edit_reexpand"))
-            return {"kind": "edit", "node": node.id, "description": description, "reexpand": reexpand}
+                raise FormProblem("The description cannot be empty: write what the node should achieve.")
+            return Edit(node=node.id, description=description, reexpand=bool(_value(where, "edit_reexpand")))
 
         st.form_submit_button(
-            "Save description", key="edit_submit", on_click=submit, args=(ctx, where, "edit", payload), **locked("edit")
+            "Save description",
+            key="edit_submit",
+            on_click=submit,
+            args=sending(ctx, where, "edit", build),
+            **locked("edit"),
         )
-    show_result(where, "edit")
+    show_result(view, where, "edit")
 
 
 def _finished(node: Node) -> str:
@@ -483,8 +518,9 @@ def _finished(node: Node) -> str:
     )
 
 
-def _force(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
+def _force(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
     """Run an untried alternative of an OR node next; no form for another node, or once none is left."""
+    state = view.state
     untried = [c for c in state.tree.children(node) if c.status is Status.UNVISITED]
     if node.type is not NodeType.OR or not untried:
         return
@@ -500,11 +536,6 @@ def _force(ctx: Console, where: Scope, state: SessionState, node: Node) -> None:
             key="force_submit",
             **locked("force"),
             on_click=submit,
-            args=(
-                ctx,
-                where,
-                "force",
-                lambda: {"kind": "force", "node": node.id, "child": _value(where, "force_child")},
-            ),
+            args=sending(ctx, where, "force", lambda: Force(node=node.id, child=_value(where, "force_child"))),
         )
-    show_result(where, "force")
+    show_result(view, where, "force")

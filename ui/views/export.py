@@ -20,11 +20,10 @@ import streamlit as st
 
 from planner.events import Event
 from planner.state import RunStatus, SessionState, replay
+from sessions.client import SessionView
 from sessions.client.export import markdown_report, trace_json, tree_dot, tree_svg
 from sessions.client.report import html_report, tree_graphml
-from sessions.store.reading import load_events
 from ui.context import Console
-from ui.views.live import live
 
 __all__ = ["render_exports"]
 
@@ -48,7 +47,7 @@ _PREPARED = "_exports"
 
 def _prepare(ctx: Console, session_id: str) -> None:
     """Build every file from the log as it is now (the Refresh button's callback, and the first open)."""
-    events = load_events(ctx.store, session_id)
+    events = ctx.client.events(session_id)
     state = replay(events)
     files = {}
     for _, extension, _, build in _FILES:
@@ -58,9 +57,9 @@ def _prepare(ctx: Console, session_id: str) -> None:
     st.session_state[_PREPARED] = (session_id, state.seq, files)
 
 
-def render_exports(ctx: Console, session_id: str) -> None:
+def render_exports(ctx: Console, view: SessionView) -> None:
+    session_id, state = view.session_id, view.state
     prepared = st.session_state.get(_PREPARED)
-    state = live(ctx, session_id).state  # as the page's run has just refreshed it
     behind = prepared is not None and prepared[1] < state.seq and state.status is not RunStatus.RUNNING
     if prepared is None or prepared[0] != session_id or behind:
         _prepare(ctx, session_id)

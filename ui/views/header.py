@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
-from planner.state import RunStatus, SessionState
+from planner.commands import Pause, Resume, Step, Stop
+from planner.state import RunStatus
+from sessions.client import Outcome, OutcomeKind, SessionView
 from sessions.client.markdown import md, md_line
-from sessions.worker.runner import STALE_AFTER
 from ui.access import refusal
-from ui.commands import Outcome, alert, faded, first_drawn, send, settle
+from ui.commands import alert, faded, first_drawn, new_command_id, send
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
 from ui.status import STATUS_ICONS, status_line, worker_name
@@ -23,38 +22,47 @@ STATUS_CHARS = 300
 """The status line quotes actions and reasons; past this it is cut (the inspector has them whole)."""
 
 
-def _flash(ctx: Console, session_id: str) -> None:
+def _flash(view: SessionView) -> None:
     """The answer to the last control pressed, and only on the session it was pressed for: "queued"
-    until the runner has handled it, then its answer (`ui.commands.settle`). An answer with a warning
-    stays, like a refusal, until the next press."""
+    until the view finds it handled, then its answer. An answer with a warning stays, like a refusal,
+    until the next press."""
     flash = st.session_state.get(FLASH)
-    if not flash or flash[0] != session_id:
+    if not flash or flash[0] != view.session_id:
         return
-    outcome = settle(ctx.store, flash[1])
+    outcome = flash[1].settled(view.handled)
     if faded(outcome, flash[2]):
         del st.session_state[FLASH]
         return
-    st.session_state[FLASH] = (session_id, outcome, first_drawn(outcome, flash[2]))
+    st.session_state[FLASH] = (view.session_id, outcome, first_drawn(outcome, flash[2]))
     alert(outcome)(md_line(outcome.text, STATUS_CHARS))
 
 
-def _press(ctx: Console, session_id: str, verb: str, orphaned: bool) -> None:
-    """A control's callback: queues the command and returns at once (see `ui.commands`)."""
+_COMMANDS: dict[str, type[Pause | Resume | Step | Stop]] = {
+    "resume": Resume,
+    "pause": Pause,
+    "step": Step,
+    "stop": Stop,
+}
+
+
+def _press(ctx: Console, session_id: str, verb: str, orphaned: bool, command_id: str) -> None:
+    """A control's callback: sends the command and returns at once (see `ui.commands`)."""
     if verb == "resume" and orphaned and refusal(verb) is None:  # else `send` gives the refusal
-        ctx.pool.ensure_running(session_id)
-        outcome = Outcome("applied", "runner restarted; the session continues")
+        ctx.client.restart(session_id)
+        outcome = Outcome(OutcomeKind.APPLIED, "runner restarted; the session continues")
     else:
-        outcome = send(ctx, session_id, {"kind": verb})
+        outcome = send(ctx, session_id, _COMMANDS[verb](), command_id)
     st.session_state[FLASH] = (session_id, outcome, None)
 
 
-def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
+def render_controls(ctx: Console, view: SessionView) -> None:
     """Start/resume, pause, step and stop, enabled by what the run can do right now, and the help on
     their keys (`ui.shortcuts`; a disabled button's key does nothing). One row of buttons as wide as
     their labels, not columns of a fixed share: at 1280 px beside the sidebar a share cut "Resume" to
     "R…"."""
+    state = view.state
     status = state.status
-    orphaned = status is RunStatus.RUNNING and not _runner_alive(ctx, session_id)
+    orphaned = status is RunStatus.RUNNING and not view.runner.alive
     can_resume = status in (RunStatus.PAUSED, RunStatus.STOPPED) or orphaned
     resume, pause, step = SHORTCUTS["resume"].key, SHORTCUTS["pause"].key, SHORTCUTS["step"].key
     verbs = [
@@ -80,33 +88,26 @@ def render_controls(ctx: Console, session_id: str, state: SessionState) -> None:
             help=md(why_not) if why_not else None,
             width="content",
             on_click=_press,
-            args=(ctx, session_id, verb, orphaned),
+            args=(ctx, view.session_id, verb, orphaned, new_command_id()),
             shortcut=shortcut,
         )
     with row:
         render_help()
-        _flash(ctx, session_id)
+        _flash(view)
 
 
-def _runner_alive(ctx: Console, session_id: str) -> bool:
-    """A runner in charge (here, or the workers'), or another process holding a fresh lease (a CLI
-    run, another console)."""
-    if ctx.pool.running(session_id):
-        return True
-    return ctx.reads.session(session_id).runner_alive(time.time(), STALE_AFTER)
-
-
-def _held_by(ctx: Console, session_id: str, state: SessionState) -> str:
+def _held_by(view: SessionView) -> str:
     """Which runner holds a running session (its lease holder's `host:pid`: with workers, the worker),
     or that it waits for one to take it."""
-    if state.status is not RunStatus.RUNNING or not ctx.pool.running(session_id):
+    if view.state.status is not RunStatus.RUNNING or not view.runner.here:
         return ""  # not running, or the status line already says no runner is active
-    worker = worker_name(ctx.reads.session(session_id).lease_owner)
+    worker = worker_name(view.runner.owner)
     return f" · run by {md(worker)}" if worker else " · waiting for a runner to take it"
 
 
-def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
-    alive = _runner_alive(ctx, session_id)
+def render_status(view: SessionView) -> None:
+    state = view.state
+    alive = view.runner.alive
     icon = STATUS_ICONS.get(state.status.value, "")
     metrics = state.metrics
     cap = state.config.max_cost_usd
@@ -123,13 +124,12 @@ def render_status(ctx: Console, session_id: str, state: SessionState) -> None:
         + (f" of ${cap:g}" if cap and metrics.input_tokens else f" · cost cap ${cap:g}" if cap else "")
     )
     # A failed run is red at a glance; every other status is the ordinary status line.
-    (st.error if state.status is RunStatus.FAILED else st.markdown)(line + _held_by(ctx, session_id, state))
+    (st.error if state.status is RunStatus.FAILED else st.markdown)(line + _held_by(view))
     check = state.answer_check
     if check is not None and check.passed:
         st.success("Answer check: met (it names every string the task's answer must contain).")
     elif check is not None:
         st.warning(f"Answer check: not met — missing {md_line(', '.join(check.missing), STATUS_CHARS)}.")
-    pending = ctx.reads.pending(session_id)
-    if pending:
-        queued = ", ".join(md(command.payload.get("kind", "?")) for command in pending)
+    if view.pending:
+        queued = ", ".join(md(command.payload.get("kind", "?")) for command in view.pending)
         st.caption(f"Queued for the next step boundary: {queued}")

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from sessions.client import SessionInfo
 from sessions.client.attention import Attention, Need, needing_attention
 from sessions.client.markdown import md_line, short
-from sessions.store import SessionInfo
 from ui.context import Console
 from ui.url import open_session
 
@@ -75,10 +75,11 @@ def inbox_behind(sessions: list[SessionInfo]) -> bool:
     return tuple(needing_attention(sessions)) != st.session_state.get(_DRAWN)
 
 
-def render_inbox(ctx: Console, title: str, *, timed: bool) -> None:
-    """Draw the inbox where the caller is (the sidebar) and set the page's title; `timed` when nothing
-    else on the page redraws on a timer, so the inbox watches the store itself (see the module docstring)."""
-    items = needing_attention(ctx.reads.sessions())
+def render_inbox(ctx: Console, sessions: list[SessionInfo], title: str, *, timed: bool) -> None:
+    """Draw the inbox of `sessions` (the listing the page's run read) where the caller is (the sidebar)
+    and set the page's title; `timed` when nothing else on the page redraws on a timer, so the inbox
+    watches the store itself (see the module docstring)."""
+    items = needing_attention(sessions)
     st.session_state[_DRAWN] = tuple(items)
     st.set_page_config(page_title=page_title(title, len(items)))
     with st.container(key="inbox", gap="small"):
@@ -105,7 +106,7 @@ def render_inbox(ctx: Console, title: str, *, timed: bool) -> None:
 @st.fragment(run_every=REFRESH_SECONDS)
 def _watch(ctx: Console) -> None:
     """Draws nothing: a whole run redraws the inbox once the store says it is behind."""
-    if inbox_behind(ctx.reads.sessions()):
+    if inbox_behind(ctx.client.listing()):
         st.rerun()
 
 

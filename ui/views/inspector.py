@@ -12,10 +12,11 @@ import streamlit as st
 from planner.events import ActionExecuted, ApprovalRequested, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
 from planner.tree import Origin, Status
+from sessions.client import SessionView
 from sessions.client.markdown import md, md_line, short
+from ui.context import Console
 from ui.url import select
 from ui.views.counterfactual import render_reask
-from ui.views.live import Live
 from ui.views.page_view import screenshot_url
 from ui.views.whole import show_line, show_text, show_whole
 
@@ -46,8 +47,8 @@ def _code(text: str, what: str) -> None:
     show_whole(text, cut, what)
 
 
-def render_inspector(follower: Live, node_id: str | None) -> None:
-    state = follower.state
+def render_inspector(ctx: Console, view: SessionView, node_id: str | None) -> None:
+    state = view.state
     node = state.tree.get(node_id) if node_id else None
     if node is None:
         st.caption("Select a node in the tree.")
@@ -83,11 +84,11 @@ def render_inspector(follower: Live, node_id: str | None) -> None:
     if node.url:
         st.caption("Planned on")
         st.text(short(node.url, _SHOWN_CHARS))
-    _node_events(follower, node.id)
+    _node_events(ctx, view, node.id)
 
 
-def _node_events(follower: Live, node_id: str) -> None:
-    events = follower.by_node.get(node_id, [])
+def _node_events(ctx: Console, view: SessionView, node_id: str) -> None:
+    events = view.by_node.get(node_id, [])
     payloads = [event.payload for event in events]
     for expanded in (p for p in payloads if isinstance(p, NodeExpanded) and p.note):
         st.caption(f"Expansion: {md_line(expanded.note or '', _SHOWN_CHARS)}")
@@ -114,7 +115,7 @@ def _node_events(follower: Live, node_id: str) -> None:
     st.markdown(f"**Model calls: {len(calls)}**" + (f" · {tokens:,} tokens · ${cost:.4f}" if tokens else ""))
     for event in calls:
         _model_call(event.seq, cast(ModelCalled, event.payload))
-    render_reask(follower, node_id)
+    render_reask(ctx, view, node_id)
 
 
 def _page_text(text: str | None, key: str) -> None:

@@ -29,9 +29,8 @@ from collections.abc import Callable
 import streamlit as st
 
 from planner.state import RunStatus, SessionState
-from sessions.store import SessionInfo
+from sessions.client import SessionInfo, SessionView
 from ui.access import drawing_for
-from ui.commands import drawn
 from ui.context import Console, database_trouble
 from ui.url import picked_elsewhere, url_behind
 from ui.views.coplan import render_plan_review
@@ -39,7 +38,7 @@ from ui.views.edit import render_approval, render_node_edit, render_settings
 from ui.views.header import render_controls, render_status
 from ui.views.inbox import inbox_behind
 from ui.views.inspector import render_inspector, render_run_panel
-from ui.views.live import live
+from ui.views.live import follower, watch
 from ui.views.node_actions import EDIT_TAB, PANEL_KEY, render_node_actions
 from ui.views.page_view import render_live_page, shows_live_page
 from ui.views.plan_changes import render_plan_changes
@@ -74,29 +73,28 @@ def _guarded(draw: Callable[..., None]) -> Callable[..., None]:
     return drawing
 
 
-def render_live_panel(ctx: Console, session_id: str) -> None:
+def render_live_panel(ctx: Console, view: SessionView) -> None:
     """The panel for the session's status now: redrawn on a timer while it runs, else drawn on change.
 
-    A whole run of the page draws the inbox just before this, so the panel's checks compare with it."""
-    state = live(ctx, session_id).refresh()
-    if state.status is RunStatus.RUNNING:
-        _running_panel(ctx, session_id)
+    A whole run of the page draws the inbox just before this, from the same `view`."""
+    if view.state.status is RunStatus.RUNNING:
+        _running_panel(ctx, view.session_id)
         return
-    _still_panel(ctx, session_id)
-    (_watch_finished if state.finished else _watch)(ctx, session_id)
+    _still_panel(ctx, view.session_id)
+    (_watch_finished if view.state.finished else _watch)(ctx, view.session_id)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
 @_guarded
 def _running_panel(ctx: Console, session_id: str) -> None:
     drawing_for()  # once a tick, for every button's role check (see `ui.access`)
-    state = live(ctx, session_id).refresh()
-    if state.status is not RunStatus.RUNNING:
+    view = watch(ctx, session_id)
+    if view.state.status is not RunStatus.RUNNING:
         st.rerun()  # the whole page, once: from now on the panel is drawn only when something changes
-    sessions = ctx.reads.sessions()  # once a tick, if anything changed: the inbox check and the table share it
+    sessions = ctx.client.listing()  # once a tick, if anything changed: the inbox check and the table share it
     if inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
-    _panel(ctx, session_id, sessions, state)
+    _panel(ctx, view, sessions)
 
 
 @st.fragment
@@ -104,12 +102,12 @@ def _running_panel(ctx: Console, session_id: str) -> None:
 def _still_panel(ctx: Console, session_id: str) -> None:
     """Drawn by the page's run and by the operator's presses in it; the watcher asks for the rest."""
     drawing_for()
-    state = live(ctx, session_id).refresh()
-    if state.status is RunStatus.RUNNING:
+    view = watch(ctx, session_id)
+    if view.state.status is RunStatus.RUNNING:
         st.rerun()  # a press here resumed the run: the whole page, for the panel that follows it
-    sessions = ctx.reads.sessions()
-    fleet = _panel(ctx, session_id, sessions, state)
-    st.session_state[_DRAWN] = (session_id, state.seq, sessions if fleet else None)
+    sessions = ctx.client.listing()
+    fleet = _panel(ctx, view, sessions)
+    st.session_state[_DRAWN] = (session_id, view.state.seq, sessions if fleet else None)
 
 
 @st.fragment(run_every=STILL_REFRESH_SECONDS)
@@ -129,9 +127,9 @@ def _rerun_if_changed(ctx: Console, session_id: str) -> None:
     drawn = st.session_state.get(_DRAWN)
     if drawn is None or drawn[0] != session_id:
         return  # the panel has not been drawn for this session yet: its run comes first
-    sessions = ctx.reads.sessions()
+    sessions = ctx.client.listing()
     fleet = drawn[2]
-    state = live(ctx, session_id).refresh()
+    state = follower(ctx, session_id).refresh()
     if (
         state.seq != drawn[1]
         or inbox_behind(sessions)
@@ -147,38 +145,37 @@ def _page_behind(session_id: str, state: SessionState, sessions: list[SessionInf
     return url_behind(session_id, state.tree) or picked_elsewhere([info.id for info in sessions])
 
 
-def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: SessionState) -> bool:
-    """The session's panel drawn from `state`, which the caller has just refreshed (one log read a tick);
-    whether the All sessions tab, drawn from `sessions`, is open."""
-    follower = live(ctx, session_id)
-    if _page_behind(session_id, state, sessions):
+def _panel(ctx: Console, view: SessionView, sessions: list[SessionInfo]) -> bool:
+    """The session's panel drawn from `view` (one snapshot a tick); whether the All sessions tab, drawn
+    from `sessions`, is open."""
+    state = view.state
+    if _page_behind(view.session_id, state, sessions):
         st.rerun()  # the whole page
-    render_controls(ctx, session_id, state)
+    render_controls(ctx, view)
     # The parts that come and go sit in slots that are always there (an empty one is not drawn), so
     # nothing after them moves to another place in the page between two redraws: a moved element
-    # is drawn anew while the old one lingers until the redraw ends, and the page showed two sets of
-    # tabs under the pointer for a moment.
+    # is drawn anew while the old one lingers until the redraw ends.
     with st.container(key="status_slot"):
-        render_status(ctx, session_id, state)
+        render_status(view)
     with st.container(key="approval_slot"):
-        render_approval(ctx, session_id, state, follower.approval_request)
+        render_approval(ctx, view)
     left, right = st.columns([3, 2], gap="medium")
     with right:
         with st.container(key="review_slot"):
-            render_plan_review(ctx, session_id, state)
+            render_plan_review(ctx, view)
         with st.container(key="node_slot"):
             node_id = render_node_picker(state)
             node = state.tree.get(node_id) if node_id else None
-            render_node_actions(ctx, session_id, state, node)
+            render_node_actions(ctx, view, node)
     with left:
-        aside = (lambda: render_live_page(follower)) if shows_live_page(state) else None
-        render_tree(ctx, session_id, state, aside)
+        aside = (lambda: render_live_page(view)) if shows_live_page(state) else None
+        render_tree(view, aside)
     with right:
         node_tab, edit_tab, run_tab = st.tabs(["Node", EDIT_TAB, "Task & answer"], key=PANEL_KEY, bind="query-params")
         with node_tab:
-            render_inspector(follower, node_id)
+            render_inspector(ctx, view, node_id)
         with edit_tab:
-            render_node_edit(ctx, session_id, state, node)
+            render_node_edit(ctx, view, node)
         with run_tab:  # drawn only while open, like the tabs below: its screenshot cost every redraw 94 KiB
             if run_tab.open:
                 render_run_panel(state)
@@ -186,21 +183,20 @@ def _panel(ctx: Console, session_id: str, sessions: list[SessionInfo], state: Se
         ["Run settings", "Timeline", "Plan changes", "All sessions"], key="tab", bind="query-params"
     )
     with settings_tab:
-        render_settings(ctx, session_id, state)
+        render_settings(ctx, view)
     # Only the open one of these tabs is drawn (the tabs are bound to the URL, so Streamlit knows
     # which): the timeline's, the plan changes' and the sessions' tables cost every tick otherwise. The
     # settings are forms, whose typing lives only in the browser, so they are always drawn, like the
     # Edit plan tab.
     with timeline_tab:
         if timeline_tab.open:
-            render_timeline(ctx, session_id, state)
+            render_timeline(ctx, view)
         else:
-            keep_timeline(session_id)
+            keep_timeline(view.session_id)
     with changes_tab:
         if changes_tab.open:
-            render_plan_changes(follower, state, node_id)
+            render_plan_changes(view, node_id)
     with sessions_tab:
         if sessions_tab.open:
-            render_sessions(sessions, ctx.reads.recent_actions(RATE_WINDOW))
-    drawn()
+            render_sessions(sessions, ctx.client.recent_actions(RATE_WINDOW))
     return bool(sessions_tab.open)

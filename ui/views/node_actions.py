@@ -12,18 +12,19 @@ answer shows under the bar.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 import streamlit as st
 
-from planner.commands import undo_refusal
+from planner.commands import Command, NodeBreakpoint, Reopen, Undo, undo_refusal
 from planner.state import SessionState
 from planner.status import CLOSED, REMOVED, REOPENABLE
 from planner.tree import ROOT_ID, Node, NodeType, Status
+from sessions.client import SessionView
 from sessions.client.markdown import md, md_line
 from ui.access import refusal as may_not
 from ui.context import Console
-from ui.forms import Scope, scope, show_result, submit
+from ui.forms import Scope, scope, sending, show_result, submit
 from ui.shortcuts import SHORTCUTS
 
 __all__ = ["EDIT_TAB", "PANEL_KEY", "NodeForm", "opened_form", "render_node_actions"]
@@ -54,9 +55,10 @@ def _open(session_id: str, node_id: str, form: NodeForm) -> None:
     st.session_state[PANEL_KEY] = EDIT_TAB
 
 
-def render_node_actions(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+def render_node_actions(ctx: Console, view: SessionView, node: Node | None) -> None:
     """The bar for `node`, headed by its id, type and status; nothing once the session has ended (the
     Edit plan tab says how to go on: fork it)."""
+    state, session_id = view.state, view.session_id
     if node is None or state.finished:
         return
     where = scope(session_id, node.id)
@@ -70,7 +72,7 @@ def render_node_actions(ctx: Console, session_id: str, state: SessionState, node
             scope(session_id),
             _UNDO,
             "Undo last edit",
-            lambda: {"kind": "undo"},
+            Undo,
             refusal,
             "Take back the last plan edit; none of its nodes has run yet.",
         )
@@ -84,9 +86,9 @@ def render_node_actions(ctx: Console, session_id: str, state: SessionState, node
                 on_click=_open,
                 args=(session_id, node.id, form),
             )
-    show_result(where, "breakpoint")
-    show_result(where, "reopen")
-    show_result(scope(session_id), _UNDO)
+    show_result(view, where, "breakpoint")
+    show_result(view, where, "reopen")
+    show_result(view, scope(session_id), _UNDO)
 
 
 def _button(
@@ -94,7 +96,7 @@ def _button(
     where: Scope,
     form: str,
     label: str,
-    payload: Callable[[], dict[str, Any]],
+    build: Callable[[], Command],
     why_not: str | None,
     does: str,
     shortcut: str | None = None,
@@ -106,7 +108,7 @@ def _button(
         disabled=why_not is not None,
         help=md(why_not) if why_not else does,
         on_click=submit,
-        args=(ctx, where, form, payload),
+        args=sending(ctx, where, form, build),
         shortcut=shortcut,
     )
 
@@ -125,7 +127,7 @@ def _breakpoint(ctx: Console, where: Scope, state: SessionState, node: Node) -> 
         where,
         "breakpoint",
         f"{label} ({md_line(node.id)})",
-        lambda: {"kind": "breakpoint", "node": node.id, "off": marked},
+        lambda: NodeBreakpoint(node=node.id, off=marked),
         may_not("breakpoint") or why_not,
         "The run pauses whenever it is about to enter this node, until the breakpoint is removed.",
         SHORTCUTS["breakpoint"].key,
@@ -141,7 +143,7 @@ def _reopen(ctx: Console, where: Scope, node: Node) -> None:
         where,
         "reopen",
         f"Reopen {md_line(node.id)}",
-        lambda: {"kind": "reopen", "node": node.id},
+        lambda: Reopen(node=node.id),
         may_not("reopen") or why_not,
         "Put it back in the plan: an action runs again, a sub-goal is expanded again.",
     )

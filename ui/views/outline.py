@@ -46,15 +46,15 @@ def outline(image: Image.Image, box: Box) -> Image.Image:
 
 
 @functools.lru_cache(maxsize=8)
-def outlined_url(path: str, box: Box | None) -> str | None:
-    """The screenshot at `path`, outlined where `box` says (as it is without one), as a PNG data URL; None
-    when the file cannot be read (removed with its session's artifacts, or not an image).
+def outlined_url(picture: bytes, box: Box | None) -> str | None:
+    """The screenshot `picture` (its file's bytes), outlined where `box` says (as it is without one), as a
+    PNG data URL; None when it is not an image.
 
     A data URL, like the live page's (`ui.views.page_view.screenshot_url`): the approval box is redrawn
     every tick while the request waits, and Streamlit sends a repeated one by reference. A screenshot
     never changes once written, so each is drawn once."""
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(picture)) as image:
             drawn = outline(image, box) if box is not None else image.convert("RGB")
     except OSError:
         return None

@@ -24,8 +24,8 @@ from PIL import Image
 from planner.browser.dry import is_dry
 from planner.events import ActionExecuted, Event
 from planner.state import RunStatus, SessionState
+from sessions.client import SessionView
 from sessions.client.markdown import md_line
-from ui.views.live import Live
 
 __all__ = ["LIVE_PAGE_ALT", "render_live_page", "screenshot_url", "shows_live_page", "thumbnail_url"]
 
@@ -81,25 +81,25 @@ def _ago(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60} min ago"
 
 
-def _shot_event(follower: Live) -> Event | None:
+def _shot_event(view: SessionView) -> Event | None:
     """The action event that took the session's latest screenshot.
 
-    Looked up once per screenshot: among the follower's recent events first, and through every
+    Looked up once per screenshot: among the view's recent events first, and through every
     event of the session only when more than its window of events came since (a first drawing).
     """
-    path = follower.state.last_screenshot
+    path = view.state.last_screenshot
     if path is None:
         return None
     found: dict[str, tuple[str, Event | None]] = st.session_state.setdefault("_live_page_event", {})
-    cached = found.get(follower.session_id)
+    cached = found.get(view.session_id)
     if cached is not None and cached[0] == path:
         return cached[1]
-    events = chain(reversed(follower.recent), chain.from_iterable(map(reversed, follower.by_node.values())))
+    events = chain(reversed(view.recent), chain.from_iterable(map(reversed, view.by_node.values())))
     event = next(
         (e for e in events if isinstance(e.payload, ActionExecuted) and e.payload.screenshot == path),
         None,
     )
-    found[follower.session_id] = (path, event)
+    found[view.session_id] = (path, event)
     return event
 
 
@@ -113,11 +113,11 @@ def _taken(at: float, running: bool) -> str:
     return _ago(time.time() - at) if running else f"taken at {time.strftime('%H:%M:%S', time.localtime(at))}"
 
 
-def render_live_page(follower: Live) -> None:
+def render_live_page(view: SessionView) -> None:
     """The newest screenshot, the action that took it, its page and when it was taken
     (`shows_live_page` says when there is one)."""
-    state = follower.state
-    event = _shot_event(follower)
+    state = view.state
+    event = _shot_event(view)
     path = state.last_screenshot
     # A fixed height: the age and the action change with every redraw, and the tree under the strip
     # must not move while the operator aims at a node.

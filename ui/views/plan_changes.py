@@ -2,7 +2,7 @@
 repairs, each with who made it, its event number and what it did node by node (added, removed and
 changed nodes, before → after), so a run can be reviewed edit by edit.
 
-The changes come from the tab's follower (`ui.views.live`), which finds them while it folds the log,
+The changes come with the redraw's view (`sessions.client.SessionView`), found while the log is folded,
 so a redraw every 0.75 s costs nothing for the log's old events. A change's button selects the node it
 was made at.
 """
@@ -12,18 +12,18 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.diff import EditDiff
-from planner.state import SessionState
+from sessions.client import SessionView
 from sessions.client.markdown import md_line
 from ui.diff_lines import diff_lines, made_by
 from ui.url import select
-from ui.views.live import Live
 
 __all__ = ["render_plan_changes"]
 
 
-def render_plan_changes(follower: Live, state: SessionState, selected: str | None) -> None:
+def render_plan_changes(view: SessionView, selected: str | None) -> None:
     """The changes oldest first; with the toggle, only those that touched the selected node's subtree."""
-    changes = follower.plan_changes
+    state = view.state
+    changes = view.plan_changes
     if not changes:
         st.caption(
             "No change to the plan yet: the operator's edits and the engine's re-expansions and repairs show here."

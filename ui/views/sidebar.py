@@ -17,15 +17,12 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from demo.tasks import load_tasks
 from planner.config import Breakpoint, EngineConfig
 from planner.errors import PlannerError
 from planner.state import RunStatus
-from sessions.backends import MODEL_HELP, default_model
-from sessions.client.creation import create_session
+from sessions.client import MODEL_HELP, SessionInfo, default_model
+from sessions.client.errors import SessionsError
 from sessions.client.markdown import md, short
-from sessions.errors import SessionsError
-from sessions.store import SessionInfo
 from ui.access import current, locked
 from ui.context import Console
 from ui.forms import not_text
@@ -50,6 +47,8 @@ BREAKPOINT_LABELS = {
 class Sidebar(NamedTuple):
     session_id: str | None
     """The chosen session (None: there is none yet)."""
+    sessions: list[SessionInfo]
+    """The listing the sidebar was drawn from, read fresh (a session just started is in it)."""
     inbox: DeltaGenerator
     """The attention inbox's place, above the picker, for the page to fill (`ui.views.inbox.render_inbox`)."""
 
@@ -76,7 +75,7 @@ def _age(seconds: float) -> str:
 
 
 def _new_session_form(ctx: Console) -> None:
-    tasks = {f"{t.title} ({t.kind.value})": t for t in load_tasks()}
+    tasks = {t.label: t for t in ctx.client.bundled_tasks()}
     with st.form("new_session", clear_on_submit=False):
         st.markdown("**New session**")
         choice = st.selectbox("Demo task", [*tasks, _CUSTOM], key="new_task_choice")
@@ -141,8 +140,7 @@ def _new_session_form(ctx: Console) -> None:
             breakpoints=frozenset(points),
             review_first_plan=paused,
         )
-        session_id = create_session(
-            ctx.store,
+        session_id = ctx.client.create(
             text,
             model.strip(),
             start_url=url or None,
@@ -153,7 +151,6 @@ def _new_session_form(ctx: Console) -> None:
     except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return
-    ctx.pool.ensure_running(session_id)
     select_session(session_id)
 
 
@@ -189,7 +186,7 @@ def render_sidebar(ctx: Console) -> Sidebar:
     with st.sidebar:
         st.title("AND/OR console")
         inbox = st.container()
-        sessions = ctx.store.sessions()
+        sessions = ctx.client.listing(fresh=True)
         by_id = {info.id: info for info in sessions}
         ids = list(by_id)
         shown = shown_session(ids)
@@ -206,7 +203,7 @@ def render_sidebar(ctx: Console) -> Sidebar:
         else:
             st.info("No sessions yet: start one below.")
         _new_session_form(ctx)
-    return Sidebar(shown, inbox)
+    return Sidebar(shown, sessions, inbox)
 
 
 _TABLE_ROWS = "_sessions_table_rows"

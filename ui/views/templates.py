@@ -14,25 +14,17 @@ from typing import Any
 
 import streamlit as st
 
+from planner.commands import Inject
 from planner.errors import PlannerError
-from planner.state import SessionState
 from planner.templates import parse_values
 from planner.tree import Node, NodeType
+from sessions.client import SessionView
+from sessions.client.errors import SessionsError
 from sessions.client.markdown import md
-from sessions.client.templates import (
-    delete,
-    describe,
-    export_text,
-    import_text,
-    listing,
-    newest,
-    save_subtree,
-    with_template,
-)
-from sessions.errors import SessionsError
+from sessions.client.templates import describe
 from ui.access import locked, refused_now
 from ui.context import Console
-from ui.forms import Scope, scope, show_result, submit
+from ui.forms import FormProblem, Scope, scope, sending, show_result, submit
 
 __all__ = ["render_template_inject", "render_template_library", "render_template_save"]
 
@@ -52,12 +44,13 @@ def _show_note(where: Scope, form: str) -> None:
         (st.success if ok else st.error)(md(message))
 
 
-def render_template_inject(ctx: Console, session_id: str, state: SessionState, node: Node) -> None:
+def render_template_inject(ctx: Console, view: SessionView, node: Node) -> None:
     """Pick a template, fill its parameters (one field each) and inject it under, before or after `node`."""
+    state = view.state
     if state.finished:
         return
-    templates = [versions[-1] for versions in newest(ctx.store).values()]
-    where = scope(session_id, node.id)
+    templates = [versions[-1] for versions in ctx.client.templates.newest().values()]
+    where = scope(view.session_id, node.id)
     parent = state.tree.parent(node)
     places = ([_UNDER] if node.type is not NodeType.ACTION else []) + ([_BEFORE, _AFTER] if parent else [])
     if not places:
@@ -84,7 +77,7 @@ def render_template_inject(ctx: Console, session_id: str, state: SessionState, n
         for param in chosen.params:
             st.text_input(f"{{{param}}}", key=where.key(f"template_param_{chosen.name}_{param}"))
 
-        def payload() -> dict[str, Any] | str:
+        def build() -> Inject:
             picked = by_name[st.session_state[where.key("template_choice")]]
             values = {
                 p: st.session_state.get(where.key(f"template_param_{picked.name}_{p}")) or "" for p in picked.params
@@ -100,24 +93,25 @@ def render_template_inject(ctx: Console, session_id: str, state: SessionState, n
                 index = parent.children.index(node.id)
                 built["parent"], built["position"] = parent.id, index + (chosen_place == _AFTER)
             try:
-                return with_template(ctx.store, built)
+                return Inject.model_validate(ctx.client.templates.with_template(built))
             except (PlannerError, SessionsError) as error:
-                return f"{error}."
+                raise FormProblem(f"{error}.") from None
 
         st.button(
             "Inject template",
             key="template_inject_submit",
             on_click=submit,
-            args=(ctx, where, "template", payload),
+            args=sending(ctx, where, "template", build),
             **locked("inject"),
         )
-        show_result(where, "template")
+        show_result(view, where, "template")
 
 
-def render_template_save(ctx: Console, session_id: str, state: SessionState, node: Node | None) -> None:
+def render_template_save(ctx: Console, view: SessionView, node: Node | None) -> None:
     """Save the selected node's subtree (or only its sub-goals) as a template, the values named made placeholders."""
     if node is None:
         return
+    session_id = view.session_id
     where = scope(session_id, node.id)
     with st.expander("Save this subtree as a template", key="template_save"):
         with st.form(where.key("template_save_form")):
@@ -150,8 +144,7 @@ def _save(ctx: Console, where: Scope, session_id: str, node_id: str) -> None:
         return
     try:
         values = parse_values((st.session_state.get(where.key("tpl_params")) or "").splitlines())
-        saved = save_subtree(
-            ctx.store,
+        saved = ctx.client.templates.save_subtree(
             session_id,
             node_id,
             name,
@@ -176,7 +169,7 @@ def render_template_library(ctx: Console, session_id: str) -> None:
     with st.expander("Templates", key="template_library", on_change="rerun") as library:
         if not library.open:
             return
-        rows = listing(ctx.store)
+        rows = ctx.client.templates.listing()
         if not rows:
             st.caption("No templates yet: save a subtree from the Edit plan tab.")
         for row in rows:
@@ -196,7 +189,7 @@ def render_template_library(ctx: Console, session_id: str) -> None:
         if rows:
             st.download_button(
                 "Export all as JSON",
-                lambda: export_text(ctx.store),
+                lambda: ctx.client.templates.export_text(),
                 "templates.json",
                 "application/json",
                 on_click="ignore",
@@ -212,7 +205,7 @@ def _delete(ctx: Console, where: Scope, name: str) -> None:
         _note(where, "library", False, f"{refused}.")
         return
     try:
-        count = delete(ctx.store, name)
+        count = ctx.client.templates.delete(name)
     except (PlannerError, SessionsError) as error:
         _note(where, "library", False, f"{error}.")
         return
@@ -233,7 +226,7 @@ def _import(ctx: Console, where: Scope) -> None:
         _note(where, "library", False, f"{uploaded.name} is not UTF-8 text; choose a JSON file exported here.")
         return
     try:
-        done = import_text(ctx.store, text)
+        done = ctx.client.templates.import_text(text)
     except (PlannerError, SessionsError) as error:
         _note(where, "library", False, f"{uploaded.name}: {error}.")
         return

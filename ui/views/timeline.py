@@ -8,29 +8,19 @@ import streamlit as st
 from planner.diff import plan_diff
 from planner.events import Payload
 from planner.state import SessionState
-from sessions.client.creation import fork_session
-from sessions.client.history import TimeTravel
+from sessions.client import SessionView
+from sessions.client.errors import SessionsError
 from sessions.client.markdown import md, md_line, short
-from sessions.errors import SessionsError
-from sessions.store.reading import load_events
 from ui.access import current, locked
 from ui.context import Console
 from ui.status import status_line
 from ui.tree_chart import build_chart
-from ui.views.live import live
 from ui.views.sidebar import select_session
 
 __all__ = ["keep_timeline", "render_timeline"]
 
 _SCRUBBED = "_timeline_scrubbed"
 """Session state: {slider key: whether the slider stood before the live end when last drawn}."""
-
-
-def _time_travel(ctx: Console) -> TimeTravel:
-    travel = st.session_state.get("_time_travel")
-    if travel is None:
-        travel = st.session_state["_time_travel"] = TimeTravel(ctx.store)
-    return travel
 
 
 _BULKY = frozenset({"observation", "prompt", "raw", "output"})
@@ -42,7 +32,8 @@ def _detail(payload: Payload) -> str:
     return ", ".join(f"{name}={getattr(payload, name)}" for name in type(payload).model_fields if name not in _BULKY)
 
 
-def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None:
+def render_timeline(ctx: Console, view: SessionView) -> None:
+    session_id, latest = view.session_id, view.state
     last_seq = latest.seq
     if last_seq < 2:
         st.caption("The timeline fills in as the session runs.")
@@ -50,14 +41,13 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     key = _slider_key(session_id)
     seq = st.slider("Event", 1, last_seq, last_seq, key=key)
     st.session_state.setdefault(_SCRUBBED, {})[key] = seq < last_seq
-    secrets = live(ctx, session_id).secrets  # the whole log's, as the page's run has just read it
-    state = latest if seq == last_seq else _time_travel(ctx).at(session_id, seq, secrets)
+    state = latest if seq == last_seq else ctx.client.state_at(session_id, seq, view)
     st.markdown(f"At event {seq}: step {state.steps}, {md(state.status.value)} — {md_line(status_line(state), 300)}")
     if seq == last_seq:
         st.caption("This is the live plan, drawn above; move the slider back to see the plan as it was then.")
     else:
         _past_chart(session_id, state, latest, seq)
-    events = load_events(ctx.store, session_id, min(last_seq, seq + 5), after=max(0, seq - 15), secrets=secrets)
+    events = ctx.client.events(session_id, min(last_seq, seq + 5), after=max(0, seq - 15), view=view)
     table = pd.DataFrame(
         [
             {
@@ -72,7 +62,7 @@ def render_timeline(ctx: Console, session_id: str, latest: SessionState) -> None
     st.dataframe(table, hide_index=True, width="stretch")
     # Pressed, it forks in the same run that drew it enabled: no callback runs on an older judgement.
     if st.button(f"Fork from event {seq}", key="fork_btn", **locked("fork")):
-        select_session(fork_session(ctx.store, session_id, seq, by=current().name))
+        select_session(ctx.client.fork(session_id, seq, by=current().name))
     if latest.forked_from is not None:
         _compare_with_parent(ctx, session_id, latest, *latest.forked_from)
 
@@ -106,7 +96,7 @@ def _marked_chart(state: SessionState, changed: tuple[str, ...], key: str, heigh
 def _compare_with_parent(ctx: Console, session_id: str, fork: SessionState, parent_id: str, at_seq: int) -> None:
     """Where this fork and the session it was forked from went separate ways, node by node."""
     try:  # cached by (session, last event): the live panel redraws this every 0.75 s
-        parent = _time_travel(ctx).at(parent_id, ctx.reads.session(parent_id).last_seq)
+        parent = ctx.client.state_at(parent_id, ctx.client.info(parent_id).last_seq)
     except SessionsError as error:
         st.caption(f"The session this was forked from cannot be read: {md(str(error))}")
         return

@@ -8,8 +8,8 @@ import streamlit as st
 
 from planner.frames import active_path
 from planner.state import SessionState
+from sessions.client import SessionView
 from sessions.client.markdown import md, short
-from ui.context import Console
 from ui.shortcuts import SHORTCUTS, ShortcutName
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
 from ui.url import NODE_KEY, picker_key, select, selected_node, shown_node
@@ -17,14 +17,10 @@ from ui.url import NODE_KEY, picker_key, select, selected_node, shown_node
 __all__ = ["render_node_picker", "render_tree"]
 
 
-def render_tree(
-    ctx: Console,
-    session_id: str,
-    state: SessionState,
-    aside: Callable[[], None] | None = None,
-) -> None:
+def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> None:
     """The toggles, then the chart. `aside` draws next to the toggles (the live page): there it takes
     room from nothing else, where above the node's forms it pushed them below the fold."""
+    session_id, state = view.session_id, view.state
     toggles, beside = st.columns([3, 2], gap="small") if aside is not None else (st.container(), None)
     with toggles, st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
         st.toggle("Hide pruned/deleted", key="hide_removed")
