@@ -21,7 +21,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from planner.config import EngineConfig
 from planner.effects import SentRequest
 from planner.inputs import InputError, shown
-from planner.operators import Diagnosis, Operator, StepWork
+from planner.questions import Diagnosis, Question, StepWork
 from planner.tree import NodeType, Origin, Status, TemplateRef
 
 __all__ = [
@@ -221,7 +221,7 @@ class Box:
 @pydantic_dataclass(frozen=True, slots=True, config=_PART)
 class CandidateReport:
     """An item an observation reported. The model's answer was bounded when it was checked
-    (`planner.operators.Candidate`); the log keeps it as it was, whatever it says."""
+    (`planner.questions.Candidate`); the log keeps it as it was, whatever it says."""
 
     name: str
     verdict: str = "uncertain"
@@ -476,7 +476,7 @@ class ModelCalled(Payload):
     """One model call, accepted (`ok`) or not; `usage` is as the adapter reported it, read defensively."""
 
     KIND = Kind.MODEL_CALL
-    operator: Operator
+    operator: Question
     attempt: int = 1
     ok: bool = True
     error: str | None = None

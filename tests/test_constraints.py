@@ -13,7 +13,7 @@ from planner.engine import Engine
 from planner.errors import ModelOutputError
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import Constraints, ItemConstraints, Reply, View
+from planner.questions import Constraints, ItemConstraints, Reply, View
 from planner.state import RunStatus, SessionState
 
 DEFAULTS = EngineConfig()

@@ -12,7 +12,7 @@ from planner.engine import Engine
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import CallRecord, Observation, Reply
+from planner.questions import CallRecord, Observation, Reply
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
 

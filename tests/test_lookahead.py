@@ -10,7 +10,7 @@ from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import Observation, Proposal, Reply, View
+from planner.questions import Observation, Proposal, Reply, View
 from planner.state import RunStatus, SessionState, replay
 from planner.tree import NodeType
 

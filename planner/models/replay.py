@@ -16,13 +16,13 @@ from pydantic import BaseModel, ValidationError
 
 from planner.errors import ModelOutputError
 from planner.events import Event, ModelCalled
-from planner.operators import (
+from planner.questions import (
     Completion,
     Constraints,
     Expansion,
     FinalAnswer,
     Observation,
-    Operator,
+    Question,
     Repair,
     Reply,
     View,
@@ -81,40 +81,40 @@ class ReplayModel:
         self._used: set[int] = set()
 
     def extract_constraints(self, view: View) -> Reply[Constraints]:
-        return self._answer(Operator.CONSTRAINTS, view, Constraints)
+        return self._answer(Question.CONSTRAINTS, view, Constraints)
 
     def expand(self, view: View) -> Reply[Expansion]:
-        return self._answer(Operator.EXPAND, view, Expansion)
+        return self._answer(Question.EXPAND, view, Expansion)
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
-        return self._answer(Operator.REPAIR, view, Repair)
+        return self._answer(Question.REPAIR, view, Repair)
 
     def check_completion(self, view: View) -> Reply[Completion]:
-        return self._answer(Operator.COMPLETE, view, Completion)
+        return self._answer(Question.COMPLETE, view, Completion)
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
-        return self._answer(Operator.OBSERVE, view, Observation)
+        return self._answer(Question.OBSERVE, view, Observation)
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        return self._answer(Operator.FINAL_ANSWER, view, FinalAnswer)
+        return self._answer(Question.FINAL_ANSWER, view, FinalAnswer)
 
-    def _answer(self, operator: Operator, view: View, output: type[OutputT]) -> Reply[OutputT]:
+    def _answer(self, question: Question, view: View, output: type[OutputT]) -> Reply[OutputT]:
         node = view.node
         candidates = [
             i
             for i, call in enumerate(self._calls)
-            if i not in self._used and call.operator == operator and call.description == node.description
+            if i not in self._used and call.operator == question and call.description == node.description
         ]
         exact = [
             i for i in candidates if (self._calls[i].node_id, self._calls[i].revisions) == (node.id, node.revisions)
         ]
         chosen = next(iter(exact or candidates), None)
         if chosen is None:
-            raise ModelOutputError(f"no recorded answer for {operator} on {node.description!r}")
+            raise ModelOutputError(f"no recorded answer for {question} on {node.description!r}")
         self._used.add(chosen)
         try:
             return Reply(output.model_validate(self._calls[chosen].output))
         except ValidationError as error:
             raise ModelOutputError(
-                f"recorded {operator} answer is no longer valid: {error.errors()[0]['msg']}"
+                f"recorded {question} answer is no longer valid: {error.errors()[0]['msg']}"
             ) from None
