@@ -133,7 +133,7 @@ def _observations(base: str) -> dict[str, tuple[str, str | None]]:
 
 def question_calls(events: Iterable[Event]) -> Counter[str]:
     """How many times each question was asked in one session's log (every attempt counts)."""
-    return Counter(str(event.payload.operator) for event in events if isinstance(event.payload, ModelCalled))
+    return Counter(str(event.payload.question) for event in events if isinstance(event.payload, ModelCalled))
 
 
 def _print_pages(base: str, model: str) -> dict[str, tuple[int, int]]:

@@ -297,7 +297,7 @@ class Engine:
         started: float,
     ) -> None:
         data: dict[str, object] = {
-            "operator": question,
+            "question": question,
             "attempt": attempt,
             "ok": error is None,
             "error": error,

@@ -473,10 +473,14 @@ class NoteAdded(Payload):
 
 
 class ModelCalled(Payload):
-    """One model call, accepted (`ok`) or not; `usage` is as the adapter reported it, read defensively."""
+    """One model call, accepted (`ok`) or not; `usage` is as the adapter reported it, read defensively.
+
+    Version 2 renamed `operator` to `question`: the operator is the person supervising the run.
+    """
 
     KIND = Kind.MODEL_CALL
-    operator: Question
+    VERSION = 2
+    question: Question
     attempt: int = 1
     ok: bool = True
     error: str | None = None
@@ -697,6 +701,12 @@ def _command_without_operator(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "by": None}
 
 
+def _model_call_operator_to_question(data: dict[str, Any]) -> dict[str, Any]:
+    data = dict(data)
+    data["question"] = data.pop("operator", None)
+    return data
+
+
 def _nodes_added_without_template(data: dict[str, Any]) -> dict[str, Any]:
     """Before version 2 nodes were added one level at a time and never from a template."""
     return {**data, "types": {}, "template": None}
@@ -742,6 +752,7 @@ _UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     (Kind.SESSION_STATUS.value, 1): _session_status_cause,
     (Kind.NODES_ADDED.value, 1): _nodes_added_without_template,
     (Kind.APPROVAL_REQUESTED.value, 1): _approval_requested_without_preview,
+    (Kind.MODEL_CALL.value, 1): _model_call_operator_to_question,
 }
 """(kind, from_version) -> function returning the payload at from_version + 1."""
 

@@ -436,7 +436,7 @@ def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(ser
     server.thinking = "Brand first: the <img src=x onerror=alert(1)> cheapest **must** be compared."
     state, log = new_state(TASK)
     _run(state, _model(server), log)
-    [expansion] = [e.payload for e in log if isinstance(e.payload, ModelCalled) and e.payload.operator == "expand"][:1]
+    [expansion] = [e.payload for e in log if isinstance(e.payload, ModelCalled) and e.payload.question == "expand"][:1]
     assert expansion.thinking == [server.thinking] and expansion.effort == "medium"
 
     def page(data: dict) -> None:  # AppTest runs this function's source alone: it imports what it uses
@@ -677,7 +677,7 @@ def test_malformed_answers_are_retried_by_the_engine_then_fail_the_node(server: 
     server.replies[("expand_node", TASK)] = {"type": "OR", "children": [{"description": "a"}, {"description": "b"}]}
     state, log = new_state(TASK, EngineConfig(expansion_retries=2, repair=False))
     _run(state, _model(server), log)
-    attempts = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand"]
+    attempts = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["question"] == "expand"]
     assert [a.data["attempt"] for a in attempts] == [1, 2, 3]
     assert all(not a.data["ok"] and "score" in a.data["error"] for a in attempts)
     assert all(a.data["usage"]["input_tokens"] > 0 for a in attempts)
@@ -703,7 +703,7 @@ def test_a_full_session_runs_on_claude_and_records_usage_without_the_key(server:
     metrics = state.metrics
     assert metrics.model_calls == len(server.requests) and metrics.model_errors == 0
     assert metrics.cache_read_tokens > 0 and metrics.cache_write_tokens > 0 and metrics.cost_usd > 0
-    writes = [e.data["operator"] for e in log if e.kind is Kind.MODEL_CALL and e.data["usage"]["cache_write_tokens"]]
+    writes = [e.data["question"] for e in log if e.kind is Kind.MODEL_CALL and e.data["usage"]["cache_write_tokens"]]
     assert writes == ["expand"], "the first call writes the shared prefix; every other question reads it"
     dumped = json.dumps([e.data for e in log])
     assert KEY not in dumped
@@ -941,7 +941,7 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
             state.final_answer
         )
         calls = [e.payload for e in store.load(recorded) if isinstance(e.payload, ModelCalled)]
-        assert [c.operator for c in calls] == ["constraints", "expand", "observe", "observe", "observe", "complete"]
+        assert [c.question for c in calls] == ["constraints", "expand", "observe", "observe", "observe", "complete"]
         assert state.metrics.actions == 4 and state.constraints == ["espresso machine: cheapest", "name and price"]
         assert KEY.encode() not in db.read_bytes()
         family = family_of(model_id)

@@ -520,7 +520,7 @@ def test_a_broken_endpoint_pauses_the_session_after_the_retry_budget(fake: FakeA
         "not a Messages response; check ANTHROPIC_BASE_URL and resume the session"
     )
     failed = _failed_calls(log)
-    assert [(e.data["operator"], e.data["attempt"]) for e in failed] == [
+    assert [(e.data["question"], e.data["attempt"]) for e in failed] == [
         ("constraints", 1),
         ("constraints", 2),
         ("constraints", 3),

@@ -557,8 +557,8 @@ def test_the_timeline_summarises_each_event_through_its_payload_model() -> None:
     from ui.views.timeline import _detail
 
     assert _detail(StatusChanged(status=Status.FAIL, reason="no results")).startswith("status=FAIL, reason=no results")
-    call = _detail(ModelCalled(operator=Question.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
-    assert "operator=expand" in call and "error=bad" in call
+    call = _detail(ModelCalled(question=Question.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
+    assert "question=expand" in call and "error=bad" in call
     assert "prompt" not in call and "the whole prompt" not in call
 
 

@@ -26,7 +26,7 @@ def test_reask_the_roots_expansion_compare_and_adopt(page: Page, console: Consol
     [call] = [
         e.seq
         for e in load_events(store, session_id)
-        if isinstance(e.payload, ModelCalled) and e.payload.operator is Question.EXPAND and e.node_id == "0"
+        if isinstance(e.payload, ModelCalled) and e.payload.question is Question.EXPAND and e.node_id == "0"
     ]
     click_node(page, "0")
     open_tab(page, "Node")

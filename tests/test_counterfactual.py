@@ -69,7 +69,7 @@ def _call(store: SqlStore, session_id: str, question: Question, node: str = "0")
     return next(
         e.seq
         for e in store.load(session_id)
-        if isinstance(e.payload, ModelCalled) and e.payload.operator is question and e.node_id == node and e.payload.ok
+        if isinstance(e.payload, ModelCalled) and e.payload.question is question and e.node_id == node and e.payload.ok
     )
 
 
@@ -213,7 +213,7 @@ def test_a_repair_reasked_with_an_instruction_is_compared_as_plans_and_adopted(
     last = store.session(session_id).last_seq
     cf = reask(store, session_id, call, instruction=LOOK_CLOSER)
     assert store.session(session_id).last_seq == last, "a re-ask never writes to the session's log"
-    assert cf.operator is Question.REPAIR and cf.node == "0"
+    assert cf.question is Question.REPAIR and cf.node == "0"
     assert cf.before is not None and [(c.id, c.description) for c in cf.before.children] == [
         ("0.1", SEARCH),
         ("0.4", RECIPE_C),

@@ -128,7 +128,7 @@ class Counterfactual(_Frozen):
 
     session_id: str
     call: int
-    operator: Question
+    question: Question
     node: str
     model: str
     instruction: str | None = None
@@ -180,21 +180,21 @@ def reask(
     chosen = dict(settings or {})
     effort = chosen.pop("effort", None)
     config = _config(state, chosen)
-    if recorded.operator is Question.REPAIR and (not config.repair or node.revisions >= config.max_revisions):
+    if recorded.question is Question.REPAIR and (not config.repair or node.revisions >= config.max_revisions):
         raise ReaskError(
             f"with repair {'off' if not config.repair else f'limited to {config.max_revisions} revisions'}, "
             f"{node.id} (repaired {node.revisions} times) would not be repaired at all: the engine would prune it"
         )
     spec = model or state.model
     asked = _model(store, state, spec, effort, instruction)
-    reply, attempts = _ask(recorded.operator, asked, state, node, config)
-    original = _validated(recorded.operator, recorded.output)
-    before = _plan(recorded.operator, original, state, node, made=recorded.ok)
-    after = _plan(recorded.operator, reply.output, state, node)
+    reply, attempts = _ask(recorded.question, asked, state, node, config)
+    original = _validated(recorded.question, recorded.output)
+    before = _plan(recorded.question, original, state, node, made=recorded.ok)
+    after = _plan(recorded.question, reply.output, state, node)
     return Counterfactual(
         session_id=session_id,
         call=call_seq,
-        operator=recorded.operator,
+        question=recorded.question,
         node=node.id,
         model=spec,
         instruction=instruction,
@@ -204,7 +204,7 @@ def reask(
         before=before,
         after=after,
         children=diff_children(before.children if before else [], after.children if after else []),
-        fields=_fields(recorded.operator, recorded.output or {}, reply.output.model_dump(mode="json")),
+        fields=_fields(recorded.question, recorded.output or {}, reply.output.model_dump(mode="json")),
         attempts=attempts,
         usage=reply.call.usage,
         prompt=reply.call.prompt,
@@ -216,7 +216,7 @@ def _call_event(session_id: str, events: list[Event], call_seq: int) -> Event:
     calls = [
         e.seq
         for e in events
-        if e.kind is Kind.MODEL_CALL and cast(ModelCalled, e.payload).operator in REASKABLE and e.node_id
+        if e.kind is Kind.MODEL_CALL and cast(ModelCalled, e.payload).question in REASKABLE and e.node_id
     ]
     listed = ", ".join(f"#{seq}" for seq in calls[:_LISTED_CALLS]) + (
         f" and {len(calls) - _LISTED_CALLS} more" if len(calls) > _LISTED_CALLS else ""
@@ -227,7 +227,7 @@ def _call_event(session_id: str, events: list[Event], call_seq: int) -> Event:
         raise ReaskError(f"session {session_id} has no event {call_seq} (it has {len(events)}); {hint}")
     if event.kind is not Kind.MODEL_CALL:
         raise ReaskError(f"event {call_seq} of session {session_id} is a {event.kind.value}, not a model call; {hint}")
-    question = cast(ModelCalled, event.payload).operator
+    question = cast(ModelCalled, event.payload).question
     if question not in REASKABLE:
         raise ReaskError(
             f"call #{call_seq} asked for {question.value.replace('_', ' ')}, which changes no plan; "
@@ -438,7 +438,7 @@ def adoption(state: SessionState, counterfactual: Counterfactual) -> list[Comman
     node = state.tree.get(cf.node)
     if node is None:
         raise ReaskError(f"there is no node {cf.node} in session {cf.session_id}")
-    if cf.operator is Question.OBSERVE:
+    if cf.question is Question.OBSERVE:
         return _observation_edits(state, cf)
     plan = cf.after
     assert plan is not None, "an expansion or repair always has a plan"

@@ -42,7 +42,7 @@ def render_reask(follower: Live, node_id: str) -> None:
     calls = {
         event.seq: event.payload
         for event in follower.by_node.get(node_id, [])
-        if isinstance(event.payload, ModelCalled) and event.payload.operator in REASKABLE
+        if isinstance(event.payload, ModelCalled) and event.payload.question in REASKABLE
     }
     for event in follower.by_node.get(node_id, []):
         applied = event.payload
@@ -58,7 +58,7 @@ def render_reask(follower: Live, node_id: str) -> None:
             "Call",
             list(calls),
             index=len(calls) - 1,
-            format_func=lambda seq: f"#{seq} {calls[seq].operator.value} (attempt {calls[seq].attempt})",
+            format_func=lambda seq: f"#{seq} {calls[seq].question.value} (attempt {calls[seq].attempt})",
             key=where.key("reask_call"),
         )
         st.text_area("Instruction", key=where.key("reask_instruction"), height=68)
