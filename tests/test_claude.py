@@ -203,7 +203,7 @@ def test_each_question_is_one_tool_call_with_a_cached_prefix(
     assert system["cache_control"] == {"type": "ephemeral"}, "the prefix ends in the system: effort cannot break it"
     assert task_block["cache_control"] == {"type": "ephemeral"}, "and the task after it, where the messages hold"
     text = context["text"]
-    assert text.startswith(f"Operator: {tool}\n") and shows in text
+    assert text.startswith(f"Question: {tool}\n") and shows in text
     assert "## Current node\n0.2: open the cheapest result" in text
     assert "0 [AND VISITED]" in text and "<== current" in text and "0.3 [UNKNOWN UNVISITED]" in text
     assert "more characters not shown" in text and len(text) < 16_000
@@ -230,7 +230,7 @@ def test_constraints_are_read_from_the_task_alone_then_shown_with_it(server: Fak
     assert extracted.lines() == ["espresso machine: cheapest"]
     request = server.requests[0]
     assert request["tool_choice"] == {"type": "auto"} and request["output_config"] == {"effort": SESSION_EFFORT}
-    assert request["messages"][0]["content"][1]["text"].startswith("Operator: extract_constraints\n")
+    assert request["messages"][0]["content"][1]["text"].startswith("Question: extract_constraints\n")
     assert "Current page" not in request["messages"][0]["content"][1]["text"]
 
     server.replies[("expand_node", "open the cheapest result")] = ANSWERS["expand_node"]
@@ -384,7 +384,7 @@ def test_one_effort_serves_every_call_of_a_session_and_a_session_may_set_its_own
 def test_thinking_text_never_leaks_into_the_answer(server: FakeAnthropic) -> None:
     """A summary that looks like an answer (even another tool's JSON) stays a summary."""
     decoy = json.dumps({"type": "ACTION", "action": "click [99]"})
-    server.thinking = f"Operator: final_answer\n{decoy} is tempting, but [12] is the cheapest."
+    server.thinking = f"Question: final_answer\n{decoy} is tempting, but [12] is the cheapest."
     server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
     reply = _model(server).expand(_view())
     assert reply.output.action == "click [12]" and reply.output.reasoning == ""

@@ -90,8 +90,8 @@ Browser actions (element ids are the numbers in square brackets in the page obse
 The page observation is a compact text rendering of the page, not raw HTML. Rely only on what it
 shows and on the notes; never invent element ids, prices or names.
 
-Each request names one operator (its first line, "Operator: <tool>"). Answer only by calling that
-operator's tool, once, never another tool and never with plain text, following the operator's
+Each request names one question (its first line, "Question: <tool>"). Answer only by calling that
+question's tool, once, never another tool and never with plain text, following the question's
 instructions below."""
 
 
@@ -224,7 +224,7 @@ QUESTIONS = tuple(PROMPTS)
 def system_text(*questions: Question) -> str:
     """The system text for these questions (all of them: the shared, cached system text)."""
     chosen = [PROMPTS[q] for q in questions] if questions else list(PROMPTS.values())
-    parts = [_BASICS.format(actions=describe_actions()), "Operators:"]
+    parts = [_BASICS.format(actions=describe_actions()), "Questions:"]
     return "\n\n".join(parts + [f"## {p.tool}\n{p.instructions}" for p in chosen])
 
 
@@ -323,7 +323,7 @@ def render_user(
     re-ask, `sessions.client.counterfactual`); it comes last, after the page, so it is the last thing read.
     """
     node = view.node
-    ask = f"Operator: {PROMPTS[question].tool}"
+    ask = f"Question: {PROMPTS[question].tool}"
     if question == Question.CONSTRAINTS:
         return f"{ask}\n\n## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
     sections = [
@@ -410,7 +410,7 @@ def render_diagnosis(run: Trajectory) -> str:
     ended = f"{run.status}" + (f": {run.reason}" if run.reason else "")
     root = run.tree.get(ROOT_ID)
     sections = [
-        f"Operator: {DIAGNOSIS_TOOL['name']}",
+        f"Question: {DIAGNOSIS_TOOL['name']}",
         f"## Current node\n{ROOT_ID}: {root.description if root is not None else run.task}",
         f"## Task\n{run.task}",
         f"## Constraints\n{_bullets(run.constraints, '(none recorded)')}",
