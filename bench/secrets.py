@@ -21,8 +21,8 @@ from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import CallRecord, Reply
 from planner.protocols import ElementInfo, Page
+from planner.questions import CallRecord, Reply
 from planner.secrets import Secrets, secrets_in
 from planner.state import Recorder, SessionState, replay
 from sessions.store.sql import SqlStore, database_url
@@ -40,8 +40,8 @@ class _Prompting:
     def __init__(self, script: Script) -> None:
         self._inner = ScriptedModel(script)
 
-    def __getattr__(self, operator: str) -> Callable[..., Reply[Any]]:
-        answer = getattr(self._inner, operator)
+    def __getattr__(self, question: str) -> Callable[..., Reply[Any]]:
+        answer = getattr(self._inner, question)
 
         def asked(view: Any, *rest: Any) -> Reply[Any]:
             prompt = f"{view.task}\n## Current page\n{view.observation}\n" + _FILLER * 40

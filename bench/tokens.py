@@ -2,16 +2,16 @@
 
 Prints, on the bundled demo shop:
 1. raw HTML size against the compact observation the prompts carry, per page;
-2. approximate prompt tokens per operator call on the default model (`--model` another id), in its
+2. approximate prompt tokens per question on the default model (`--model` another id), in its
    family's tokenizer (characters x `tokens_per_char` from `planner.models.capabilities`, an
    approximation, not a tokenizer), split into the cached prefix (tools + system) and the per-call
-   part (task and operator context), with the observation rendered compactly and, for comparison, as raw HTML; then
+   part (task and question context), with the observation rendered compactly and, for comparison, as raw HTML; then
    which families cache that prefix;
 3. model calls per browser action (model_call events / action_executed events that are not notes)
    for demo-task runs, against the goal of at most 2.2, with lookahead (the default) and without
    it (`lookahead=0`, one expansion call per node) for comparison. `--db DB --session ID` counts a
    recorded session instead (for instance a real Claude run);
-4. for the model of section 2: the calls of those runs per operator, the effort each is sent with,
+4. for the model of section 2: the calls of those runs per question, the effort each is sent with,
    input tokens per call, the share of input tokens read from the cache (the first call writes the
    prefix, every later one reads it), calls per browser action, and the estimated cost per browser
    action at the family's list prices: input with cache writes and reads, and what each 1,000 output
@@ -38,10 +38,10 @@ from planner.events import ActionExecuted, Event, Kind, ModelCalled
 from planner.models.capabilities import DEFAULT_MODEL, FAMILIES, family_of
 from planner.models.claude import ClaudeModel, prefix_tokens
 from planner.models.prompts import OBSERVATION_BUDGET, PROMPTS
-from planner.operators import View
+from planner.questions import View
 from planner.tree import Node, NodeType, Status, Tree
 
-__all__ = ["calls_per_action", "main", "operator_calls", "prompt_tokens"]
+__all__ = ["calls_per_action", "main", "prompt_tokens", "question_calls"]
 
 GOAL_CALLS_PER_ACTION = 2.2
 PAGES = ("/", "/search?q=espresso", "/search?q=espresso&sort=price_asc")
@@ -86,14 +86,14 @@ def _view(observation: str, url: str) -> View:
 
 
 def prompt_tokens(view: View, model: str = DEFAULT_MODEL) -> dict[str, tuple[int, int]]:
-    """Per operator: (cached prefix tokens, per-call tokens) in `model`'s tokenizer, tools counted in the prefix."""
+    """Per question: (cached prefix tokens, per-call tokens) in `model`'s tokenizer, tools counted in the prefix."""
     claude = ClaudeModel(model)
     sizes: dict[str, tuple[int, int]] = {}
-    for operator in PROMPTS:
-        request = claude.request(operator, view, _DETAIL.get(operator, ""))
+    for question in PROMPTS:
+        request = claude.request(question, view, _DETAIL.get(question, ""))
         task_block, context = request["messages"][0]["content"]
         prefix = len(request["system"][0]["text"]) + len(json.dumps(request["tools"]))
-        sizes[operator] = (_tokens(prefix, model), _tokens(len(task_block["text"]) + len(context["text"]), model))
+        sizes[question] = (_tokens(prefix, model), _tokens(len(task_block["text"]) + len(context["text"]), model))
     return sizes
 
 
@@ -131,9 +131,9 @@ def _observations(base: str) -> dict[str, tuple[str, str | None]]:
     return {path: (raw[path], compact[path]) for path in raw}
 
 
-def operator_calls(events: Iterable[Event]) -> Counter[str]:
-    """How many model calls each operator made in one session's log."""
-    return Counter(str(event.payload.operator) for event in events if isinstance(event.payload, ModelCalled))
+def question_calls(events: Iterable[Event]) -> Counter[str]:
+    """How many times each question was asked in one session's log (every attempt counts)."""
+    return Counter(str(event.payload.question) for event in events if isinstance(event.payload, ModelCalled))
 
 
 def _print_pages(base: str, model: str) -> dict[str, tuple[int, int]]:
@@ -150,15 +150,15 @@ def _print_pages(base: str, model: str) -> dict[str, tuple[int, int]]:
     raw_results, compact = pages[PAGES[1]]
     print()
     family = family_of(model)
-    print(f"2. Prompt tokens per operator call on the espresso results page, {family.name} ({model})")
+    print(f"2. Prompt tokens per question on the espresso results page, {family.name} ({model})")
     print(f"   ({family.tokens_per_char:g} tokens per character, approximate)")
-    print(f"   {'operator':14} {'cached prefix':>13} {'per call':>9} {'per call, raw HTML':>19}")
+    print(f"   {'question':14} {'cached prefix':>13} {'per call':>9} {'per call, raw HTML':>19}")
     raw_sizes = prompt_tokens(_view(raw_results, base + PAGES[1]), model)
     sizes = prompt_tokens(_view(compact or raw_results, base + PAGES[1]), model)
-    for operator, (prefix, call) in sizes.items():
-        print(f"   {operator:14} {prefix:>13} {call:>9} {raw_sizes[operator][1]:>19}")
+    for question, (prefix, call) in sizes.items():
+        print(f"   {question:14} {prefix:>13} {call:>9} {raw_sizes[question][1]:>19}")
     print(f"   (observations are cut at {OBSERVATION_BUDGET} characters, planner.models.prompts.OBSERVATION_BUDGET)")
-    print("   the prefix (tools + system) is shared by every operator; each family caches it if long enough:")
+    print("   the prefix (tools + system) is shared by every question; each family caches it if long enough:")
     for other in FAMILIES:
         tokens, minimum = prefix_tokens(other), other.cache_minimum
         verdict = "cached" if tokens >= minimum else "NOT cached (too short): calls send one tool, uncached"
@@ -184,26 +184,26 @@ def _print_calls(sessions: Sequence[tuple[str, list[Event]]], title: str) -> Non
 def _print_default_calls(
     sessions: Sequence[tuple[str, list[Event]]], sizes: dict[str, tuple[int, int]], model: str
 ) -> None:
-    """Section 4: calls per operator and their effort, cached share, calls and cost per browser action."""
+    """Section 4: calls per question and their effort, cached share, calls and cost per browser action."""
     claude, family = ClaudeModel(model), family_of(model)
     calls: Counter[str] = Counter()
     actions = runs = 0
     for _, events in sessions:
-        calls += operator_calls(events)
+        calls += question_calls(events)
         actions += calls_per_action(events)[1]
         runs += 1
     total = sum(calls.values())
     print()
     print(f"4. Calls, cache and cost on {family.name} ({model}), demo tasks, lookahead on")
     print(f"   effort {claude.effort or '-'} on every call, max_tokens {claude.max_tokens:,}")
-    print(f"   {'operator':14} {'calls':>6} {'cached':>7} {'uncached':>9} {'input $/call':>13}")
+    print(f"   {'question':14} {'calls':>6} {'cached':>7} {'uncached':>9} {'input $/call':>13}")
     cached = written = uncached = 0
     input_cost = 0.0
-    for operator in PROMPTS:
-        count = calls[str(operator)]
-        prefix, call = sizes[operator]
+    for question in PROMPTS:
+        count = calls[str(question)]
+        prefix, call = sizes[question]
         each = family.prices.cost(call, 0, 0, prefix) if family.prices and claude.shared_prefix else 0.0
-        print(f"   {operator:14} {count:>6} {prefix:>7} {call:>9} {each:>13.5f}")
+        print(f"   {question:14} {count:>6} {prefix:>7} {call:>9} {each:>13.5f}")
         uncached += count * call
         if claude.shared_prefix:
             cached += count * prefix

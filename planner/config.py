@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from planner.effects import RequestRule
-from planner.operators import MAX_CHILDREN
+from planner.questions import MAX_CHILDREN
 
 __all__ = ["Breakpoint", "EngineConfig"]
 

@@ -25,8 +25,8 @@ first that applies deciding the category:
 Its critical steps are the failed actions (at most `MAX_CITED`), or the last step before the first
 failed node; it says what recovery tried (alternatives switched to, repairs and their outcomes).
 
-The diagnosis itself is a model output like any operator's, so its model (`Diagnosis`) lives with
-the others in `planner.operators`; the event that stores it (`planner.events.Diagnosed`) is built
+The diagnosis itself is a model output like any question's answer, so its model (`Diagnosis`) lives with
+the others in `planner.questions`; the event that stores it (`planner.events.Diagnosed`) is built
 from it.
 """
 
@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING
 
 from planner.errors import ModelOutputError
 from planner.events import ActionExecuted, Event, NoteAdded, Observed, RevisionUsed, RolledBack, StatusChanged
-from planner.operators import CriticalStep, Diagnosis, FailureCategory
+from planner.questions import CriticalStep, Diagnosis, FailureCategory
 from planner.state import SessionState
 from planner.tree import ROOT_ID, NodeType, Status, Tree
 
 if TYPE_CHECKING:
-    from planner.operators import Reply
+    from planner.questions import Reply
 
 __all__ = [
     "MAX_CITED",

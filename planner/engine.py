@@ -8,7 +8,7 @@ One step is one of: extract the task's constraints (once, first), expand a node,
 (with its summary and global tree update), evaluate a node on exit, recover a failed node (prune,
 next OR alternative or repair), or finish the session with a final answer.
 
-Model calls are merged where two operators read the same input: the observation call also plans
+Model calls are merged where two questions read the same input: the observation call also plans
 the next sub-goals' actions on the page it reads (lookahead), an expansion may ground its children's
 first actions, and the root's completion check may carry the final answer. A planned-ahead action
 is used only while its page is still current, so it costs no expansion call but never acts on a
@@ -32,8 +32,8 @@ from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailabl
 from planner.events import Cause, Event, Kind
 from planner.frames import Frame, Position, next_position, or_choice, upcoming
 from planner.guard import Guard
-from planner.operators import CallRecord, ChildSpec, Expansion, Observation, Operator, Repair, Reply, StepWork, View
 from planner.protocols import ActionResult, ElementInfo, Environment, Model, Page
+from planner.questions import CallRecord, ChildSpec, Expansion, Observation, Question, Repair, Reply, StepWork, View
 from planner.secrets import typed_text
 from planner.state import Recorder, RunStatus, SessionState
 from planner.status import CLOSED, REMOVED
@@ -258,7 +258,7 @@ class Engine:
 
     def _ask(
         self,
-        operator: Operator,
+        question: Question,
         node: Node,
         call: Callable[[], Reply[OutputT]],
         check: Callable[[OutputT], None] | None = None,
@@ -277,28 +277,28 @@ class Engine:
             try:
                 reply = call()
             except ModelEnvelopeError as error:
-                self._record_call(operator, node, attempt, None, error.call, error.reason, started)
+                self._record_call(question, node, attempt, None, error.call, error.reason, started)
                 if attempt == attempts:
                     raise
                 continue
             except ModelOutputError as error:
                 reason = error.reason
-                self._record_call(operator, node, attempt, None, error.call, reason, started)
+                self._record_call(question, node, attempt, None, error.call, reason, started)
                 continue
             try:
                 if check is not None:
                     check(reply.output)
             except _Invalid as error:
                 reason = str(error)
-                self._record_call(operator, node, attempt, reply.output, reply.call, reason, started)
+                self._record_call(question, node, attempt, reply.output, reply.call, reason, started)
                 continue
-            self._record_call(operator, node, attempt, reply.output, reply.call, None, started)
+            self._record_call(question, node, attempt, reply.output, reply.call, None, started)
             return reply.output, ""
         return None, reason
 
     def _record_call(
         self,
-        operator: Operator,
+        question: Question,
         node: Node,
         attempt: int,
         output: BaseModel | None,
@@ -307,7 +307,7 @@ class Engine:
         started: float,
     ) -> None:
         data: dict[str, object] = {
-            "operator": operator,
+            "question": question,
             "attempt": attempt,
             "ok": error is None,
             "error": error,
@@ -331,7 +331,7 @@ class Engine:
         root = self.state.tree[ROOT_ID]
         self._rec.record(Kind.STEP, ROOT_ID, frame=None, work=StepWork.CONSTRAINTS)
         constraints, reason = self._ask(
-            Operator.CONSTRAINTS, root, lambda: self.model.extract_constraints(self._view(root))
+            Question.CONSTRAINTS, root, lambda: self.model.extract_constraints(self._view(root))
         )
         if constraints is None:
             self._rec.record(
@@ -372,7 +372,7 @@ class Engine:
             own = [expansion.action or ""] if expansion.type == "ACTION" else []
             self._check_actions([*own, *self._planned(expansion.children)])
 
-        expansion, reason = self._ask(Operator.EXPAND, node, lambda: self.model.expand(self._view(node)), check)
+        expansion, reason = self._ask(Question.EXPAND, node, lambda: self.model.expand(self._view(node)), check)
         if expansion is None:
             self._fail(node, f"expansion failed: {reason}")
             return
@@ -494,7 +494,7 @@ class Engine:
                     raise _Invalid(f"ahead action for {proposal.node}: {problem}")
 
         observation, reason = self._ask(
-            Operator.OBSERVE, node, lambda: self.model.observe(self._view(node), action), check
+            Question.OBSERVE, node, lambda: self.model.observe(self._view(node), action), check
         )
         if observation is None:
             self._rec.record(
@@ -561,7 +561,7 @@ class Engine:
             self._fail(node, "no sub-goals left")
             return
         if node.id == ROOT_ID or self.config.completion_check == "every_and":
-            verdict, reason = self._ask(Operator.COMPLETE, node, lambda: self.model.check_completion(self._view(node)))
+            verdict, reason = self._ask(Question.COMPLETE, node, lambda: self.model.check_completion(self._view(node)))
             if verdict is None:
                 self._fail(node, f"completion check failed: {reason}")
             elif verdict.complete:
@@ -619,7 +619,7 @@ class Engine:
             self._check_actions(self._planned(repair.add))
 
         repair, reason = self._ask(
-            Operator.REPAIR, node, lambda: self.model.repair(self._view(node), node.reason or ""), check
+            Question.REPAIR, node, lambda: self.model.repair(self._view(node), node.reason or ""), check
         )
         if repair is None or not repair.add:
             why = reason if repair is None else (repair.reasoning or "nothing to add")
@@ -667,7 +667,7 @@ class Engine:
         answer = self.state.final_answer if succeeded else None
         why = ""
         if answer is None:
-            reply, why = self._ask(Operator.FINAL_ANSWER, root, lambda: self.model.final_answer(self._view(root)))
+            reply, why = self._ask(Question.FINAL_ANSWER, root, lambda: self.model.final_answer(self._view(root)))
             if reply is not None:
                 answer = reply.answer.strip() if reply.answer and reply.answer.strip() else None
                 why = reply.missing.strip() or "the notes hold no answer"

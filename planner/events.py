@@ -21,7 +21,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from planner.config import EngineConfig
 from planner.effects import SentRequest
 from planner.inputs import InputError, shown
-from planner.operators import Diagnosis, Operator, StepWork
+from planner.questions import Diagnosis, Question, StepWork
 from planner.tree import NodeType, Origin, Status, TemplateRef
 
 __all__ = [
@@ -221,7 +221,7 @@ class Box:
 @pydantic_dataclass(frozen=True, slots=True, config=_PART)
 class CandidateReport:
     """An item an observation reported. The model's answer was bounded when it was checked
-    (`planner.operators.Candidate`); the log keeps it as it was, whatever it says."""
+    (`planner.questions.Candidate`); the log keeps it as it was, whatever it says."""
 
     name: str
     verdict: str = "uncertain"
@@ -476,10 +476,14 @@ class NoteAdded(Payload):
 
 
 class ModelCalled(Payload):
-    """One model call, accepted (`ok`) or not; `usage` is as the adapter reported it, read defensively."""
+    """One model call, accepted (`ok`) or not; `usage` is as the adapter reported it, read defensively.
+
+    Version 2 renamed `operator` to `question`: the operator is the person supervising the run.
+    """
 
     KIND = Kind.MODEL_CALL
-    operator: Operator
+    VERSION = 2
+    question: Question
     attempt: int = 1
     ok: bool = True
     error: str | None = None
@@ -700,6 +704,12 @@ def _command_without_operator(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "by": None}
 
 
+def _model_call_operator_to_question(data: dict[str, Any]) -> dict[str, Any]:
+    data = dict(data)
+    data["question"] = data.pop("operator", None)
+    return data
+
+
 def _nodes_added_without_template(data: dict[str, Any]) -> dict[str, Any]:
     """Before version 2 nodes were added one level at a time and never from a template."""
     return {**data, "types": {}, "template": None}
@@ -745,6 +755,7 @@ _UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     (Kind.SESSION_STATUS.value, 1): _session_status_cause,
     (Kind.NODES_ADDED.value, 1): _nodes_added_without_template,
     (Kind.APPROVAL_REQUESTED.value, 1): _approval_requested_without_preview,
+    (Kind.MODEL_CALL.value, 1): _model_call_operator_to_question,
 }
 """(kind, from_version) -> function returning the payload at from_version + 1."""
 

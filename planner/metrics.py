@@ -45,7 +45,7 @@ from planner.events import (
     RevisionUsed,
     StatusChanged,
 )
-from planner.operators import Operator
+from planner.questions import Question
 from planner.state import RunStatus, SessionState, apply
 from planner.status import REMOVED
 from planner.tree import ROOT_ID, NodeType, Origin, Status, Tree
@@ -209,7 +209,7 @@ def _history(events: Iterable[Event]) -> _History:
             case Kind.NODE_EXPANDED:
                 found.expansions += 1
                 found.revised.add(cast(str, node_id))
-            case Kind.MODEL_CALL if cast(ModelCalled, event.payload).operator is Operator.REPAIR:
+            case Kind.MODEL_CALL if cast(ModelCalled, event.payload).question is Question.REPAIR:
                 repairing.add(cast(str, node_id))
             case Kind.REVISION_USED:
                 found.repair_attempts += 1

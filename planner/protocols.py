@@ -8,14 +8,14 @@ from typing import Protocol, runtime_checkable
 
 from planner.effects import RequestRule, SentRequest
 from planner.events import Box
-from planner.operators import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
+from planner.questions import Completion, Constraints, Expansion, FinalAnswer, Observation, Repair, Reply, View
 
 __all__ = ["ActionResult", "ElementInfo", "Environment", "Model", "Page", "Preview"]
 
 
 @runtime_checkable
 class Model(Protocol):
-    """One method per planner operator. Raise `ModelOutputError` for an unusable answer and
+    """One method per planner question. Raise `ModelOutputError` for an unusable answer and
     `ModelUnavailable` when the backend cannot be reached."""
 
     name: str

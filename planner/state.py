@@ -56,7 +56,7 @@ from planner.events import (
     SessionStatus,
     StatusChanged,
 )
-from planner.operators import Candidate
+from planner.questions import Candidate
 from planner.secrets import Secrets
 from planner.status import CLOSED, REMOVED, move
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, TemplateRef, Tree

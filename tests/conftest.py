@@ -15,7 +15,7 @@ from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import CallRecord, Reply
+from planner.questions import CallRecord, Reply
 from planner.state import Recorder, SessionState
 
 if TYPE_CHECKING:
@@ -55,8 +55,8 @@ class Billed:
     def __init__(self) -> None:
         self._inner = ScriptedModel(load("brownie.json"))
 
-    def __getattr__(self, operator: str) -> Any:
-        answer = getattr(self._inner, operator)
+    def __getattr__(self, question: str) -> Any:
+        answer = getattr(self._inner, question)
 
         def billed(*args: Any) -> Reply[Any]:
             usage = {"input_tokens": 100, "output_tokens": 10, "cost_usd": CENT}

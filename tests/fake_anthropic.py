@@ -3,8 +3,8 @@
 The real SDK is pointed at it with `base_url`, so requests, retries, timeouts and error handling go
 through the same code paths as in production. Replies are scripted by (tool name, node
 description): the tool is the forced one, or (with `tool_choice` auto or structured outputs) the
-one the prompt's first line names ("Operator: <tool>"); the node is read from the "## Current node"
-section every operator prompt carries.
+one the prompt's first line names ("Question: <tool>"); the node is read from the "## Current node"
+section every question's prompt carries.
 
 Each model family's rules come from `planner.models.capabilities`, the table the backend reads: a
 setting the family refuses (forced tool choice, sampling parameters, a prefill, a thinking type it
@@ -44,7 +44,7 @@ from typing import Any, Self
 
 from planner.models.capabilities import Family, family_of
 
-__all__ = ["FakeAnthropic", "RawReply", "current_node", "operator_tool", "refusal"]
+__all__ = ["FakeAnthropic", "RawReply", "current_node", "question_tool", "refusal"]
 
 Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -94,18 +94,18 @@ def _chunks(data: bytes, size: int = 4096) -> list[bytes]:
 
 
 def current_node(body: dict[str, Any]) -> str:
-    """The description of the node an operator request is about, from its prompt text."""
+    """The description of the node a question is about, from its prompt text."""
     text = body["messages"][0]["content"][-1]["text"]
     section = text.split("## Current node\n", 1)[1].split("\n", 1)[0]
     return section.split(": ", 1)[1]
 
 
-def operator_tool(body: dict[str, Any]) -> str:
+def question_tool(body: dict[str, Any]) -> str:
     """The tool a request must be answered with: the forced one, else the one its prompt names."""
     choice = body.get("tool_choice") or {}
     if choice.get("type") == "tool":
         return str(choice["name"])
-    return body["messages"][0]["content"][-1]["text"].split("\n", 1)[0].removeprefix("Operator: ")
+    return body["messages"][0]["content"][-1]["text"].split("\n", 1)[0].removeprefix("Question: ")
 
 
 def refusal(family: Family, body: dict[str, Any]) -> str | None:
@@ -194,7 +194,7 @@ class FakeAnthropic:
         self.headers: list[dict[str, str]] = []
         self.delay = 0.0
         self.thinking: str | Callable[[dict[str, Any]], str] = lambda body: (
-            f"The node '{current_node(body)}' needs {operator_tool(body)}; I answer with that tool."
+            f"The node '{current_node(body)}' needs {question_tool(body)}; I answer with that tool."
         )
         self.thinking_tokens: dict[str, int] = {
             "low": 1_500,
@@ -267,7 +267,7 @@ class FakeAnthropic:
             refused = refusal(family, body)
             if refused is not None:
                 return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": refused}}
-            tool = operator_tool(body)
+            tool = question_tool(body)
             key = (tool, current_node(body))
             scripted = self.replies.get(key, self.replies.get((tool, "*")))
             if isinstance(scripted, list):

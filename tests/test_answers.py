@@ -10,7 +10,7 @@ from planner.engine import Engine
 from planner.events import Event, ModelCalled
 from planner.models.offline import OfflineModel
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import Completion, FinalAnswer, Reply, View
+from planner.questions import Completion, FinalAnswer, Reply, View
 from planner.state import RunStatus, SessionState
 from planner.tree import Status
 

@@ -58,7 +58,7 @@ def test_a_recorded_negative_or_garbage_cost_cannot_lower_the_spend() -> None:
         {"input_tokens": "many", "cost_usd": float("nan")},
         {"input_tokens": True, "cost_usd": float("inf")},
     ):
-        recorder.record(Kind.MODEL_CALL, "0", operator="expand", attempt=1, ok=True, usage=usage)
+        recorder.record(Kind.MODEL_CALL, "0", question="expand", attempt=1, ok=True, usage=usage)
     assert state.metrics.cost_usd == 1.0
     assert state.metrics.input_tokens == 10
     assert state.over_budget is not None

@@ -8,7 +8,7 @@ from planner.browser.dry import DryEnvironment
 from planner.engine import Engine
 from planner.models.prompts import render_user
 from planner.models.scripted import ScriptedModel
-from planner.operators import Candidate, Observation, Reply, View
+from planner.questions import Candidate, Observation, Reply, View
 from planner.state import RunStatus, replay
 from sessions.client.export import markdown_report
 

@@ -33,8 +33,8 @@ from planner.models.capabilities import DEFAULT_MODEL, FAMILIES, Family, family_
 from planner.models.claude import SESSION_EFFORT, ClaudeModel, ModelSettingRefused, estimate_cost
 from planner.models.prompts import PROMPTS, SYSTEM
 from planner.models.replay import ReplayModel, recorded_calls
-from planner.operators import Completion, Expansion, FinalAnswer, Observation, Operator, Repair, View
 from planner.protocols import Model
+from planner.questions import Completion, Expansion, FinalAnswer, Observation, Question, Repair, View
 from planner.state import RunStatus, SessionState
 from planner.tree import Node, NodeType, Status, Tree
 
@@ -129,7 +129,7 @@ def _run(state: SessionState, model: Model, log: list[Event], env: DryEnvironmen
 
 # -- request shape ----------------------------------------------------------------------------------
 
-OPERATORS = [
+QUESTIONS = [
     ("expand", "expand_node", Expansion, lambda m, v: m.expand(v), '[12] link "Crema Compact Espresso"'),
     ("repair", "repair_node", Repair, lambda m, v: m.repair(v, "the sort link is missing"), "the sort link is missing"),
     ("observe", "observe_page", Observation, lambda m, v: m.observe(v, "click [12]"), "click [12]"),
@@ -169,9 +169,9 @@ def _never_refused(family: Family, body: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("model_id", MODEL_IDS)
-@pytest.mark.parametrize(("operator", "tool", "output", "invoke", "shows"), OPERATORS, ids=[o[0] for o in OPERATORS])
-def test_each_operator_is_one_tool_call_with_a_cached_prefix(
-    server: FakeAnthropic, operator: str, tool: str, output: type, invoke: Any, shows: str, model_id: str
+@pytest.mark.parametrize(("question", "tool", "output", "invoke", "shows"), QUESTIONS, ids=[q[0] for q in QUESTIONS])
+def test_each_question_is_one_tool_call_with_a_cached_prefix(
+    server: FakeAnthropic, question: str, tool: str, output: type, invoke: Any, shows: str, model_id: str
 ) -> None:
     server.replies = {(tool, "open the cheapest result"): ANSWERS[tool]}
     model = _model(server, model=model_id)
@@ -203,7 +203,7 @@ def test_each_operator_is_one_tool_call_with_a_cached_prefix(
     assert system["cache_control"] == {"type": "ephemeral"}, "the prefix ends in the system: effort cannot break it"
     assert task_block["cache_control"] == {"type": "ephemeral"}, "and the task after it, where the messages hold"
     text = context["text"]
-    assert text.startswith(f"Operator: {tool}\n") and shows in text
+    assert text.startswith(f"Question: {tool}\n") and shows in text
     assert "## Current node\n0.2: open the cheapest result" in text
     assert "0 [AND VISITED]" in text and "<== current" in text and "0.3 [UNKNOWN UNVISITED]" in text
     assert "more characters not shown" in text and len(text) < 16_000
@@ -230,7 +230,7 @@ def test_constraints_are_read_from_the_task_alone_then_shown_with_it(server: Fak
     assert extracted.lines() == ["espresso machine: cheapest"]
     request = server.requests[0]
     assert request["tool_choice"] == {"type": "auto"} and request["output_config"] == {"effort": SESSION_EFFORT}
-    assert request["messages"][0]["content"][1]["text"].startswith("Operator: extract_constraints\n")
+    assert request["messages"][0]["content"][1]["text"].startswith("Question: extract_constraints\n")
     assert "Current page" not in request["messages"][0]["content"][1]["text"]
 
     server.replies[("expand_node", "open the cheapest result")] = ANSWERS["expand_node"]
@@ -321,7 +321,7 @@ def _post(server: FakeAnthropic, body: dict[str, Any]) -> tuple[int, dict[str, A
 @pytest.mark.parametrize(("model_id", "setting"), REFUSALS, ids=[f"{m}-{n}" for m, n in REFUSALS])
 def test_the_fake_refuses_each_setting_the_family_refuses(server: FakeAnthropic, model_id: str, setting: str) -> None:
     """The fake is strict where the API is: the never-sent tests below would catch a refused setting."""
-    body = _model(server, model=model_id).request(Operator.EXPAND, _view())
+    body = _model(server, model=model_id).request(Question.EXPAND, _view())
     assert _post(server, body)[0] == 200, "the backend's own request is accepted"
     status, answer = _post(server, REFUSED_SETTINGS[setting](body))
     assert status == 400 and answer["error"]["type"] == "invalid_request_error", answer
@@ -384,7 +384,7 @@ def test_one_effort_serves_every_call_of_a_session_and_a_session_may_set_its_own
 def test_thinking_text_never_leaks_into_the_answer(server: FakeAnthropic) -> None:
     """A summary that looks like an answer (even another tool's JSON) stays a summary."""
     decoy = json.dumps({"type": "ACTION", "action": "click [99]"})
-    server.thinking = f"Operator: final_answer\n{decoy} is tempting, but [12] is the cheapest."
+    server.thinking = f"Question: final_answer\n{decoy} is tempting, but [12] is the cheapest."
     server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
     reply = _model(server).expand(_view())
     assert reply.output.action == "click [12]" and reply.output.reasoning == ""
@@ -398,7 +398,7 @@ def test_thinking_text_never_leaks_into_the_answer(server: FakeAnthropic) -> Non
     assert caught.value.call.thinking == [server.thinking]
 
 
-def test_an_answer_with_another_operators_tool_is_an_output_error(server: FakeAnthropic) -> None:
+def test_an_answer_with_another_questions_tool_is_an_output_error(server: FakeAnthropic) -> None:
     server.replies[("expand_node", TASK)] = ANSWERS["expand_node"]
 
     def other_tool(message: dict[str, Any]) -> bytes:
@@ -436,7 +436,7 @@ def test_the_inspector_shows_the_thinking_summary_and_effort_of_an_expansion(ser
     server.thinking = "Brand first: the <img src=x onerror=alert(1)> cheapest **must** be compared."
     state, log = new_state(TASK)
     _run(state, _model(server), log)
-    [expansion] = [e.payload for e in log if isinstance(e.payload, ModelCalled) and e.payload.operator == "expand"][:1]
+    [expansion] = [e.payload for e in log if isinstance(e.payload, ModelCalled) and e.payload.question == "expand"][:1]
     assert expansion.thinking == [server.thinking] and expansion.effort == "medium"
 
     def page(data: dict) -> None:  # AppTest runs this function's source alone: it imports what it uses
@@ -497,7 +497,7 @@ def test_a_deep_effort_on_a_model_that_does_not_think_by_default_is_sent_with_th
     family = family_of(model_id)
     if effort not in family.effort_levels:
         pytest.skip(f"{family.name} takes no {effort}")
-    body = _model(server, model=model_id).request(Operator.EXPAND, _view())
+    body = _model(server, model=model_id).request(Question.EXPAND, _view())
     assert "thinking" not in body, "without an effort: today's request"
     assert _post(server, {**body, "output_config": {"effort": effort}})[0] == 400, "the fake refuses it bare"
     server.replies = {("expand_node", "open the cheapest result"): ANSWERS["expand_node"]}
@@ -557,7 +557,7 @@ def _cached_share(usages: list[dict[str, Any]]) -> float:
     ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "claude-fable-5-2", "claude-sonnet-4-6"],
 )
 def test_a_30_call_session_reads_most_of_its_input_from_the_cache(server: FakeAnthropic, model_id: str) -> None:
-    """At each family's real cache minimum; Sonnet 4.6 forces a different tool per operator."""
+    """At each family's real cache minimum; Sonnet 4.6 forces a different tool per question."""
     server.replies = {
         ("extract_constraints", TASK): SCRIPT[("extract_constraints", TASK)],
         ("observe_page", "*"): ANSWERS["observe_page"],
@@ -579,7 +579,7 @@ def test_a_30_call_session_reads_most_of_its_input_from_the_cache(server: FakeAn
 def test_the_fake_keys_its_cache_as_the_docs_say(server: FakeAnthropic) -> None:
     """tools -> system -> messages: tool_choice, thinking and effort invalidate only the messages level."""
     server.replies = {("expand_node", "*"): ANSWERS["expand_node"]}
-    body = _model(server, model="claude-sonnet-4-6").request(Operator.EXPAND, _view())
+    body = _model(server, model="claude-sonnet-4-6").request(Question.EXPAND, _view())
     in_messages = {**body, "system": [{"type": "text", "text": body["system"][0]["text"] + " "}]}  # task only
     usage = lambda answer: answer[1]["usage"]
     assert usage(_post(server, body))["cache_creation_input_tokens"] > 0
@@ -677,7 +677,7 @@ def test_malformed_answers_are_retried_by_the_engine_then_fail_the_node(server: 
     server.replies[("expand_node", TASK)] = {"type": "OR", "children": [{"description": "a"}, {"description": "b"}]}
     state, log = new_state(TASK, EngineConfig(expansion_retries=2, repair=False))
     _run(state, _model(server), log)
-    attempts = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "expand"]
+    attempts = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["question"] == "expand"]
     assert [a.data["attempt"] for a in attempts] == [1, 2, 3]
     assert all(not a.data["ok"] and "score" in a.data["error"] for a in attempts)
     assert all(a.data["usage"]["input_tokens"] > 0 for a in attempts)
@@ -703,8 +703,8 @@ def test_a_full_session_runs_on_claude_and_records_usage_without_the_key(server:
     metrics = state.metrics
     assert metrics.model_calls == len(server.requests) and metrics.model_errors == 0
     assert metrics.cache_read_tokens > 0 and metrics.cache_write_tokens > 0 and metrics.cost_usd > 0
-    writes = [e.data["operator"] for e in log if e.kind is Kind.MODEL_CALL and e.data["usage"]["cache_write_tokens"]]
-    assert writes == ["expand"], "the first call writes the shared prefix; every other operator reads it"
+    writes = [e.data["question"] for e in log if e.kind is Kind.MODEL_CALL and e.data["usage"]["cache_write_tokens"]]
+    assert writes == ["expand"], "the first call writes the shared prefix; every other question reads it"
     dumped = json.dumps([e.data for e in log])
     assert KEY not in dumped
     assert all(_sent_key(h) == KEY for h in server.headers)
@@ -718,7 +718,7 @@ def test_replaying_a_session_gives_the_same_tree_and_answer(server: FakeAnthropi
     assert replayed.final_answer == original.final_answer and replayed.status is RunStatus.SUCCEEDED
 
 
-def test_replay_without_a_recording_names_the_operator_and_node() -> None:
+def test_replay_without_a_recording_names_the_question_and_node() -> None:
     with pytest.raises(ModelOutputError, match="no recorded answer for expand on 'open the cheapest result'"):
         ReplayModel([]).expand(_view())
 
@@ -798,7 +798,7 @@ def test_a_sessions_effort_is_stored_with_it_and_used_on_resume(
     )
     model = build_backend(state).model
     assert isinstance(model, ClaudeModel) and model.effort == "xhigh"
-    assert model.thinking and model.request(Operator.EXPAND, _view())["output_config"] == {"effort": "xhigh"}
+    assert model.thinking and model.request(Question.EXPAND, _view())["output_config"] == {"effort": "xhigh"}
 
 
 def test_a_missing_key_makes_the_model_unavailable(server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -941,7 +941,7 @@ def test_a_demo_shop_task_runs_on_claude_in_chromium_and_replays_offline(
             state.final_answer
         )
         calls = [e.payload for e in store.load(recorded) if isinstance(e.payload, ModelCalled)]
-        assert [c.operator for c in calls] == ["constraints", "expand", "observe", "observe", "observe", "complete"]
+        assert [c.question for c in calls] == ["constraints", "expand", "observe", "observe", "observe", "complete"]
         assert state.metrics.actions == 4 and state.constraints == ["espresso machine: cheapest", "name and price"]
         assert KEY.encode() not in db.read_bytes()
         family = family_of(model_id)

@@ -2,7 +2,7 @@
 
 A corpus of broken answers and envelopes (wrong statuses, content types and bodies, messages
 without usage or with impossible token counts, bodies cut off mid-way, not HTTP at all) is served
-by the local fake of the API to the real SDK. For every case and every operator, `ClaudeModel`
+by the local fake of the API to the real SDK. For every case and every question, `ClaudeModel`
 raises only the planner's own errors, with one sentence that says what came back. Whole sessions
 against a broken endpoint pause with that sentence, keep the failed calls in their log, and finish
 on `resume` once the endpoint answers properly again.
@@ -30,7 +30,7 @@ from planner.engine import Engine
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable, PlannerError
 from planner.events import Event, Kind
 from planner.models.claude import ClaudeModel
-from planner.operators import Reply, View
+from planner.questions import Reply, View
 from planner.state import RunStatus, SessionState
 from planner.tree import Node, Tree
 
@@ -47,7 +47,7 @@ ANSWERS: dict[str, dict[str, Any]] = {
 }
 """A valid answer for every tool, for any node: the fake's message that each fault then breaks."""
 
-OPERATORS: dict[str, Callable[[ClaudeModel, View], Reply[Any]]] = {
+QUESTIONS: dict[str, Callable[[ClaudeModel, View], Reply[Any]]] = {
     "constraints": lambda m, v: m.extract_constraints(v),
     "expand": lambda m, v: m.expand(v),
     "repair": lambda m, v: m.repair(v, "the search found nothing"),
@@ -148,7 +148,7 @@ ERROR = {"type": "error", "error": {"type": "overloaded_error", "message": "Over
 NOT_ANY_OUTPUT = {
     "items": 5, "task": 5, "type": [], "add": 5, "summary": [], "complete": [], "answer": [],
 }  # fmt: skip
-"""A tool input that no operator's output accepts (each has at least one field of the wrong type)."""
+"""A tool input that no question's output accepts (each has at least one field of the wrong type)."""
 OVERSIZED = {
     "task": ["x"] * 51,
     "type": "AND",
@@ -158,7 +158,7 @@ OVERSIZED = {
     "complete": True,
     "answer": "x" * 5000,
 }
-"""A tool input over some length bound for every operator: lists of 51 or 101 items, 5,000-character texts."""
+"""A tool input over some length bound for every question: lists of 51 or 101 items, 5,000-character texts."""
 
 
 def _deep(depth: int) -> Any:
@@ -169,7 +169,7 @@ def _deep(depth: int) -> Any:
 
 
 def corpus() -> list[Fault]:
-    """Every broken answer this suite serves; each is tried on every operator."""
+    """Every broken answer this suite serves; each is tried on every question."""
     faults: list[Fault] = []
 
     def add(name: str, expect: type[PlannerError], body: Any = b"", **options: Any) -> None:
@@ -201,7 +201,7 @@ def corpus() -> list[Fault]:
     add("only an unknown block type", O, _edit(("content",), [{"type": "hologram", "data": 1}]))
     add("only text", O, _edit(("content",), [{"type": "text", "text": "I would rather not."}]))
     add("another tool called", O, _edit(("content", TOOL, "name"), "launch_rockets"))
-    add("tool input fits no operator", O, _edit(("content", TOOL, "input"), NOT_ANY_OUTPUT))
+    add("tool input fits no question", O, _edit(("content", TOOL, "input"), NOT_ANY_OUTPUT))
     add("tool input over the length bounds", O, _edit(("content", TOOL, "input"), OVERSIZED))
     add("tool input nested 150 deep", O, _edit(("content", TOOL, "input"), dict.fromkeys(NOT_ANY_OUTPUT, _deep(150))))
     add("cut off at max_tokens", O, _edit(("stop_reason",), "max_tokens"))
@@ -290,7 +290,7 @@ def corpus() -> list[Fault]:
 
 
 CORPUS = corpus()
-CASES = [(fault, operator) for fault in CORPUS for operator in OPERATORS]
+CASES = [(fault, question) for fault in CORPUS for question in QUESTIONS]
 
 
 def _check_sentence(error: PlannerError) -> None:
@@ -301,13 +301,13 @@ def _check_sentence(error: PlannerError) -> None:
     assert KEY not in text
 
 
-@pytest.mark.parametrize(("fault", "operator"), CASES, ids=[f"{f.name}-{op}" for f, op in CASES])
+@pytest.mark.parametrize(("fault", "question"), CASES, ids=[f"{f.name}-{q}" for f, q in CASES])
 def test_a_broken_answer_raises_only_planner_errors_with_one_sentence(
-    fake: FakeAnthropic, model: ClaudeModel, fault: Fault, operator: str
+    fake: FakeAnthropic, model: ClaudeModel, fault: Fault, question: str
 ) -> None:
     fake.raw(fault.reply)
     try:
-        OPERATORS[operator](model, _view())
+        QUESTIONS[question](model, _view())
     except ALLOWED as error:
         raised: PlannerError = error
     else:
@@ -463,17 +463,17 @@ _PATHS: list[tuple[str | int, ...]] = [
 @given(
     path=st.sampled_from(_PATHS),
     value=_JSON | st.just(_DROP),
-    operator=st.sampled_from(sorted(OPERATORS)),
+    question=st.sampled_from(sorted(QUESTIONS)),
 )
 def test_any_field_of_an_answer_replaced_by_any_json_raises_only_planner_errors(
-    server: FakeAnthropic, model: ClaudeModel, path: tuple[str | int, ...], value: Any, operator: str
+    server: FakeAnthropic, model: ClaudeModel, path: tuple[str | int, ...], value: Any, question: str
 ) -> None:
     server.repair()
     if not path and value is _DROP:
         value = None
     server.raw(RawReply(body=_edit(path, value)))
     try:
-        reply = OPERATORS[operator](model, _view())
+        reply = QUESTIONS[question](model, _view())
     except ALLOWED as error:
         _check_sentence(error)
         return
@@ -520,7 +520,7 @@ def test_a_broken_endpoint_pauses_the_session_after_the_retry_budget(fake: FakeA
         "not a Messages response; check ANTHROPIC_BASE_URL and resume the session"
     )
     failed = _failed_calls(log)
-    assert [(e.data["operator"], e.data["attempt"]) for e in failed] == [
+    assert [(e.data["question"], e.data["attempt"]) for e in failed] == [
         ("constraints", 1),
         ("constraints", 2),
         ("constraints", 3),

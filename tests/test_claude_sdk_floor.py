@@ -32,7 +32,7 @@ from planner.engine import Engine
 from planner.errors import ModelUnavailable
 from planner.events import ModelCalled
 from planner.models.claude import ClaudeModel, ModelSettingRefused
-from planner.operators import View
+from planner.questions import View
 
 url, task = sys.argv[1], sys.argv[2]
 result = {"version": anthropic.__version__, "sdk": anthropic.__file__, "runs": {}}

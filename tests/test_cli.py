@@ -249,8 +249,8 @@ def test_constraints_and_lookahead_are_set_from_the_command_line(tmp_path: Path)
     trace = last_json(cli("export", "c1", "--db", db))
     assert trace["session"]["config"]["lookahead"] == 0
     calls = [e for e in trace["events"] if e["kind"] == "model_call"]
-    assert not any(c["detail"]["operator"] == "constraints" for c in calls), "the operator's constraints stand"
-    expanded = {c["node_id"] for c in calls if c["detail"]["operator"] == "expand"}
+    assert not any(c["detail"]["question"] == "constraints" for c in calls), "the operator's constraints stand"
+    expanded = {c["node_id"] for c in calls if c["detail"]["question"] == "expand"}
     assert {"0.1", "0.3"} <= expanded, "without lookahead every action node has its own expansion"
 
     no_constraints = last_json(cli("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--no-constraints"))

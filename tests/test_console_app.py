@@ -556,12 +556,12 @@ def test_refusals_and_errors_quote_text_as_text(db: str) -> None:
 
 def test_the_timeline_summarises_each_event_through_its_payload_model() -> None:
     from planner.events import ModelCalled, StatusChanged
-    from planner.operators import Operator
+    from planner.questions import Question
     from ui.views.timeline import _detail
 
     assert _detail(StatusChanged(status=Status.FAIL, reason="no results")).startswith("status=FAIL, reason=no results")
-    call = _detail(ModelCalled(operator=Operator.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
-    assert "operator=expand" in call and "error=bad" in call
+    call = _detail(ModelCalled(question=Question.EXPAND, prompt="the whole prompt", raw="{...}", ok=False, error="bad"))
+    assert "question=expand" in call and "error=bad" in call
     assert "prompt" not in call and "the whole prompt" not in call
 
 

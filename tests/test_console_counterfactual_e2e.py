@@ -9,7 +9,7 @@ from console_helpers import click_node, open_console, open_tab, start_demo, stat
 from playwright.sync_api import Page, expect
 
 from planner.events import CommandApplied, ModelCalled
-from planner.operators import Operator
+from planner.questions import Question
 from planner.tree import Status
 from sessions.store.reading import load_events
 from ui.server import ConsoleProcess
@@ -26,7 +26,7 @@ def test_reask_the_roots_expansion_compare_and_adopt(page: Page, console: Consol
     [call] = [
         e.seq
         for e in load_events(store, session_id)
-        if isinstance(e.payload, ModelCalled) and e.payload.operator is Operator.EXPAND and e.node_id == "0"
+        if isinstance(e.payload, ModelCalled) and e.payload.question is Question.EXPAND and e.node_id == "0"
     ]
     click_node(page, "0")
     open_tab(page, "Node")

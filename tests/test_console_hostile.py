@@ -126,7 +126,7 @@ def hostile_sessions(host: str) -> dict[str, tuple[SessionState, list[Event]]]:
     rec.record(
         Kind.MODEL_CALL,
         "0",
-        operator="expand",  # typed: the schema refuses an unknown operator or a textual attempt
+        question="expand",  # typed: the schema refuses an unknown question or a textual attempt
         attempt=1,
         ok=False,
         error=p("model-error"),
@@ -139,7 +139,7 @@ def hostile_sessions(host: str) -> dict[str, tuple[SessionState, list[Event]]]:
     rec.record(
         Kind.MODEL_CALL,
         "0",
-        operator="expand",
+        question="expand",
         attempt=2,
         ok=True,
         error=None,

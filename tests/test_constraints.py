@@ -13,7 +13,7 @@ from planner.engine import Engine
 from planner.errors import ModelOutputError
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import Constraints, ItemConstraints, Reply, View
+from planner.questions import Constraints, ItemConstraints, Reply, View
 from planner.state import RunStatus, SessionState
 
 DEFAULTS = EngineConfig()
@@ -65,7 +65,7 @@ def test_operator_constraints_set_before_the_start_replace_the_extraction() -> N
     log += apply_command(state, SetConstraints(constraints=["  no dairy ", "", "4.5 stars or more"]))
     _run(model, state, log)
     assert state.constraints == ["no dairy", "4.5 stars or more"]
-    assert not any(e.kind is Kind.MODEL_CALL and e.payload.operator == "constraints" for e in log)
+    assert not any(e.kind is Kind.MODEL_CALL and e.payload.question == "constraints" for e in log)
     assert model.seen[0][1] == ("no dairy", "4.5 stars or more")
 
 
@@ -81,8 +81,8 @@ def test_setting_the_same_constraints_is_rejected_and_oversized_ones_never_parse
 def test_the_roots_completion_check_carries_the_final_answer() -> None:
     state, log = new_state(BROWNIE_TASK)
     _run(ScriptedModel(load("brownie.json")), state, log)
-    operators = [e.payload.operator for e in log if e.kind is Kind.MODEL_CALL]
-    assert "final_answer" not in operators and operators[-1] == "complete"
+    questions = [e.payload.question for e in log if e.kind is Kind.MODEL_CALL]
+    assert "final_answer" not in questions and questions[-1] == "complete"
     assert state.final_answer == "Fudgy vegan brownies (4.8 stars)"
 
 
@@ -90,4 +90,4 @@ def test_a_failed_run_still_asks_for_a_final_answer() -> None:
     state, log = new_state(BROWNIE_TASK, EngineConfig(constraints=False, repair=False))
     _run(ScriptedModel(load("brownie_fail.json")), state, log)
     assert state.status is RunStatus.FAILED
-    assert [e.payload.operator for e in log if e.kind is Kind.MODEL_CALL][-1] == "final_answer"
+    assert [e.payload.question for e in log if e.kind is Kind.MODEL_CALL][-1] == "final_answer"

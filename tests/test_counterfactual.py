@@ -18,7 +18,7 @@ from planner.browser.dry import DRY_START
 from planner.config import Breakpoint
 from planner.events import CommandApplied, Kind, ModelCalled
 from planner.models.prompts import OPERATOR_INSTRUCTION
-from planner.operators import Operator
+from planner.questions import Question
 from planner.state import RunStatus
 from planner.tree import Status
 from sessions.client.commands import queue_command
@@ -66,12 +66,12 @@ def _reviewing(store: SqlStore, task: str, model: str) -> str:
     return session_id
 
 
-def _call(store: SqlStore, session_id: str, operator: Operator, node: str = "0") -> int:
-    """The event number of the first accepted call of `operator` at `node`."""
+def _call(store: SqlStore, session_id: str, question: Question, node: str = "0") -> int:
+    """The event number of the first accepted call of `question` at `node`."""
     return next(
         e.seq
         for e in store.load(session_id)
-        if isinstance(e.payload, ModelCalled) and e.payload.operator is operator and e.node_id == node and e.payload.ok
+        if isinstance(e.payload, ModelCalled) and e.payload.question is question and e.node_id == node and e.payload.ok
     )
 
 
@@ -91,7 +91,7 @@ def test_an_expansion_reasked_with_an_instruction_gives_another_plan_marked_chil
     store: SqlStore, script: Path
 ) -> None:
     session_id = _reviewing(store, BROWNIE_TASK, f"script:{script}")
-    call = _call(store, session_id, Operator.EXPAND)
+    call = _call(store, session_id, Question.EXPAND)
     last = store.session(session_id).last_seq
     cf = reask(store, session_id, call, instruction=INSTRUCTION)
     assert store.session(session_id).last_seq == last, "a re-ask never writes to the session's log"
@@ -113,7 +113,7 @@ def test_adopting_applies_one_plan_command_with_its_provenance_and_undo_takes_it
 ) -> None:
     session_id = _reviewing(store, BROWNIE_TASK, f"script:{script}")
     before = _children(store, session_id)
-    cf = reask(store, session_id, _call(store, session_id, Operator.EXPAND), instruction=INSTRUCTION)
+    cf = reask(store, session_id, _call(store, session_id, Question.EXPAND), instruction=INSTRUCTION)
     [command_id] = adopt(store, cf)
     _run(store, session_id)
     applied = [e for e in store.load(session_id) if isinstance(e.payload, CommandApplied)]
@@ -134,7 +134,7 @@ def test_adopting_applies_one_plan_command_with_its_provenance_and_undo_takes_it
 
 def test_another_model_and_other_settings(store: SqlStore, script: Path, tmp_path: Path) -> None:
     session_id = _reviewing(store, BROWNIE_TASK, f"script:{script}")
-    call = _call(store, session_id, Operator.EXPAND)
+    call = _call(store, session_id, Question.EXPAND)
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"nodes": {BROWNIE_TASK: {"type": "AND", "children": [SEARCH, NOTE]}}}))
     cf = reask(store, session_id, call, model=f"script:{other}")
@@ -155,7 +155,7 @@ def test_the_demo_model_takes_an_instruction_as_its_plain_verb_steps(store: SqlS
         "from that same brand."
     )
     session_id = _reviewing(store, task, "demo")
-    call = _call(store, session_id, Operator.EXPAND)
+    call = _call(store, session_id, Question.EXPAND)
     steps = ["open the Keyboards category", "sort by rating", "note the brand of the top keyboard"]
     cf = reask(store, session_id, call, instruction=", then ".join(steps))
     assert [m.mark for m in cf.children] == ["removed"] * 3 + ["added"] * 3
@@ -169,7 +169,7 @@ def test_the_demo_model_takes_an_instruction_as_its_plain_verb_steps(store: SqlS
 def test_an_observation_reask_shows_the_fields_that_changed(store: SqlStore, script: Path) -> None:
     session_id = create_session(store, BROWNIE_TASK, f"script:{script}", start_url=DRY_START, config=MECHANICS)
     _run(store, session_id)
-    call = _call(store, session_id, Operator.OBSERVE, node="0.1")
+    call = _call(store, session_id, Question.OBSERVE, node="0.1")
     cf = reask(store, session_id, call, model="demo", instruction="open the recipe with the best rating")
     changed = {change.field: change.after for change in cf.fields}
     assert changed["feedback"] == "open the recipe with the best rating", cf.fields
@@ -211,11 +211,11 @@ def test_a_repair_reasked_with_an_instruction_is_compared_as_plans_and_adopted(
     store: SqlStore, failing_script: Path
 ) -> None:
     session_id = _paused_after_the_root_repair(store, failing_script)
-    call = _call(store, session_id, Operator.REPAIR)
+    call = _call(store, session_id, Question.REPAIR)
     last = store.session(session_id).last_seq
     cf = reask(store, session_id, call, instruction=LOOK_CLOSER)
     assert store.session(session_id).last_seq == last, "a re-ask never writes to the session's log"
-    assert cf.operator is Operator.REPAIR and cf.node == "0"
+    assert cf.question is Question.REPAIR and cf.node == "0"
     assert cf.before is not None and [(c.id, c.description) for c in cf.before.children] == [
         ("0.1", SEARCH),
         ("0.4", RECIPE_C),
@@ -251,7 +251,7 @@ def test_a_repair_reasked_with_an_instruction_is_compared_as_plans_and_adopted(
 
 def test_a_repair_the_settings_would_not_make_is_refused(store: SqlStore, failing_script: Path) -> None:
     session_id = _paused_after_the_root_repair(store, failing_script)
-    call = _call(store, session_id, Operator.REPAIR)
+    call = _call(store, session_id, Question.REPAIR)
     with pytest.raises(ReaskError, match=r"with repair off, 0 \(repaired 0 times\) would not be repaired at all"):
         reask(store, session_id, call, settings={"repair": False})
     with pytest.raises(ReaskError, match="limited to 0 revisions"):
@@ -276,10 +276,10 @@ def test_a_completion_call_and_a_finished_sessions_adoption_are_refused(store: S
     session_id = create_session(store, BROWNIE_TASK, f"script:{script}", start_url=DRY_START, config=MECHANICS)
     _run(store, session_id)
     assert load_state(store, session_id).status is RunStatus.SUCCEEDED
-    check = _call(store, session_id, Operator.COMPLETE)
+    check = _call(store, session_id, Question.COMPLETE)
     with pytest.raises(ReaskError, match=f"call #{check} asked for complete, which changes no plan"):
         reask(store, session_id, check)
-    cf = reask(store, session_id, _call(store, session_id, Operator.EXPAND), instruction=INSTRUCTION)
+    cf = reask(store, session_id, _call(store, session_id, Question.EXPAND), instruction=INSTRUCTION)
     with pytest.raises(ReaskError, match=r"has ended \(succeeded\); fork it"):
         adopt(store, cf)
     with pytest.raises(Exception, match="has no answers for the instruction 'be quick'"):
@@ -291,7 +291,7 @@ def test_the_cli_prints_both_answers_and_the_diff_and_adopts_signed_by_the_opera
 ) -> None:
     """`--adopt` signs its commands as `command` does: `--operator`, else $ANDOR_OPERATOR (else the user name)."""
     session_id = _reviewing(store, BROWNIE_TASK, f"script:{script}")
-    call = _call(store, session_id, Operator.EXPAND)
+    call = _call(store, session_id, Question.EXPAND)
     db = str(tmp_path / "sessions.db")
     monkeypatch.setenv("ANDOR_OPERATOR", "dana")
     adopting = ("--db", db, "reask", session_id, "--call", str(call), "--instruction", INSTRUCTION, "--adopt")
@@ -325,7 +325,7 @@ def test_claude_reasked_with_an_instruction_through_the_messages_api(
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-counterfactual")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         cf = reask(
-            store, session_id, _call(store, session_id, Operator.EXPAND), model="claude", instruction=INSTRUCTION
+            store, session_id, _call(store, session_id, Question.EXPAND), model="claude", instruction=INSTRUCTION
         )
         assert len(fake.requests) == 1, "one Messages API call"
     assert cf.model == "claude" and cf.after is not None

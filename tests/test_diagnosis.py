@@ -26,7 +26,7 @@ from planner.events import Event, Kind
 from planner.models.claude import ClaudeModel
 from planner.models.prompts import render_diagnosis
 from planner.models.scripted import Script
-from planner.operators import CallRecord, CriticalStep, Diagnosis, FailureCategory, Reply
+from planner.questions import CallRecord, CriticalStep, Diagnosis, FailureCategory, Reply
 from planner.state import RunStatus, SessionState, replay
 from sessions.client.creation import create_session
 from sessions.client.diagnose import diagnose_command, diagnose_session

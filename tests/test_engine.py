@@ -12,7 +12,7 @@ from planner.engine import Engine
 from planner.errors import ModelEnvelopeError, ModelOutputError, ModelUnavailable
 from planner.events import Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import CallRecord, Observation, Reply
+from planner.questions import CallRecord, Observation, Reply
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
 
@@ -136,7 +136,7 @@ def test_every_and_completion_check_is_configurable() -> None:
     )
     _, log_root, _ = run_script(s, TASK)
     _, log_all, _ = run_script(s, TASK, EngineConfig(completion_check="every_and"))
-    checks = lambda log: [e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "complete"]
+    checks = lambda log: [e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.data["question"] == "complete"]
     assert checks(log_root) == ["0"]
     assert checks(log_all) == ["0.1", "0"]
 
@@ -181,7 +181,7 @@ def test_global_update_with_unknown_ids_is_retried_then_skipped() -> None:
     log = []
     while events := engine.step():
         log.extend(events)
-    bad = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["operator"] == "observe"]
+    bad = [e for e in log if e.kind is Kind.MODEL_CALL and e.data["question"] == "observe"]
     assert len(bad) == 3 and all("9.9" in e.data["error"] for e in bad)
     skipped = [e for e in log if e.kind is Kind.UPDATE_REFUSED]
     assert skipped and skipped[0].data["reason"].startswith("observation summary and tree update skipped")

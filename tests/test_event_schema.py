@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from planner.browser.dry import DryEnvironment
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.commands import (
     EditAction,
     Inject,
@@ -26,10 +27,11 @@ from planner.config import Breakpoint, EngineConfig
 from planner.engine import Engine
 from planner.events import PAYLOADS, SCHEMA_VERSIONS, Event, Kind, Observed, upgrade
 from planner.inputs import InputError
+from planner.models.replay import ReplayModel, recorded_calls
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, RunStatus, SessionState, replay
 from planner.tree import ROOT_ID
-from sessions.backends import _trace_events
+from sessions.backends import _trace_events, build_backend, prepare_model
 from sessions.client.export import trace
 from sessions.errors import UnknownModel
 from sessions.store.sql import SqlStore, database_url
@@ -124,6 +126,89 @@ def test_a_trace_written_before_versions_reads_its_observations_as_version_1(tmp
     path = tmp_path / "old-trace.json"
     path.write_text(json.dumps(written))
     assert replay(_trace_events(str(path))).proposals == {"0.2": "click [7]"}
+
+
+# -- model_call version 2: the question a call asked was stored as `operator` --------------------------
+
+
+def _brownie_run() -> tuple[SessionState, list[Event]]:
+    """A scripted run to success: its model calls are the ones an older log holds."""
+    from conftest import BROWNIE_TASK, load, run_script
+
+    state, log, _engine = run_script(load("brownie.json"), BROWNIE_TASK, EngineConfig())
+    assert state.status is RunStatus.SUCCEEDED and any(e.kind is Kind.MODEL_CALL for e in log)
+    return state, log
+
+
+def _as_operator(data: dict[str, Any]) -> dict[str, Any]:
+    """A model call's payload (or a recorded answer) as the code before version 2 wrote it."""
+    return {("operator" if key == "question" else key): value for key, value in data.items()}
+
+
+def test_upgrade_moves_a_model_calls_operator_to_question() -> None:
+    old = {"operator": "expand", "attempt": 2, "ok": True}
+    assert upgrade("model_call", 1, old) == {"question": "expand", "attempt": 2, "ok": True}
+    assert old == {"operator": "expand", "attempt": 2, "ok": True}, "the stored payload is left as it was"
+    assert SCHEMA_VERSIONS["model_call"] == 2
+
+
+def test_an_old_log_with_version_1_model_calls_loads_and_folds_to_the_same_state(tmp_path: Path) -> None:
+    from conftest import snapshot
+
+    state, log = _brownie_run()
+    db = tmp_path / "old.db"
+    store = SqlStore(database_url(db))
+    store.create_session("s1", state.task, "script", log, status="running")
+    store.close()
+    calls = [e for e in log if e.kind is Kind.MODEL_CALL]
+    with sqlite3.connect(db) as conn:  # the rows as the code before version 2 wrote them
+        for e in calls:
+            old = json.dumps(_as_operator(e.data))
+            conn.execute("UPDATE events SET version = 1, data = ? WHERE seq = ?", (old, e.seq))
+    store = SqlStore(database_url(db))
+    try:
+        loaded = store.load("s1")
+    finally:
+        store.close()
+    read = [e for e in loaded if e.kind is Kind.MODEL_CALL]
+    assert [(e.seq, e.version, e.payload) for e in read] == [(e.seq, 2, e.payload) for e in calls]
+    assert read[0].data["question"] == "constraints" and "operator" not in read[0].data
+    assert snapshot(replay(loaded)) == snapshot(state)
+
+
+def test_a_trace_with_version_1_model_calls_reads_them_and_replays_them(tmp_path: Path) -> None:
+    state, log = _brownie_run()
+    written = trace("s1", state, log)
+    for row in written["events"]:
+        if row["kind"] == "model_call":
+            row["version"], row["detail"] = 1, _as_operator(row["detail"])
+    path = tmp_path / "old-trace.json"
+    path.write_text(json.dumps(written))
+    events = _trace_events(str(path))
+    assert [(e.kind, e.payload) for e in events] == [(e.kind, e.payload) for e in log]
+    answers = prepare_model(f"replay:{path}")["calls"]
+    assert answers == [call.to_json() for call in recorded_calls(log)] and "question" in answers[0]
+
+
+def test_a_replay_session_whose_answers_name_their_operator_still_answers() -> None:
+    """A `replay:` session keeps the answers it replays in its first event; a session created before
+    version 2 names each answer's question `operator`. Resumed, it answers with them all the same."""
+    from conftest import snapshot
+
+    state, log = _brownie_run()
+    old = [_as_operator(call.to_json()) for call in recorded_calls(log)]
+    assert all("operator" in call and "question" not in call for call in old)
+    resumed = SessionState()
+    rec = Recorder(resumed)
+    rec.record(Kind.SESSION_CREATED, task=state.task, model="replay:s0", model_data={"calls": old}, start_url=DRY_START)
+    backend = build_backend(resumed)
+    assert isinstance(backend.model, ReplayModel)
+    engine = Engine(resumed, backend.model, backend.env)
+    for _ in range(500):
+        if not engine.step():
+            break
+    assert resumed.status is RunStatus.SUCCEEDED, resumed.reason
+    assert snapshot(resumed)["nodes"] == snapshot(state)["nodes"]
 
 
 def _every_kind() -> list[Event]:

@@ -10,7 +10,7 @@ from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import Event, Kind
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import Observation, Proposal, Reply, View
+from planner.questions import Observation, Proposal, Reply, View
 from planner.state import RunStatus, SessionState, replay
 from planner.tree import NodeType
 
@@ -64,7 +64,7 @@ def _run(
 
 def _expansions(log: list[Event]) -> list[str]:
     return [
-        e.node_id or "" for e in log if e.kind is Kind.MODEL_CALL and e.payload.operator == "expand" and e.payload.ok
+        e.node_id or "" for e in log if e.kind is Kind.MODEL_CALL and e.payload.question == "expand" and e.payload.ok
     ]
 
 
@@ -101,7 +101,7 @@ def test_a_planned_action_that_no_longer_fits_is_expanded_with_the_reason() -> N
 
 def test_planning_a_node_that_is_not_upcoming_is_retried_then_skipped() -> None:
     state, log = _run(Planner({"click [1]": [Proposal(node="0", action="click [3]")]}))
-    refused = [e for e in log if e.kind is Kind.MODEL_CALL and e.payload.operator == "observe" and not e.payload.ok]
+    refused = [e for e in log if e.kind is Kind.MODEL_CALL and e.payload.question == "observe" and not e.payload.ok]
     assert [e.payload.error for e in refused] == [
         "ahead names 0, which is not an upcoming sub-goal (upcoming: 0.2, 0.3)"
     ] * 3

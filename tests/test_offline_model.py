@@ -8,7 +8,7 @@ import pytest
 
 from planner.errors import ModelOutputError
 from planner.models.offline import OfflineModel, Playbook, read_elements
-from planner.operators import View
+from planner.questions import View
 from planner.tree import Node, NodeType, Status, Tree
 
 LISTING = """URL: http://shop/search?q=espresso

@@ -20,7 +20,7 @@ from planner.commands import COMMAND_MODELS
 from planner.errors import InvalidTransition, ModelOutputError, PlannerError
 from planner.events import Event, Kind
 from planner.models.offline import OfflineModel, Playbook
-from planner.operators import View
+from planner.questions import View
 from planner.status import IN_PROGRESS, REOPENABLE, move
 from planner.tree import Node, NodeType, Status, Tree
 from sessions.backends import ModelSpec, build_backend, parse_model_spec, prepare_model

@@ -20,8 +20,8 @@ from planner.guard import GuardRules, make_guard
 from planner.inputs import InputError
 from planner.models.prompts import render_user
 from planner.models.scripted import Script, ScriptedModel
-from planner.operators import Operator, Reply, View
 from planner.protocols import ElementInfo
+from planner.questions import Question, Reply, View
 from planner.secrets import MASK, Secrets, placeholders, secrets_in
 from planner.state import Recorder, RunStatus, SessionState, replay
 
@@ -188,7 +188,7 @@ class _Fields(DryEnvironment):
 
 
 class _Listening:
-    """The scripted model, keeping every prompt it would be sent (the task and the operator's prompt)."""
+    """The scripted model, keeping every prompt it would be sent (the task and the question's prompt)."""
 
     name = "script"
 
@@ -196,20 +196,20 @@ class _Listening:
         self._inner = ScriptedModel(script)
         self.prompts: list[str] = []
 
-    def __getattr__(self, operator: str) -> Any:
-        answer = getattr(self._inner, operator)
+    def __getattr__(self, question: str) -> Any:
+        answer = getattr(self._inner, question)
         ops = {
-            "extract_constraints": Operator.CONSTRAINTS,
-            "expand": Operator.EXPAND,
-            "repair": Operator.REPAIR,
-            "check_completion": Operator.COMPLETE,
-            "observe": Operator.OBSERVE,
-            "final_answer": Operator.FINAL_ANSWER,
+            "extract_constraints": Question.CONSTRAINTS,
+            "expand": Question.EXPAND,
+            "repair": Question.REPAIR,
+            "check_completion": Question.COMPLETE,
+            "observe": Question.OBSERVE,
+            "final_answer": Question.FINAL_ANSWER,
         }
 
         def asked(view: View, *rest: Any) -> Reply[Any]:
             detail = str(rest[0]) if rest else ""
-            self.prompts.append(f"{view.task}\n{render_user(ops[operator], view, detail=detail)}")
+            self.prompts.append(f"{view.task}\n{render_user(ops[question], view, detail=detail)}")
             return answer(view, *rest)
 
         return asked

@@ -45,13 +45,13 @@ def test_brownie_success_follows_the_papers_frames(brownie: Script) -> None:
 
 def test_note_action_skips_summary_and_global_update(brownie: Script) -> None:
     _, log, _ = run_script(brownie, BROWNIE_TASK)
-    operators_after = {
-        e.node_id: [x.payload.operator for x in log if x.kind is Kind.MODEL_CALL and x.node_id == e.node_id]
+    questions_after = {
+        e.node_id: [x.payload.question for x in log if x.kind is Kind.MODEL_CALL and x.node_id == e.node_id]
         for e in log
         if e.kind is Kind.ACTION_EXECUTED
     }
-    assert operators_after["0.1"] == ["expand", "observe"]
-    assert operators_after["0.3"] == []  # planned ahead on the page 0.2.1 reached; a note is not observed
+    assert questions_after["0.1"] == ["expand", "observe"]
+    assert questions_after["0.3"] == []  # planned ahead on the page 0.2.1 reached; a note is not observed
     planned = next(e for e in log if e.kind is Kind.NODE_EXPANDED and e.node_id == "0.3")
     assert planned.payload.action == brownie.nodes["Note the recipe"].action
     assert "planned ahead" in planned.payload.note
@@ -59,7 +59,7 @@ def test_note_action_skips_summary_and_global_update(brownie: Script) -> None:
 
 def test_without_lookahead_every_action_node_has_its_own_expansion(brownie: Script) -> None:
     state, log, _ = run_script(brownie, BROWNIE_TASK, EngineConfig(constraints=False, lookahead=0))
-    expanded = {e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.payload.operator == "expand"}
+    expanded = {e.node_id for e in log if e.kind is Kind.MODEL_CALL and e.payload.question == "expand"}
     assert expanded == {n.id for n in state.tree.walk() if n.type is not NodeType.UNKNOWN}
     assert state.status is RunStatus.SUCCEEDED
 

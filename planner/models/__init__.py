@@ -1,11 +1,11 @@
 """The models the planner can plan with: adapters that implement `planner.protocols.Model`.
 
-- `claude`: Claude through the Anthropic SDK, one forced tool call per operator (`prompts` writes the prompts);
+- `claude`: Claude through the Anthropic SDK, one forced tool call per question (`prompts` writes the prompts);
 - `offline`: the deterministic demo model that grounds plain-verb sub-goals in the live page;
 - `scripted`: answers from a JSON script, for tests, rehearsals and benchmarks;
 - `replay`: answers with what a recorded session's model answered.
 
-They sit above the core: each depends on `planner.operators` and `planner.protocols`, and the core never
+They sit above the core: each depends on `planner.questions` and `planner.protocols`, and the core never
 imports them, so the engine can be tested and run without any SDK. The pure models are imported eagerly;
 `ClaudeModel` and `DEFAULT_MODEL` load on first use (module `__getattr__`), because importing the Anthropic
 SDK takes seconds (3 s measured here) and only Claude sessions need it: `import planner.models.scripted`

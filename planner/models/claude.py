@@ -1,45 +1,45 @@
-"""The Claude backend: each planner operator is one Messages API call answered by a tool call.
+"""The Claude backend: each planner question is one Messages API call answered by a tool call.
 
 Why a tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the model
-answers in exactly the shape `planner.operators` validates, and we never parse free text.
+answers in exactly the shape `planner.questions` validates, and we never parse free text.
 
 Why every request carries all six tools and the same system text: together they form one prefix
-shared by every operator of a session, marked with `cache_control` at the end of the system. A
-prefix per operator would be shorter than the minimum the API caches (512-4,096 tokens, by model)
+shared by every question of a session, marked with `cache_control` at the end of the system. A
+prefix per question would be shorter than the minimum the API caches (512-4,096 tokens, by model)
 and so never be cached; the shared one is, and every later call reads it. The cache follows the
 prefix hierarchy tools -> system -> messages: a change to `tool_choice`, thinking or effort
 invalidates only the messages level, so a prefix that ends in the system survives them (the forced
-tool choice of older families names each operator's own tool). A second breakpoint after the task
+tool choice of older families names each question's own tool). A second breakpoint after the task
 and its constraints, the user message's first block, caches those few dozen tokens too where the
-messages level holds (one effort per session); the rest of the user message (which operator, the
+messages level holds (one effort per session); the rest of the user message (which question, the
 tree context, the page) is billed at the full rate.
 For a model whose cache minimum is longer than that prefix, caching cannot work, so each call sends
-just its own operator's tool and instructions, uncached: the smallest request is then the cheapest.
+just its own question's tool and instructions, uncached: the smallest request is then the cheapest.
 
 What a request may carry depends on the model family (`planner.models.capabilities`, the one
 table of those facts); a setting a family refuses is never sent.
 - Older families (Sonnet 4.x, Opus 4.1-4.6, Haiku) get today's request: `tool_choice` forces the
-  operator's tool, no thinking, no effort.
+  question's tool, no thinking, no effort.
 - Families that refuse forced tool choice (Sonnet 5.5, and any id the table does not know) get
   `tool_choice: auto`, and so do families that think by default (Sonnet 5): extended thinking has
   refused forced tool choice before, so the two are never combined. The first line of every
-  prompt names the operator's tool and the system text says to answer only by calling it; an
+  prompt names the question's tool and the system text says to answer only by calling it; an
   answer without that call is malformed output like any other (retried, then the node fails).
   Why not the SDK's structured outputs (`messages.parse(output_format=...)`, sent as
-  `output_config.format`): the schema is then per operator and part of the request's cache key
+  `output_config.format`): the schema is then per question and part of the request's cache key
   (a changed schema missed the prompt cache in https://repost.aws/questions/QU8vD_0LztT7KBTuNs86Kpug,
-  looked up 2026-11-30), so the six operators would no longer share one cache entry. Why not strict
+  looked up 2026-11-30), so the six questions would no longer share one cache entry. Why not strict
   tools (`strict: true`): strict schemas force `additionalProperties: false` on every object (the
   SDK's `transform_schema`), which would reduce the free-form maps of `Observation.rewrite` and
   `Candidate.fields` to empty objects, and the API compiles all strict tools of a request into one
   grammar that can be refused as too large (github.com/alphaXiv/agents/pull/49). Tools + auto keep
-  the prefix byte-identical for every operator; pydantic validation still guards every answer.
+  the prefix byte-identical for every question; pydantic validation still guards every answer.
 - Families that think by default get `thinking: {"type": "adaptive", "display": "summarized"}`
   (their default display is "omitted", an empty text) and one effort for every call of the session:
   the session's own (`--effort`), else `SESSION_EFFORT`. One effort, because the top-level effort is
-  part of what the prompt cache is keyed on: an effort per operator kept two cache entries and
+  part of what the prompt cache is keyed on: an effort per question kept two cache entries and
   missed on each switch. Their thinking summaries are recorded with the call (`CallRecord.thinking`,
-  with `CallRecord.effort`) and never read as the answer: only the operator's tool input is validated.
+  with `CallRecord.effort`) and never read as the answer: only the question's tool input is validated.
 - A family that does not think by default but takes adaptive thinking gets it with a session effort:
   xhigh and max need thinking on, and effort without thinking is a request some families refuse.
 - Thinking counts toward `max_tokens`, so a thinking call's budget is the answer plus room for thinking
@@ -101,7 +101,7 @@ from planner.models.prompts import (
     render_user,
     system_text,
 )
-from planner.operators import (
+from planner.questions import (
     CallRecord,
     Completion,
     Constraints,
@@ -109,7 +109,7 @@ from planner.operators import (
     Expansion,
     FinalAnswer,
     Observation,
-    Operator,
+    Question,
     Repair,
     Reply,
     View,
@@ -127,7 +127,7 @@ __all__ = [
 
 SESSION_EFFORT: Effort = "medium"
 """The one effort of every call of a session on a model that thinks by default, unless the session
-sets its own. One level for all operators keeps the cached prefix shared (the effort is part of the
+sets its own. One level for all questions keeps the cached prefix shared (the effort is part of the
 cache key); medium because decomposing and repairing are where thinking pays, and it is the default
 of Opus 5.5 and Haiku 5.5 themselves (low for reading pages cost a cache write on every switch)."""
 
@@ -143,7 +143,7 @@ _TOOLS = [
     {"name": p.tool, "description": p.tool_description, "input_schema": p.output.model_json_schema()}
     for p in PROMPTS.values()
 ]
-"""Every operator's tool, in a fixed order, so the tool list is part of the shared cached prefix."""
+"""Every question's tool, in a fixed order, so the tool list is part of the shared cached prefix."""
 
 _PREFIX_CHARS = len(SYSTEM) + len(json.dumps(_TOOLS))
 """The shared prefix's size in characters (the task adds a few more)."""
@@ -287,25 +287,25 @@ class ClaudeModel:
         model.instruction = instruction
         return model
 
-    # -- operators ----------------------------------------------------------------------------------
+    # -- questions ----------------------------------------------------------------------------------
 
     def extract_constraints(self, view: View) -> Reply[Constraints]:
-        return self._call(Operator.CONSTRAINTS, view, Constraints)
+        return self._call(Question.CONSTRAINTS, view, Constraints)
 
     def expand(self, view: View) -> Reply[Expansion]:
-        return self._call(Operator.EXPAND, view, Expansion)
+        return self._call(Question.EXPAND, view, Expansion)
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
-        return self._call(Operator.REPAIR, view, Repair, detail=reason)
+        return self._call(Question.REPAIR, view, Repair, detail=reason)
 
     def check_completion(self, view: View) -> Reply[Completion]:
-        return self._call(Operator.COMPLETE, view, Completion)
+        return self._call(Question.COMPLETE, view, Completion)
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
-        return self._call(Operator.OBSERVE, view, Observation, detail=action)
+        return self._call(Question.OBSERVE, view, Observation, detail=action)
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
-        return self._call(Operator.FINAL_ANSWER, view, FinalAnswer)
+        return self._call(Question.FINAL_ANSWER, view, FinalAnswer)
 
     def diagnose(self, run: Trajectory) -> Reply[Diagnosis]:
         """A diagnosis of a finished run (`planner.diagnosis`): one call answered by the diagnose tool.
@@ -333,16 +333,16 @@ class ClaudeModel:
 
     # -- one call -----------------------------------------------------------------------------------
 
-    def request(self, operator: Operator, view: View, detail: str = "") -> dict[str, Any]:
-        """The Messages API arguments for one operator call (public so benchmarks can size prompts)."""
-        tool = PROMPTS[operator].tool
+    def request(self, question: Question, view: View, detail: str = "") -> dict[str, Any]:
+        """The Messages API arguments for one question (public so benchmarks can size prompts)."""
+        tool = PROMPTS[question].tool
         system: dict[str, Any] = {"type": "text", "text": SYSTEM}
         task: dict[str, Any] = {"type": "text", "text": render_task(view)}
         tools = _TOOLS
         if self.shared_prefix:
             system["cache_control"] = task["cache_control"] = {"type": "ephemeral"}
         else:
-            system["text"] = system_text(operator)
+            system["text"] = system_text(question)
             tools = [t for t in _TOOLS if t["name"] == tool]
         params: dict[str, Any] = {
             "model": self.model,
@@ -355,7 +355,7 @@ class ClaudeModel:
                         task,
                         {
                             "type": "text",
-                            "text": render_user(operator, view, detail=detail, instruction=self.instruction or ""),
+                            "text": render_user(question, view, detail=detail, instruction=self.instruction or ""),
                         },
                     ],
                 }
@@ -373,11 +373,11 @@ class ClaudeModel:
         if self.effort is not None:
             params["output_config"] = {"effort": self.effort}
 
-    def _call(self, operator: Operator, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
-        params = self.request(operator, view, detail)
+    def _call(self, question: Question, view: View, output: type[OutputT], detail: str = "") -> Reply[OutputT]:
+        params = self.request(question, view, detail)
         user = params["messages"][0]["content"]
-        call = CallRecord(prompt=f"[system: {operator} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
-        return self._answer(params, PROMPTS[operator].tool, output, call)
+        call = CallRecord(prompt=f"[system: {question} instructions]\n\n{user[0]['text']}\n\n{user[1]['text']}")
+        return self._answer(params, PROMPTS[question].tool, output, call)
 
     def _answer(self, params: dict[str, Any], tool: str, output: type[OutputT], call: CallRecord) -> Reply[OutputT]:
         """Send one request and validate the call of `tool` in its answer into `output`."""

@@ -26,7 +26,7 @@ from planner.actions import leading_actions
 from planner.errors import ModelOutputError
 from planner.frames import upcoming
 from planner.models.scripted import NodeScript, RepairScript
-from planner.operators import (
+from planner.questions import (
     Candidate,
     ChildSpec,
     Completion,
@@ -412,7 +412,7 @@ class OfflineModel:
                 unmet.append(f"{attribute}: {actual or 'not listed'}")
         return Candidate(name=name, verdict="rejected" if unmet else "qualifies", fields=fields, unmet=unmet)
 
-    # -- the other operators ----------------------------------------------------------------------
+    # -- the other questions ----------------------------------------------------------------------
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
         if steps := _steps(self.instruction):

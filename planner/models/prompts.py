@@ -1,15 +1,15 @@
-"""Prompt templates for the Claude backend: one per planner operator, plus the shared context renderer.
+"""Prompt templates for the Claude backend: one per planner question, plus the shared context renderer.
 
-Every prompt has two halves. The *stable* half is one prefix shared by every operator: all the
-operators' tools, one system text (what an AND/OR planning tree is, the browser action vocabulary
-and every operator's instructions) and the task text with its constraints. The Claude backend marks
+Every prompt has two halves. The *stable* half is one prefix shared by every question: all the
+questions' tools, one system text (what an AND/OR planning tree is, the browser action vocabulary
+and every question's instructions) and the task text with its constraints. The Claude backend marks
 it for prompt caching; because it is shared, it is long enough to be cached at all (the API ignores
 cache markers on prefixes shorter than the model's minimum, 1-4k tokens) and every call of a session
-reads the same cache entry. The *volatile* half is rendered from `planner.operators.View` on each
-call: which operator is asked, notes, progress, the node, a compact local slice of the tree and the
+reads the same cache entry. The *volatile* half is rendered from `planner.questions.View` on each
+call: which question is asked, notes, progress, the node, a compact local slice of the tree and the
 (truncated) page observation.
 
-The wording is our own; the content each operator sees follows the StructuredAgent appendix
+The wording is our own; the content each question's prompt carries follows the StructuredAgent appendix
 (tables 14-26): constraint extraction sees only the task, expansion sees the page and the action
 list, repair sees the failure reason, the observation (summary plus global update, merged into one
 call) sees the action just run, the open nodes and the upcoming sub-goals it may plan ahead, the
@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from planner.actions import describe_actions
 from planner.diagnosis import Trajectory
 from planner.frames import upcoming
-from planner.operators import (
+from planner.questions import (
     Completion,
     Constraints,
     Diagnosis,
@@ -35,7 +35,7 @@ from planner.operators import (
     FailureCategory,
     FinalAnswer,
     Observation,
-    Operator,
+    Question,
     Repair,
     View,
 )
@@ -46,11 +46,11 @@ __all__ = [
     "DIAGNOSIS_SYSTEM",
     "DIAGNOSIS_TOOL",
     "OBSERVATION_BUDGET",
-    "OPERATORS",
     "OPERATOR_INSTRUCTION",
     "PROMPTS",
+    "QUESTIONS",
     "SYSTEM",
-    "OperatorPrompt",
+    "QuestionPrompt",
     "render_candidates",
     "render_diagnosis",
     "render_local_tree",
@@ -90,16 +90,16 @@ Browser actions (element ids are the numbers in square brackets in the page obse
 The page observation is a compact text rendering of the page, not raw HTML. Rely only on what it
 shows and on the notes; never invent element ids, prices or names.
 
-Each request names one operator (its first line, "Operator: <tool>"). Answer only by calling that
-operator's tool, once, never another tool and never with plain text, following the operator's
+Each request names one question (its first line, "Question: <tool>"). Answer only by calling that
+question's tool, once, never another tool and never with plain text, following the question's
 instructions below."""
 
 
 @dataclass(frozen=True, slots=True)
-class OperatorPrompt:
-    """One operator: its tool, the pydantic model the tool's input must validate as, and its instructions."""
+class QuestionPrompt:
+    """One question: its tool, the pydantic model the tool's input must validate as, and its instructions."""
 
-    operator: Operator
+    question: Question
     tool: str
     tool_description: str
     output: type[BaseModel]
@@ -107,8 +107,8 @@ class OperatorPrompt:
 
 
 # Task-constraint extraction: list what the task explicitly requires, once, before any planning.
-_CONSTRAINTS = OperatorPrompt(
-    Operator.CONSTRAINTS,
+_CONSTRAINTS = QuestionPrompt(
+    Question.CONSTRAINTS,
     "extract_constraints",
     "List the requirements the task states explicitly, per item and for the task as a whole.",
     Constraints,
@@ -123,8 +123,8 @@ never add requirements it merely implies. Empty lists are a valid answer.""",
 )
 
 # Node Expansion: decide whether the current node is a single action or needs AND/OR children.
-_EXPAND = OperatorPrompt(
-    Operator.EXPAND,
+_EXPAND = QuestionPrompt(
+    Question.EXPAND,
     "expand_node",
     "Decompose the current node into sub-goals or alternatives, or ground it as one browser action.",
     Expansion,
@@ -146,8 +146,8 @@ Keep the reasoning to one or two sentences.""",
 )
 
 # Node Repair: the node failed; drop hopeless open children and add new ones, or give up.
-_REPAIR = OperatorPrompt(
-    Operator.REPAIR,
+_REPAIR = QuestionPrompt(
+    Question.REPAIR,
     "repair_node",
     "Repair a failed node by pruning some of its open children and appending new ones.",
     Repair,
@@ -161,8 +161,8 @@ and say why in the reasoning.""",
 )
 
 # Observation Summarizer and Global Tree Update, in one call: both read the page an action reached.
-_OBSERVE = OperatorPrompt(
-    Operator.OBSERVE,
+_OBSERVE = QuestionPrompt(
+    Question.OBSERVE,
     "observe_page",
     "Summarize the page after an action, record facts, and prune or sharpen open nodes of the plan.",
     Observation,
@@ -188,8 +188,8 @@ time the plan needs no change: leave prune and rewrite empty.""",
 )
 
 # Node Completion Check: is the node's objective really met by its children and the notes?
-_COMPLETE = OperatorPrompt(
-    Operator.COMPLETE,
+_COMPLETE = QuestionPrompt(
+    Question.COMPLETE,
     "check_completion",
     "Decide whether the current node's objective has been achieved.",
     Completion,
@@ -203,8 +203,8 @@ the notes only.""",
 )
 
 # Final answer: write the answer to the task from the notes gathered during the run.
-_FINAL = OperatorPrompt(
-    Operator.FINAL_ANSWER,
+_FINAL = QuestionPrompt(
+    Question.FINAL_ANSWER,
     "final_answer",
     "Write the final answer to the task.",
     FinalAnswer,
@@ -214,17 +214,17 @@ specific (names, prices). If the notes do not contain the answer, leave answer e
 say plainly in missing what the notes lack; the run then counts as failed, not as answered.""",
 )
 
-PROMPTS: dict[Operator, OperatorPrompt] = {
-    p.operator: p for p in (_CONSTRAINTS, _EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)
+PROMPTS: dict[Question, QuestionPrompt] = {
+    p.question: p for p in (_CONSTRAINTS, _EXPAND, _REPAIR, _OBSERVE, _COMPLETE, _FINAL)
 }
-OPERATORS = tuple(PROMPTS)
+QUESTIONS = tuple(PROMPTS)
 
 
 @functools.cache
-def system_text(*operators: Operator) -> str:
-    """The system text for these operators (all of them: the shared, cached system text)."""
-    chosen = [PROMPTS[o] for o in operators] if operators else list(PROMPTS.values())
-    parts = [_BASICS.format(actions=describe_actions()), "Operators:"]
+def system_text(*questions: Question) -> str:
+    """The system text for these questions (all of them: the shared, cached system text)."""
+    chosen = [PROMPTS[q] for q in questions] if questions else list(PROMPTS.values())
+    parts = [_BASICS.format(actions=describe_actions()), "Questions:"]
     return "\n\n".join(parts + [f"## {p.tool}\n{p.instructions}" for p in chosen])
 
 
@@ -314,17 +314,17 @@ def _upcoming(view: View) -> str:
 
 
 def render_user(
-    operator: Operator, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET, instruction: str = ""
+    question: Question, view: View, *, detail: str = "", budget: int = OBSERVATION_BUDGET, instruction: str = ""
 ) -> str:
     """The volatile half of a prompt: everything after the cached task text.
 
-    `detail` is the operator's extra input: the failure reason for repair, the action just run for
+    `detail` is the question's extra input: the failure reason for repair, the action just run for
     observe. `instruction` is an operator's own instruction for this one answer (a counterfactual
     re-ask, `sessions.client.counterfactual`); it comes last, after the page, so it is the last thing read.
     """
     node = view.node
-    ask = f"Operator: {PROMPTS[operator].tool}"
-    if operator == Operator.CONSTRAINTS:
+    ask = f"Question: {PROMPTS[question].tool}"
+    if question == Question.CONSTRAINTS:
         return f"{ask}\n\n## Current node\n{node.id}: {node.description}\n\nThe task alone decides the constraints; no page is shown."
     sections = [
         ask,
@@ -333,15 +333,15 @@ def render_user(
         f"## Current node\n{node.id}: {node.description}",
         f"## Local tree\n{render_local_tree(view)}",
     ]
-    if operator == Operator.EXPAND and not view.allow_or:
+    if question == Question.EXPAND and not view.allow_or:
         sections.append("## Restriction\nOR alternatives are switched off: answer AND or ACTION only.")
-    if operator == Operator.EXPAND and view.lookahead:
+    if question == Question.EXPAND and view.lookahead:
         sections.append(f"## Planning ahead\nYou may give actions for up to {view.lookahead} leading AND children.")
-    if operator == Operator.REPAIR:
+    if question == Question.REPAIR:
         sections.append(f"## Why it failed\n{detail or '(no reason recorded)'}")
-    if view.candidates and operator in (Operator.OBSERVE, Operator.COMPLETE, Operator.FINAL_ANSWER):
+    if view.candidates and question in (Question.OBSERVE, Question.COMPLETE, Question.FINAL_ANSWER):
         sections.append(f"## Candidate items so far\n{render_candidates(view)}")
-    if operator == Operator.OBSERVE:
+    if question == Question.OBSERVE:
         sections.append(f"## Action just executed\n{detail}")
         sections.append(f"## Open nodes you may prune or rewrite\n{_open_nodes(view)}")
         if following := _upcoming(view):
@@ -359,7 +359,7 @@ DIAGNOSIS_TOOL: dict[str, Any] = {
     "description": "Report why the web agent's run failed, citing the steps and nodes where it went wrong.",
     "input_schema": Diagnosis.model_json_schema(),
 }
-"""The one tool of a diagnosis request: its input validates as `planner.operators.Diagnosis`."""
+"""The one tool of a diagnosis request: its input validates as `planner.questions.Diagnosis`."""
 
 _STEP_TEXT = 600
 """Characters kept of one step's summary or notes; the run itself is shown whole, step by step."""
@@ -394,7 +394,7 @@ or the constraint involved."""
 def render_diagnosis(run: Trajectory) -> str:
     """The record a diagnosis reads: the tree with statuses first, then the step sequence and notes.
 
-    The first line names the tool and a "Current node" section names the root, like every operator prompt.
+    The first line names the tool and a "Current node" section names the root, like every question's prompt.
     """
     tree_lines = [("  " * node.depth) + render_node(node) for node in run.tree.walk()]
     step_lines = []
@@ -410,7 +410,7 @@ def render_diagnosis(run: Trajectory) -> str:
     ended = f"{run.status}" + (f": {run.reason}" if run.reason else "")
     root = run.tree.get(ROOT_ID)
     sections = [
-        f"Operator: {DIAGNOSIS_TOOL['name']}",
+        f"Question: {DIAGNOSIS_TOOL['name']}",
         f"## Current node\n{ROOT_ID}: {root.description if root is not None else run.task}",
         f"## Task\n{run.task}",
         f"## Constraints\n{_bullets(run.constraints, '(none recorded)')}",

@@ -16,7 +16,7 @@ from planner.actions import leading_actions
 from planner.errors import ModelOutputError, ScriptError
 from planner.frames import upcoming
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
-from planner.operators import (
+from planner.questions import (
     ChildSpec,
     Completion,
     Constraints,

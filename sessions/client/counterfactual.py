@@ -38,8 +38,8 @@ from planner.errors import ModelOutputError, ModelUnavailable
 from planner.events import Event, Kind, ModelCalled
 from planner.inputs import describe_validation_error, shown
 from planner.models.offline import Playbook
-from planner.operators import ChildSpec, Expansion, Observation, Operator, Repair, Reply
 from planner.protocols import Model
+from planner.questions import ChildSpec, Expansion, Observation, Question, Repair, Reply
 from planner.state import RunStatus, SessionState, replay
 from planner.status import CLOSED, REMOVED
 from planner.tree import Node, NodeType, Status
@@ -63,10 +63,10 @@ __all__ = [
     "reask",
 ]
 
-REASKABLE = (Operator.EXPAND, Operator.REPAIR, Operator.OBSERVE)
+REASKABLE = (Question.EXPAND, Question.REPAIR, Question.OBSERVE)
 """The calls whose answer changes the plan, and so can be adopted as an operator's edit."""
 
-_OPERATOR_NAMES = {Operator.EXPAND: "expansion", Operator.REPAIR: "repair", Operator.OBSERVE: "observation"}
+_QUESTION_NAMES = {Question.EXPAND: "expansion", Question.REPAIR: "repair", Question.OBSERVE: "observation"}
 _PLAN_FIELDS = frozenset({"children", "add", "prune"})
 """Fields of an expansion or repair that the plan diff shows; the field diff shows the rest."""
 _REWORDING = 0.5
@@ -129,7 +129,7 @@ class Counterfactual(_Frozen):
 
     session_id: str
     call: int
-    operator: Operator
+    question: Question
     node: str
     model: str
     instruction: str | None = None
@@ -181,21 +181,21 @@ def reask(
     chosen = dict(settings or {})
     effort = chosen.pop("effort", None)
     config = _config(state, chosen)
-    if recorded.operator is Operator.REPAIR and (not config.repair or node.revisions >= config.max_revisions):
+    if recorded.question is Question.REPAIR and (not config.repair or node.revisions >= config.max_revisions):
         raise ReaskError(
             f"with repair {'off' if not config.repair else f'limited to {config.max_revisions} revisions'}, "
             f"{node.id} (repaired {node.revisions} times) would not be repaired at all: the engine would prune it"
         )
     spec = model or state.model
     asked = _model(store, state, spec, effort, instruction)
-    reply, attempts = _ask(recorded.operator, asked, state, node, config)
-    original = _validated(recorded.operator, recorded.output)
-    before = _plan(recorded.operator, original, state, node, made=recorded.ok)
-    after = _plan(recorded.operator, reply.output, state, node)
+    reply, attempts = _ask(recorded.question, asked, state, node, config)
+    original = _validated(recorded.question, recorded.output)
+    before = _plan(recorded.question, original, state, node, made=recorded.ok)
+    after = _plan(recorded.question, reply.output, state, node)
     return Counterfactual(
         session_id=session_id,
         call=call_seq,
-        operator=recorded.operator,
+        question=recorded.question,
         node=node.id,
         model=spec,
         instruction=instruction,
@@ -205,7 +205,7 @@ def reask(
         before=before,
         after=after,
         children=diff_children(before.children if before else [], after.children if after else []),
-        fields=_fields(recorded.operator, recorded.output or {}, reply.output.model_dump(mode="json")),
+        fields=_fields(recorded.question, recorded.output or {}, reply.output.model_dump(mode="json")),
         attempts=attempts,
         usage=reply.call.usage,
         prompt=reply.call.prompt,
@@ -217,7 +217,7 @@ def _call_event(session_id: str, events: list[Event], call_seq: int) -> Event:
     calls = [
         e.seq
         for e in events
-        if e.kind is Kind.MODEL_CALL and cast(ModelCalled, e.payload).operator in REASKABLE and e.node_id
+        if e.kind is Kind.MODEL_CALL and cast(ModelCalled, e.payload).question in REASKABLE and e.node_id
     ]
     listed = ", ".join(f"#{seq}" for seq in calls[:_LISTED_CALLS]) + (
         f" and {len(calls) - _LISTED_CALLS} more" if len(calls) > _LISTED_CALLS else ""
@@ -228,10 +228,10 @@ def _call_event(session_id: str, events: list[Event], call_seq: int) -> Event:
         raise ReaskError(f"session {session_id} has no event {call_seq} (it has {len(events)}); {hint}")
     if event.kind is not Kind.MODEL_CALL:
         raise ReaskError(f"event {call_seq} of session {session_id} is a {event.kind.value}, not a model call; {hint}")
-    operator = cast(ModelCalled, event.payload).operator
-    if operator not in REASKABLE:
+    question = cast(ModelCalled, event.payload).question
+    if question not in REASKABLE:
         raise ReaskError(
-            f"call #{call_seq} asked for {operator.value.replace('_', ' ')}, which changes no plan; "
+            f"call #{call_seq} asked for {question.value.replace('_', ' ')}, which changes no plan; "
             f"only expansion, repair and observation calls can be re-asked ({hint})"
         )
     return event
@@ -268,33 +268,33 @@ def _model(store: EventStore, state: SessionState, spec: str, effort: object, in
 
 
 def _ask(
-    operator: Operator, model: Model, state: SessionState, node: Node, config: EngineConfig
+    question: Question, model: Model, state: SessionState, node: Node, config: EngineConfig
 ) -> tuple[Reply[Any], int]:
     """Ask until the answer fits the tree or the session's retry budget is spent (as the engine does)."""
     view = view_of(state, node, config)
-    calls: dict[Operator, Callable[[], Reply[Any]]] = {
-        Operator.EXPAND: lambda: model.expand(view),
-        Operator.REPAIR: lambda: model.repair(view, node.reason or ""),
-        Operator.OBSERVE: lambda: model.observe(view, node.action or ""),
+    calls: dict[Question, Callable[[], Reply[Any]]] = {
+        Question.EXPAND: lambda: model.expand(view),
+        Question.REPAIR: lambda: model.repair(view, node.reason or ""),
+        Question.OBSERVE: lambda: model.observe(view, node.action or ""),
     }
     attempts = config.expansion_retries + 1
     reason = ""
     for attempt in range(1, attempts + 1):
         try:
-            reply = calls[operator]()
+            reply = calls[question]()
         except ModelUnavailable as error:
             raise ReaskError(f"the model could not be asked: {error}") from None
         except ModelOutputError as error:
             reason = error.reason
             continue
-        reason = _misfit(operator, reply.output, state, node, config) or ""
+        reason = _misfit(question, reply.output, state, node, config) or ""
         if not reason:
             return reply, attempt
-    raise ReaskError(f"the new {_OPERATOR_NAMES[operator]} was unusable after {attempts} attempts: {reason}")
+    raise ReaskError(f"the new {_QUESTION_NAMES[question]} was unusable after {attempts} attempts: {reason}")
 
 
-def _misfit(operator: Operator, output: BaseModel, state: SessionState, node: Node, config: EngineConfig) -> str | None:
-    """Why an answer does not fit the tree, by the engine's rules for that operator; None when it fits."""
+def _misfit(question: Question, output: BaseModel, state: SessionState, node: Node, config: EngineConfig) -> str | None:
+    """Why an answer does not fit the tree, by the engine's rules for that question; None when it fits."""
     tree = state.tree
     if isinstance(output, Expansion | Repair):
         children = output.children if isinstance(output, Expansion) else output.add
@@ -313,16 +313,16 @@ def _misfit(operator: Operator, output: BaseModel, state: SessionState, node: No
     return None
 
 
-def _validated(operator: Operator, output: dict[str, Any] | None) -> BaseModel | None:
+def _validated(question: Question, output: dict[str, Any] | None) -> BaseModel | None:
     """The recorded answer as its model again; None when the call recorded none (or none that still reads)."""
     if output is None:
         return None
-    models: dict[Operator, type[BaseModel]] = {
-        Operator.EXPAND: Expansion,
-        Operator.REPAIR: Repair,
-        Operator.OBSERVE: Observation,
+    models: dict[Question, type[BaseModel]] = {
+        Question.EXPAND: Expansion,
+        Question.REPAIR: Repair,
+        Question.OBSERVE: Observation,
     }
-    kind = models[operator]
+    kind = models[question]
     try:
         return kind.model_validate(output)
     except ValidationError:
@@ -337,7 +337,7 @@ def _child(spec: ChildSpec, node_id: str | None = None) -> Child:
 
 
 def _plan(
-    operator: Operator, output: BaseModel | None, state: SessionState, node: Node, *, made: bool = False
+    question: Question, output: BaseModel | None, state: SessionState, node: Node, *, made: bool = False
 ) -> Plan | None:
     """The plan an answer leaves the node with: an expansion's own; for a repair, the node's children at
     the call without those it prunes (open ones only, as the engine does), then the ones it adds.
@@ -393,9 +393,9 @@ def _rewording(before: str, after: str) -> bool:
     return words.ratio() > _REWORDING
 
 
-def _fields(operator: Operator, original: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
+def _fields(question: Question, original: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
     """The answer's fields that differ (for an expansion or repair, besides the children the plan diff shows)."""
-    skipped = _PLAN_FIELDS if operator in (Operator.EXPAND, Operator.REPAIR) else frozenset()
+    skipped = _PLAN_FIELDS if question in (Question.EXPAND, Question.REPAIR) else frozenset()
     names = [name for name in new if name not in skipped] + [n for n in original if n not in new and n not in skipped]
     return [
         FieldChange(field=name, before=original.get(name), after=new.get(name))
@@ -439,7 +439,7 @@ def adoption(state: SessionState, counterfactual: Counterfactual) -> list[Comman
     node = state.tree.get(cf.node)
     if node is None:
         raise ReaskError(f"there is no node {cf.node} in session {cf.session_id}")
-    if cf.operator is Operator.OBSERVE:
+    if cf.question is Question.OBSERVE:
         return _observation_edits(state, cf)
     plan = cf.after
     assert plan is not None, "an expansion or repair always has a plan"
@@ -497,7 +497,7 @@ def _plan_lines(state: SessionState, node: Node, proposed: list[Child]) -> list[
 def _observation_edits(state: SessionState, cf: Counterfactual) -> list[Command]:
     """The new observation's prunes and rewrites of open nodes that the original did not make."""
     new = Observation.model_validate(cf.new)
-    old = _validated(Operator.OBSERVE, cf.original)
+    old = _validated(Question.OBSERVE, cf.original)
     old = old if isinstance(old, Observation) else Observation()
     commands: list[Command] = []
     for node_id in new.prune:

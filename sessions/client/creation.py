@@ -43,8 +43,8 @@ def create_session(
 ) -> str:
     """Record a new session; it starts running (or paused, for plan review) when a runner picks it up.
 
-    `effort` overrides a Claude model's per-operator thinking effort for the whole session (stored
-    with it, so a resumed run keeps it). `by` is the operator who starts it (None: not known).
+    `effort` is a Claude model's thinking effort for the whole session (stored with it, so a
+    resumed run keeps it). `by` is the operator who starts it (None: not known).
     `secrets` (name -> value, `planner.secrets`) are what the task writes as `{{NAME}}`: the browser
     types them, and no person, file or model sees them. Every placeholder in the task needs one (a
     bundled task brings its own), and a declared value the task spells out is replaced by its

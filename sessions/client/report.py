@@ -197,7 +197,7 @@ def _details(events: list[Event], artifacts: ArtifactStore) -> dict[str, dict[st
             entry["calls"].append(
                 {
                     "seq": event.seq,
-                    "op": payload.operator.value,
+                    "op": payload.question.value,
                     "ok": payload.ok,
                     "error": payload.error,
                     "tokens": f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out",

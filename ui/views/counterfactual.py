@@ -46,7 +46,7 @@ def render_reask(ctx: Console, view: SessionView, node_id: str) -> None:
     calls = {
         event.seq: event.payload
         for event in view.by_node.get(node_id, [])
-        if isinstance(event.payload, ModelCalled) and event.payload.operator in REASKABLE
+        if isinstance(event.payload, ModelCalled) and event.payload.question in REASKABLE
     }
     for event in view.by_node.get(node_id, []):
         applied = event.payload
@@ -62,7 +62,7 @@ def render_reask(ctx: Console, view: SessionView, node_id: str) -> None:
             "Call",
             list(calls),
             index=len(calls) - 1,
-            format_func=lambda seq: f"#{seq} {calls[seq].operator.value} (attempt {calls[seq].attempt})",
+            format_func=lambda seq: f"#{seq} {calls[seq].question.value} (attempt {calls[seq].attempt})",
             key=where.key("reask_call"),
         )
         st.text_area("Instruction", key=where.key("reask_instruction"), height=68)

@@ -135,7 +135,7 @@ def _page_text(text: str | None, key: str) -> None:
 
 def _model_call(seq: int, call: ModelCalled) -> None:
     title = (
-        f"#{seq} {md_line(call.operator)} (attempt {md_line(str(call.attempt))}) — "
+        f"#{seq} {md_line(call.question)} (attempt {md_line(str(call.attempt))}) — "
         f"{'ok' if call.ok else 'error'} · {call.latency_ms:.0f} ms"
     )
     # An expander's title is Markdown. Its body is built only while it is open: Streamlit draws a closed

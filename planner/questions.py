@@ -1,4 +1,4 @@
-"""What each planner operator asks of a model and what it must answer.
+"""The questions a planner asks its model, and what each answer must be.
 
 Outputs are pydantic models: a backend that returns something else raises `ModelOutputError`, and
 the engine retries within its budget. Field validators hold the shape rules every backend shares
@@ -35,8 +35,8 @@ __all__ = [
     "FinalAnswer",
     "ItemConstraints",
     "Observation",
-    "Operator",
     "Proposal",
+    "Question",
     "Repair",
     "Reply",
     "StepWork",
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-class Operator(StrEnum):
+class Question(StrEnum):
     """The questions a planner asks its model: one per `planner.protocols.Model` method."""
 
     CONSTRAINTS = "constraints"
@@ -247,7 +247,7 @@ class Diagnosis(BaseModel):
 
 @dataclass(slots=True)
 class CallRecord:
-    """What a backend sent and got back for one operator call; stored as a `model_call` event.
+    """What a backend sent and got back for one question; stored as a `model_call` event.
 
     `effort` is the effort level the call asked for (None: the model's default, or a model without
     effort levels). `thinking` holds the summaries of the model's thinking that came with the answer,
@@ -273,7 +273,7 @@ class Reply(Generic[OutputT]):
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """The read-only context one operator call sees.
+    """The read-only context a question is asked in.
 
     It holds the live tree by reference, so building it is free; a backend renders whatever part
     of it its prompt needs. `lookahead` is how many upcoming sub-goals (`planner.frames.upcoming`)
