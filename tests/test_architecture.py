@@ -89,7 +89,7 @@ def test_core_loads_no_adapter_sdk_database_or_ui() -> None:
     """Import every core module in a fresh interpreter and look at what actually got loaded, transitively."""
     loaded = _loaded_by(CORE)
     leaked = sorted({package for package in FORBIDDEN_FOR_CORE + ADAPTERS for m in loaded if _within(m, package)})
-    assert not leaked, f"importing the core loaded {leaked}; the core must stay pure (docs/how-it-works.md)"
+    assert not leaked, f"importing the core loaded {leaked}; the core must stay pure (docs/architecture.md)"
 
 
 def test_light_adapters_load_no_sdk() -> None:
