@@ -24,7 +24,7 @@ from sessions.client.markdown import md
 from ui.commands import alert, faded, first_drawn, new_command_id, send
 from ui.context import Console
 
-__all__ = ["FormProblem", "Scope", "not_text", "scope", "sending", "show_result", "submit"]
+__all__ = ["FormProblem", "Scope", "not_text", "scope", "sending", "settle_results", "show_result", "submit"]
 
 _RESULTS = "_form_results"
 """Session state: {(scope, form): (outcome, the widgets to empty once it is applied, when its answer was
@@ -121,6 +121,20 @@ def _empty(where: Scope, names: tuple[str, ...]) -> None:
         emptied[(where, name)] = emptied.get((where, name), 0) + 1
 
 
+def settle_results(view: SessionView) -> None:
+    """Settle every form answer of the session against `view`, before any form is drawn: a command the
+    view finds applied empties its form's fields in this very redraw (a still page may not be drawn
+    again until the operator does something)."""
+    results = st.session_state.get(_RESULTS, {})
+    for (where, form), (was, clear, shown) in list(results.items()):
+        if where.session_id != view.session_id:
+            continue
+        outcome = was.settled(view.handled)
+        if was.kind is OutcomeKind.QUEUED and outcome.kind is OutcomeKind.APPLIED:
+            _empty(where, clear)
+        results[(where, form)] = (outcome, clear, shown)
+
+
 def show_result(view: SessionView, where: Scope, form: str) -> None:
     """The engine's answer to this form in this scope, if any: "queued" until the view finds the command
     handled, then its answer, with the engine's warning when it gave one ("prune applied — already ran
@@ -136,7 +150,7 @@ def show_result(view: SessionView, where: Scope, form: str) -> None:
         return
     results[(where, form)] = (outcome, clear, first_drawn(outcome, shown))
     if was.kind is OutcomeKind.QUEUED and outcome.kind is OutcomeKind.APPLIED:
-        _empty(where, clear)  # the fields go at the next redraw: this one has drawn them already
+        _empty(where, clear)  # settled after the form was drawn: its fields go at the next redraw
     message = outcome.text
     if len(message) > _MESSAGE_CHARS:
         message = message[: _MESSAGE_CHARS - 1] + "…"

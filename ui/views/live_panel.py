@@ -32,6 +32,7 @@ from planner.state import RunStatus, SessionState
 from sessions.client import SessionInfo, SessionView
 from ui.access import drawing_for
 from ui.context import Console, database_trouble
+from ui.forms import settle_results
 from ui.url import picked_elsewhere, url_behind
 from ui.views.coplan import render_plan_review
 from ui.views.edit import render_approval, render_node_edit, render_settings
@@ -151,6 +152,7 @@ def _panel(ctx: Console, view: SessionView, sessions: list[SessionInfo]) -> bool
     state = view.state
     if _page_behind(view.session_id, state, sessions):
         st.rerun()  # the whole page
+    settle_results(view)
     render_controls(ctx, view)
     # The parts that come and go sit in slots that are always there (an empty one is not drawn), so
     # nothing after them moves to another place in the page between two redraws: a moved element
