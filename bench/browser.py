@@ -1,36 +1,17 @@
 """The browser's observation and action layer, measured: `python -m bench.browser`.
 
-Two parts, one headless Chromium each:
+Three parts (`--part gallery`, `--part shop` or `--part approvals` runs one of them):
 
-- **The gallery** (`tests/pages/gallery_*.html`, one page per hard case: clickables without a role,
-  read-only and custom inputs, controls without a name, a long dense table, a hover menu, web
-  components, dialogs, editors, frames, downloads, new tabs). Every element an agent should reach
-  carries `data-g="its name"`, and `gallery.js` records which `data-g` element really received each
-  event. Printed: coverage (the share of visible targets that get an id on the first screen, and
-  after scrolling to the bottom), the action round-trip (the share of actions whose event reached
-  the element the observation named; on the hover page, the pointer's), observation size against
-  the raw HTML (every frame's document, open shadow roots included, measured by the bench itself in
-  a context of its own, so that versions of the environment compare on one measure and the marks an
-  observation leaves in the page do not count as the page's HTML), and the median action time.
-- **The demo shop** (eight pages): observation size against the raw HTML (with and without the
-  pages' inline stylesheet, so the figure does not rest on CSS alone), coverage (the share of the
-  visible controls, native or with a control's role, that get an id on the first screen and after
-  scrolling; the shop's pages carry no `data-g`, so each id's element is marked through its ref
-  instead), and the median time of a browser action with screenshots on, as sessions run them.
+- **The gallery** (`tests/pages/gallery_*.html`, one page per hard case): coverage, the action
+  round-trip, observation size against the raw HTML and the median action time.
+- **The demo shop** (eight pages): observation size against the raw HTML, coverage, and the median
+  time of a browser action with screenshots on, as sessions run them.
+- **Approvals per demo task**: the approvals each bundled task asks for, run as the evaluation's
+  baseline runs it; a new approval that is not a real purchase is a regression of the fence's policy.
 
-- **Approvals per demo task**: every bundled task run once as the evaluation's baseline runs it (the
-  offline model, each guarded action approved, `demo.evaluation`), each on a fresh shop, counting
-  the approvals it asked for: by the action's name, where it leads or a dialog, and by what its page
-  sent (the effect fence). A new approval that is not a real purchase is a regression of the fence's
-  policy; and the time the shop's state-changing actions take when held and when a rule allows them.
-
-`--part gallery`, `--part shop` or `--part approvals` runs one of them.
-
-The bench measures whatever `planner` it imports; it has no baseline of its own. To compare with
-older code, export that commit and run this file and today's gallery there, in the same sitting:
-`git archive COMMIT | tar -x -C DIR && cp bench/browser.py DIR/bench/ && cp -r tests/pages/. DIR/tests/pages/`,
-then `cd DIR && python -m bench.browser`. Code older than an action (`hover`) fails it, which counts
-as a miss.
+The bench measures whatever `planner` it imports; it has no baseline of its own, so to compare with
+older code, run this file and today's gallery on that commit's code (docs/architecture.md,
+"bench/browser.py").
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Workers on PostgreSQL: `python -m bench.fleet [--db URL] [--sessions N] [--workers 1,2,4] [--kills N]`.
 
-Scaling: for each worker count, a fresh database, that many `python -m sessions worker` processes
-(one session at a time each), started and idle, then N scripted sessions on the dry environment
-(40 steps each) submitted at once; the figure is total steps per second from the first submission to
-the last session's end, and the scaling efficiency is (rate with w workers) / (w x rate with 1).
-
-Failover: two workers with a 5 s lease; sessions (of 624 steps) are submitted one at a time until
-the one to be killed takes one, and it is killed with SIGKILL while it runs it, at a random moment
-of its first second (so the other worker's one-second looks fall anywhere in its lease). The other
-worker is then idle, so the figure is the claim latency alone: how long after the lease ran out (its last
-heartbeat + the lease) the other worker took that session, and how long after the kill. (With every
-worker busy, a dead runner's session waits in the queue like any other: behind the sessions that
-have waited longer.) Repeated `--kills` times.
+Scaling: for each worker count, N scripted sessions on the dry environment submitted at once; the
+figure is total steps per second, and the scaling efficiency is (rate with w workers) / (w x rate
+with 1). Failover: a worker is killed with SIGKILL while it runs a session, and the figure is how
+long after its lease ran out (and after the kill) the other, idle worker took that session.
 
 The database is `--db`, else $ANDOR_TEST_POSTGRES, else a throwaway server started with initdb/pg_ctl
-(`sessions.store.pgserver`). Figures only, no assertions: the machine it runs on decides them.
+(`sessions.store.pgserver`). Figures only, no assertions: the machine it runs on decides them
+(docs/architecture.md, "bench/fleet.py").
 """
 
 from __future__ import annotations

@@ -2,23 +2,15 @@
 
 Prints, on the bundled demo shop:
 1. raw HTML size against the compact observation the prompts carry, per page;
-2. approximate prompt tokens per question on the default model (`--model` another id), in its
-   family's tokenizer (characters x `tokens_per_char` from `planner.models.capabilities`, an
-   approximation, not a tokenizer), split into the cached prefix (tools + system) and the per-call
-   part (task and question context), with the observation rendered compactly and, for comparison, as raw HTML; then
-   which families cache that prefix;
-3. model calls per browser action (model_call events / action_executed events that are not notes)
-   for demo-task runs, against the goal of at most 2.2, with lookahead (the default) and without
-   it (`lookahead=0`, one expansion call per node) for comparison. `--db DB --session ID` counts a
-   recorded session instead (for instance a real Claude run);
-4. for the model of section 2: the calls of those runs per question, the effort each is sent with,
-   input tokens per call, the share of input tokens read from the cache (the first call writes the
-   prefix, every later one reads it), calls per browser action, and the estimated cost per browser
-   action at the family's list prices: input with cache writes and reads, and what each 1,000 output
-   tokens per call adds (thinking and answers depend on the model; no API call is made).
+2. approximate prompt tokens per question on the default model (`--model` another id), split into
+   the cached prefix and the per-call part; then which families cache that prefix;
+3. model calls per browser action for demo-task runs, against the goal of at most 2.2, with and
+   without lookahead (`--db DB --session ID` counts a recorded session instead);
+4. for the model of section 2: tokens, cache reads and the estimated cost per browser action.
 
 No API call is made: prompts are rendered exactly as `ClaudeModel` would send them. The compact
 observation needs Chromium; without it section 1 and 2 fall back to raw HTML only and say so.
+(docs/architecture.md, "bench/tokens.py")
 """
 
 from __future__ import annotations

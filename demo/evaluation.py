@@ -6,20 +6,12 @@
 - **operator**: the simulated operator (`demo.operator_sim`) follows a policy through the
   command queue, one step boundary at a time.
 - **oracle**: the task's recorded `correction` (demo/README.md), sent after the session's first two
-  steps, as the tests send it; tasks without one have no oracle run. A correction names node ids of
-  the demo model's plan ("edit 0.3"), so with any other model there is no oracle run at all (`NO_ORACLE`).
+  steps; only with the demo model, since a correction names node ids of its plan (`NO_ORACLE`).
 
-Each run reports success (finished and the answer has every required string, `demo.tasks`), the
-edits made and their kinds (inject, prune, edit, reopen, force, reject; an approval is not an edit,
-every condition approves), steps, model calls, and the latency of the first edit: from the step that
-planned the node it is about (the first wrong step, where the trouble entered the plan) to the step
-at which it was sent, in steps and in seconds. `rescued` is the share of baseline failures the
-operator turned into successes with at most `RESCUE_EDITS` edits. The report adds the totals over
-the tasks: steps and model calls per condition, the operator's edits by kind, and its mean latency.
-
-The shop is the demo's, so sessions runs it as a program (`python -m demo.shop --port 0`) rather
-than importing it (sessions never imports the demo built on it); tests pass `site` to run an
-in-process shop instead.
+Each run reports success, the edits made, steps, model calls and the latency of the first edit;
+`rescued` is the share of baseline failures the operator turned into successes with at most
+`RESCUE_EDITS` edits. The shop runs as a program, since sessions never imports the demo built on it
+(docs/architecture.md, "demo/evaluation.py").
 """
 
 from __future__ import annotations

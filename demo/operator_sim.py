@@ -1,33 +1,19 @@
 """A simulated operator: general rules an operator follows, kept as data, applied through the command queue.
 
 A policy is a list of rules. Each rule has a trigger on what the console shows (the folded
-`SessionState` of the stored log: the tree, statuses, reasons, the page text the agent read, which
-the inspector shows as "Page text the agent read", the pending approval) and an intervention
-(inject, prune, edit, reopen, force, approve, reject) whose arguments are templates filled from the
-matching node and the rule's named regex groups:
+`SessionState` of the stored log) and an intervention (inject, prune, edit, reopen, force, approve,
+reject) whose arguments are templates filled from the matching node and the rule's named regex groups:
 
     {"name": "skip-out-of-stock", "why": "...",
      "when": {"on": "failed", "reason": "no link or button"}, "page": "Out of stock",
      "then": {"do": "inject", "under": "{node}", "node_type": "AND",
               "goals": ["go back", "open the first result in stock", "{description}"]}}
 
-Triggers (`when.on`): `planned` (an open node whose description matches appeared in the plan),
-`expanded` (such a node was expanded and is still being worked on), `failed` (a node failed with a
-reason that matches; an HTTP 5xx says "HTTP 5.."), `ran` (an action ran and succeeded), `approval`
-(a guarded action waits, its guard rule matching), `finishing` (the root succeeded and the run is
-about to end with an answer that lacks a match). Every rule may also require the task (`task`) and
-the page (`page`) to match, or the task not to (`unless_task`). Template variables: node, parent,
-index (the node's place among its siblings), next (index + 1), description, task, url, action, rule,
-answer, and every named group.
-
 The operator (`SimulatedOperator`) is a runner's `on_idle` hook on a session created paused: at
 each boundary it folds the new events from the store (never the runner's own objects), makes at
-most one intervention, and otherwise single-steps the run, so it sees every step boundary. It reacts
-once to each (trigger kind, node), and makes at most `max_edits` plan edits per session. A guarded
-action no rule decides is answered by `fallback_approval`, as the suite answers them.
-
-A bundled policy file, `demo/operator_policies.json`, holds the default policy; `load_policy` reads
-any file of the same shape and refuses a bad one with one sentence (`PolicyError`).
+most one intervention, and otherwise single-steps the run, so it sees every step boundary.
+`load_policy` refuses a bad policy file with one sentence (`PolicyError`). The triggers and template
+variables: docs/architecture.md, "demo/operator_sim.py".
 """
 
 from __future__ import annotations

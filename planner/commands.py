@@ -5,16 +5,9 @@ becomes ordinary events followed by `command_applied`; a command that cannot be 
 single `command_rejected` whose reason is written for the person who sent it. Applying a command
 whose id was already handled does nothing, so a command delivered twice takes effect once.
 
-A plan edit (inject, prune, edit, reopen, force, and an action edit that approves nothing) records
-in its `command_applied` the nodes it added or changed, before and after (`planner.diff`). `Undo`
-takes back the latest such edit still on the state's undo stack, and only while it is safe: every
-node the edit added or changed is still exactly as the edit left it (same status, type, description,
-action and forced alternative), an alternative it forced is still untried, and no node it puts back
-in the plan would sit under a node that has since finished. Because the traversal marks a node
-VISITED when it enters it, an action SUCCESS or FAIL when it runs, and typing a node is expanding
-it, "as the edit left it" means none of its nodes has run. The undo restores each node through
-`node_restored` events (a node the edit added leaves the plan as DELETED, its id never reused), so
-state stays a fold of the log and the traversal's position stays derived from the tree.
+A plan edit records the nodes it added or changed (`planner.diff`); `Undo` takes back the latest
+one only while none of those nodes has run, through `node_restored` events, so state stays a fold
+of the log (docs/architecture.md, "planner/commands.py").
 """
 
 from __future__ import annotations

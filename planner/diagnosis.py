@@ -1,14 +1,7 @@
 """Diagnosis of a run: why it failed, in the fields of the paper's Table 10, and where in the run.
 
-A diagnosis names a root cause, the critical steps (each a step number of the run's step sequence
-and, optionally, the node it happened at), what should have been done, a failure category and a
-confidence from 1 to 5. The step sequence is the run's browser actions in order, numbered from 1
-(`steps`); the tree, with each node's status, comes first in what a model is shown, because the
-paper found the tree is what lets a diagnosis pinpoint the failure.
-
-Every citation must exist (`check_citations`): a step number past the run's last step, or a node the
-tree does not have, is a `ModelOutputError`, so a model's diagnosis is retried like any bad answer
-and fails with the reason when the retries run out (`diagnose`).
+A model sees the tree first (the paper found it is what lets a diagnosis pinpoint the failure), and
+what it cites must exist (docs/architecture.md, "planner/diagnosis.py").
 
 The offline diagnosis (`offline_diagnosis`) reads the tree and the log alone, by these rules, the
 first that applies deciding the category:
@@ -21,13 +14,6 @@ first that applies deciding the category:
 | the answer names candidates that fail constraints | constraint_violation | 3 |
 | a node failed with no action behind it (its expansion could not be grounded) | wrong_search_strategy | 2 |
 | anything else (the run failed without a failed node; or nothing failed) | other | 1 |
-
-Its critical steps are the failed actions (at most `MAX_CITED`), or the last step before the first
-failed node; it says what recovery tried (alternatives switched to, repairs and their outcomes).
-
-The diagnosis itself is a model output like any question's answer, so its model (`Diagnosis`) lives with
-the others in `planner.questions`; the event that stores it (`planner.events.Diagnosed`) is built
-from it.
 """
 
 from __future__ import annotations
@@ -168,7 +154,10 @@ def diagnose(ask: Callable[[Trajectory], Reply[Diagnosis]], trajectory: Trajecto
 
 
 def offline_diagnosis(state: SessionState, events: Sequence[Event]) -> Diagnosis:
-    """A diagnosis from the tree and the log alone, by the rules in the module docstring."""
+    """A diagnosis from the tree and the log alone, by the rules in the module docstring.
+
+    Its critical steps are the failed actions (at most `MAX_CITED`), or the last step before the first
+    failed node; it says what recovery tried (alternatives switched to, repairs and their outcomes)."""
 
     run = trajectory(state, events)
     tree = state.tree

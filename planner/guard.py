@@ -4,19 +4,14 @@ Pure policy over the action text and what the environment says it would touch (`
 so the rules are testable without a browser and the engine can ask before anything irreversible
 happens. Two kinds of rule:
 
-- Names. An element whose name (or visible text, value, label) holds a risky term, a password
-  field, or Enter in a field whose form has a risky submit control. Names and terms go through the
-  same `normalize_name`, so spacing, punctuation, case, width, invisible characters and letters
-  of other scripts that look Latin cannot hide a term: "Place\u00a0order", "Pla\u200bce order"
-  and "Pl\u0430ce \u043erder" (Cyrillic а, о) all read "place order"; letters spelled out one by
-  one ("P l a c e  o r d e r", "B-U-Y") read as the word they spell.
-  The same rule (`GuardRules.risky_term`) decides which of a page's own confirm and prompt dialogs
-  the browser may accept without an operator (`planner.browser.dialogs`).
-- URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s); a
-  link may also be a page's own blob: or a javascript: that does nothing ("Show more"). URLs
-  are resolved by one WHATWG parser (ada), the standard the browser follows, against the page the
-  action runs on: the environment resolves a goto with `resolve_url` and then opens exactly that
-  URL, so what the guard decided on and where the browser goes cannot differ.
+- Names. A risky term in an element's name, a password field, or Enter in a field whose form has a
+  risky submit control. Names and terms are compared in one form (`normalize_name`), so spacing,
+  case or letters that look Latin cannot hide a term.
+- URLs. A goto (or a link, or a form's action) must stay on the allowed hosts over http(s), resolved
+  by the WHATWG parser the browser follows, so what the guard decided on and where the browser goes
+  cannot differ.
+
+(docs/architecture.md, "planner/guard.py")
 """
 
 from __future__ import annotations

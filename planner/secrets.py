@@ -1,19 +1,17 @@
 """Secrets: values the agent may type but no person, file or model prompt may see. One module owns masking.
 
-A secret is declared with a session (`SessionCreated.secrets`, name -> value) or found while it runs
-(`SecretFound`: a value the agent is about to type into a password field). The task and the model
-write a declared one as a placeholder, `{{NAME}}`; only the browser ever holds its value:
+A secret is declared with a session or found while it runs (a value the agent is about to type into
+a password field). The task and the model write a declared one as `{{NAME}}`; only the browser ever
+holds its value:
 
 - `fill` puts the values in where an action is typed (the browser types the value);
 - `hide` is what the model is shown of a page: a declared value as its `{{NAME}}`, a found one as `MASK`;
 - `mask` is what people and files see: every value as `MASK`, also as it appears URL-encoded,
   HTML-escaped or JSON-escaped (a form posted in a URL, a page's markup, a model's raw JSON reply).
 
-Clients read masked events (`mask_event`, with the `Secrets` the whole log declares and finds:
-`secrets_in`), so the console, the exports and the command line show nothing else; the runner and the
-engine read the raw log. A session without secrets pays nothing: `mask_event` hands back the same event.
-
-A declared value shorter than `MIN_CHARS` is refused: masking it would hide ordinary text everywhere.
+Clients read masked events (`mask_event`), so the console, the exports and the command line show
+nothing else; the runner and the engine read the raw log. A declared value shorter than `MIN_CHARS`
+is refused: masking it would hide ordinary text everywhere. (docs/architecture.md, "planner/secrets.py")
 """
 
 from __future__ import annotations

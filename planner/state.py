@@ -121,23 +121,7 @@ class Metrics:
 class SessionState:
     """Everything known about one session after some prefix of its events.
 
-    `constraints` is None until extracted (or set by an operator). `candidates` holds the items the
-    task may be answered with, by name, as the observations reported them. `proposals` maps unexpanded
-    node ids to actions a model planned ahead on the current page; any page change clears them.
-    `diagnosis` is the latest diagnosis appended to the finished run, if any. `expect` holds the
-    strings a correct answer contains, when the task came with them (`answer_check`). `edits` is the
-    operator's undo stack: the `command_applied` events of the plan edits an undo may still take
-    back, oldest first (each carries the nodes it changed). `breakpoint_passed` is the node a breakpoint
-    last held, so the resumed run goes past it once; resetting that node forgets it. `cause` says why
-    the session has its `status` (None: a status change whose writer did not say); `reason` says it to
-    people. `made_by` and `edited_by` name, by node id, the operator whose command made the node and
-    the one whose command last changed it (`CommandApplied.by`); a node whose operator is not known
-    is in neither. `failed` holds the nodes whose last outcome was a failure, those the engine then
-    pruned included (a failed action ends PRUNED), so every view tells a failure from a prune; a node
-    tried again (reopened, repaired) leaves it. `started_by` is the operator who started the session,
-    or forked it from another (None: not known). `secrets` are the ones the session declared and the
-    ones found typed into password fields so far (`planner.secrets`; in a state folded from a masked
-    log, their values are masked too).
+    Fields that need a word say it below, where they are declared.
     """
 
     task: str = ""
@@ -148,7 +132,9 @@ class SessionState:
     tree: Tree = field(default_factory=Tree)
     status: RunStatus = RunStatus.RUNNING
     cause: Cause | None = None
+    """Why the session has its `status` (None: a status change whose writer did not say)."""
     reason: str | None = None
+    """Why the session has its `status`, said to people."""
     seq: int = 0
     steps: int = 0
     url: str | None = None
@@ -159,10 +145,14 @@ class SessionState:
     summary: str = ""
     page_text: str = ""
     constraints: list[str] | None = None
+    """None until extracted (or set by an operator)."""
     candidates: dict[str, SeenCandidate] = field(default_factory=dict)
+    """The items the task may be answered with, by name, as the observations reported them."""
     proposals: dict[str, str] = field(default_factory=dict)
+    """Unexpanded node id -> the action a model planned ahead on the current page; any page change clears them."""
     final_answer: str | None = None
     expect: list[str] = field(default_factory=list)
+    """The strings a correct answer contains, when the task came with them (`answer_check`)."""
     single_steps: int = 0
     """Single steps still to take before the run pauses (0: it runs on)."""
     approval: Approval | None = None
@@ -170,18 +160,32 @@ class SessionState:
     approved_requests: tuple[str, ...] | None = None
     """With `approved_node`: the held requests the operator let through (None: the action itself)."""
     breakpoint_passed: str | None = None
+    """The node a breakpoint last held, so the resumed run goes past it once; resetting that node forgets it."""
     current: str | None = None
     last_screenshot: str | None = None
     handled_commands: set[str] = field(default_factory=set)
     edits: list[Event] = field(default_factory=list)
+    """The operator's undo stack: the `command_applied` events of the plan edits an undo may still take
+    back, oldest first (each carries the nodes it changed)."""
     made_by: dict[str, str] = field(default_factory=dict)
+    """Node id -> the operator whose command made the node (`CommandApplied.by`); a node whose operator
+    is not known is not in it."""
     edited_by: dict[str, str] = field(default_factory=dict)
+    """Node id -> the operator whose command last changed the node; a node whose operator is not known
+    is not in it."""
     failed: set[str] = field(default_factory=set)
+    """The nodes whose last outcome was a failure, those the engine then pruned included (a failed action
+    ends PRUNED), so every view tells a failure from a prune; a node tried again (reopened, repaired)
+    leaves it."""
     started_by: str | None = None
+    """The operator who started the session, or forked it from another (None: not known)."""
     forked_from: tuple[str, int] | None = None
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
+    """The latest diagnosis appended to the finished run, if any."""
     secrets: Secrets = field(default_factory=Secrets)
+    """The secrets the session declared and those found typed into password fields so far
+    (`planner.secrets`; in a state folded from a masked log, their values are masked too)."""
 
     @property
     def answer_check(self) -> AnswerCheck | None:

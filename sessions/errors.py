@@ -22,9 +22,9 @@
     ├── FleetError            a part of `make fleet` that exited or did not answer while it started (defined in `sessions.worker.fleet`)
     └── UnknownModel          a model spec that names no backend, or whose recorded data cannot be used
 
-Every message is one sentence a person can act on; the CLI and the console catch these by type
-(`sessions.client.errors` gathers the ones a client sees)
-(with `planner.errors.PlannerError`) and show the message, never a traceback.
+Every message is one sentence a person can act on; the CLI and the console catch these by type (with
+`planner.errors.PlannerError`; `sessions.client.errors` gathers the ones a client sees) and show the
+message, never a traceback.
 """
 
 from __future__ import annotations

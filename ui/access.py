@@ -1,28 +1,15 @@
 """Who the console's operator is, what they may do, and whether the console may serve at all.
 
-The operator is known in one of three ways, tried in this order:
+The operator is known, in this order, from a sign-in proxy's header (`ANDOR_AUTH_HEADER`; beyond
+loopback trusted only with `ANDOR_AUTH_PROXY_SECRET` set, since anyone who reaches the console
+directly can write that header), from Streamlit's `st.login`, or else as the machine's operator,
+which is only safe when nobody else can reach the page, so the console then serves only while
+`server.address` is a loopback address.
 
-- **A sign-in proxy** (`ANDOR_AUTH_HEADER=X-Forwarded-User`): a reverse proxy signs the person in and
-  names them in that request header; a request without it is refused. Anyone who reaches the
-  console directly can write that header themselves, so beyond loopback the header is trusted only
-  with `ANDOR_AUTH_PROXY_SECRET` set: the proxy sends that secret in `X-Andor-Proxy-Secret` (the
-  `PROXY_SECRET_HEADER`) on every request, and a request without it is refused. On loopback only
-  this machine (the proxy's) reaches the console, and the secret is checked only when it is set.
-- **Streamlit's `st.login`**: an `[auth]` section in `.streamlit/secrets.toml` (an OpenID Connect
-  provider); the operator is the signed-in user's e-mail address (else their name).
-- **Neither**: the machine's operator (`sessions.client.identity.local_operator`: $ANDOR_OPERATOR, else the
-  user name), which is only safe when nobody else can reach the page, so the console then serves only
-  while `server.address` is a loopback address.
-
-Roles (`ANDOR_ROLES`, comma-separated `NAME=ROLE+ROLE` entries, `*` for everyone not named; the
-roles are watch, edit and approve, and any role lets its holder watch):
-`ANDOR_ROLES='alice@x.org=edit+approve,bob=watch,*=watch'`. Without it the machine's operator on
-loopback has every role (one person at their own machine), and a signed-in operator may only watch.
-An operator given no role at all is refused the console.
-
-What each command needs is one table (`COMMAND_ROLES`). `ui.commands.send` enforces it for every
-command the console sends, and signs the command with the operator's name (`by`); the views ask
-`refusal` to disable what the operator may not use.
+Roles (watch, edit, approve) come from `ANDOR_ROLES`; without it the machine's operator on loopback
+has every role and a signed-in operator may only watch; an operator given no role is refused. What
+each command needs is one table (`COMMAND_ROLES`), which `ui.commands.send` enforces for every
+command the console sends (docs/architecture.md, "ui/access.py").
 """
 
 from __future__ import annotations

@@ -31,9 +31,9 @@ _RESULTS = "_form_results"
 first drawn)}."""
 _EMPTIED = "_form_emptied"
 """Session state: {(scope, widget name): times emptied}. A widget is emptied by giving it a new key, not
-by setting its value: the live panel's tick may have left the browser before the redraw that emptied
-the field, carrying the old text, and Streamlit would put that text back (seen under load). A request
-for the old key cannot reach a new widget."""
+by setting its value: the live panel's tick may leave the browser before the redraw that empties the
+field, carrying the old text, and Streamlit would put that text back. A request for the old key cannot
+reach a new widget."""
 _MESSAGE_CHARS = 600
 """A refusal quotes node text: past this it is clamped (the node itself shows the whole text)."""
 

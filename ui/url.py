@@ -1,12 +1,11 @@
 """The URL names what is on screen, so a reload or a shared link opens the same view: `?session=` and
 `?node=` (written here) and `?tab=`, `?panel=` (the tab sets, bound to the URL by Streamlit itself).
 
-Only the page's whole run writes `session` and `node`, never the live panel's timed fragment. Every run,
-a fragment's too, starts from the query string the browser sent with its request, and a write sends
-that whole string back. The fragment redraws every 0.75 s, so its request has often left the browser
-before the URL last moved: a write from it could put back the session the operator had just left. So
-a fragment that finds the URL behind what is on screen (`url_behind`) asks for a whole run instead,
-and that run writes the URL from session state.
+Only the page's whole run writes `session` and `node`. A run's write sends back the whole query
+string its request carried, and the live panel's fragment, redrawn every 0.75 s, often carries one
+older than the URL: its write could put back the session the operator had just left. So a fragment
+that finds the URL behind what is on screen (`url_behind`) asks for a whole run, which writes the
+URL from session state.
 
 What the URL holds is also kept in session state under a key no widget has (`_URL`): Streamlit drops a
 widget's value when a run is interrupted before the browser has seen the widget (as the first run

@@ -1,76 +1,20 @@
 """The Claude backend: each planner question is one Messages API call answered by a tool call.
 
 Why a tool call: the tool's `input_schema` is the pydantic output's JSON schema, so the model
-answers in exactly the shape `planner.questions` validates, and we never parse free text.
+answers in exactly the shape `planner.questions` validates, and we never parse free text. Not
+structured outputs, whose schema per question would split the prompt cache, nor strict tools, which
+would reduce the free-form maps of `Observation.rewrite` and `Candidate.fields` to empty objects.
 
-Why every request carries all six tools and the same system text: together they form one prefix
-shared by every question of a session, marked with `cache_control` at the end of the system. A
-prefix per question would be shorter than the minimum the API caches (512-4,096 tokens, by model)
-and so never be cached; the shared one is, and every later call reads it. The cache follows the
-prefix hierarchy tools -> system -> messages: a change to `tool_choice`, thinking or effort
-invalidates only the messages level, so a prefix that ends in the system survives them (the forced
-tool choice of older families names each question's own tool). A second breakpoint after the task
-and its constraints, the user message's first block, caches those few dozen tokens too where the
-messages level holds (one effort per session); the rest of the user message (which question, the
-tree context, the page) is billed at the full rate.
-For a model whose cache minimum is longer than that prefix, caching cannot work, so each call sends
-just its own question's tool and instructions, uncached: the smallest request is then the cheapest.
+Why every request carries all six tools and the same system text: they form one prefix shared by
+every question of a session, long enough for the API to cache. What a request may carry depends on
+the model family (`planner.models.capabilities`); a setting a family refuses is never sent.
 
-What a request may carry depends on the model family (`planner.models.capabilities`, the one
-table of those facts); a setting a family refuses is never sent.
-- Older families (Sonnet 4.x, Opus 4.1-4.6, Haiku) get today's request: `tool_choice` forces the
-  question's tool, no thinking, no effort.
-- Families that refuse forced tool choice (Sonnet 5.5, and any id the table does not know) get
-  `tool_choice: auto`, and so do families that think by default (Sonnet 5): extended thinking has
-  refused forced tool choice before, so the two are never combined. The first line of every
-  prompt names the question's tool and the system text says to answer only by calling it; an
-  answer without that call is malformed output like any other (retried, then the node fails).
-  Why not the SDK's structured outputs (`messages.parse(output_format=...)`, sent as
-  `output_config.format`): the schema is then per question and part of the request's cache key
-  (a changed schema missed the prompt cache in https://repost.aws/questions/QU8vD_0LztT7KBTuNs86Kpug,
-  looked up 2026-11-30), so the six questions would no longer share one cache entry. Why not strict
-  tools (`strict: true`): strict schemas force `additionalProperties: false` on every object (the
-  SDK's `transform_schema`), which would reduce the free-form maps of `Observation.rewrite` and
-  `Candidate.fields` to empty objects, and the API compiles all strict tools of a request into one
-  grammar that can be refused as too large (github.com/alphaXiv/agents/pull/49). Tools + auto keep
-  the prefix byte-identical for every question; pydantic validation still guards every answer.
-- Families that think by default get `thinking: {"type": "adaptive", "display": "summarized"}`
-  (their default display is "omitted", an empty text) and one effort for every call of the session:
-  the session's own (`--effort`), else `SESSION_EFFORT`. One effort, because the top-level effort is
-  part of what the prompt cache is keyed on: an effort per question kept two cache entries and
-  missed on each switch. Their thinking summaries are recorded with the call (`CallRecord.thinking`,
-  with `CallRecord.effort`) and never read as the answer: only the question's tool input is validated.
-- A family that does not think by default but takes adaptive thinking gets it with a session effort:
-  xhigh and max need thinking on, and effort without thinking is a request some families refuse.
-- Thinking counts toward `max_tokens`, so a thinking call's budget is the answer plus room for thinking
-  at the effort it runs at (`capabilities.THINKING_ROOM`); a call whose thinking used it all up stops
-  with `max_tokens` and no tool call, an output error the engine retries.
-- An id the table does not know runs as `capabilities.CONSERVATIVE` (thinking assumed on, summarized,
-  a thinking-sized budget, none of the refusable settings, no effort) and says so once, in the log,
-  when the model is built. It has no price: with a cost cap it pauses before its first call until the
-  session has one (`prices`, from --price-in/--price-out or the environment).
-
-Failures map onto the engine's error kinds: an answer that does not validate, or a request the
-API refuses as malformed (HTTP 400/413/422, which no retry can fix), raises `ModelOutputError` (the
-engine retries, then fails the node with the reason), except a 400 whose message names a setting
-(`tool_choice`, thinking, effort, a sampling parameter, a prefill): that is a configuration error no
-node can fix, so `ModelSettingRefused` pauses the session with the API's sentence. An API that
-still cannot be reached after the SDK's own retries, or that rejects the key or the model id, raises
-`ModelUnavailable` (the engine pauses the session and `resume` tries again once the cause is fixed).
-An endpoint that answers, but
-not with a Messages response (a proxy's HTML page, a cut-off or non-JSON body, a message without
-usage or with impossible token counts), raises `ModelEnvelopeError`: the engine records the failed
-call and retries, then pauses with a sentence saying what came back.
-
-Why the envelope is read here and not by the SDK: without strict validation the SDK hands back
-whatever it got (a string for an HTML page, a message missing its usage), and with it a new block
-type or stop reason from a newer API would reject a good answer. So the body is read from the raw
-HTTP response and checked for exactly what this backend uses: a message, its content list, its
-thinking and tool-call blocks and its token counts. Cost is estimated only from counts that passed
-that check.
+An answer that does not validate is a `ModelOutputError` (retried, then the node fails); a refused
+setting (`ModelSettingRefused`) or an unreachable API (`ModelUnavailable`) pauses the session; a
+body that is not a Messages response is a `ModelEnvelopeError` (retried, then the session pauses).
 
 The API key is read by the SDK from ANTHROPIC_API_KEY and never appears in prompts, call records or
-error messages.
+error messages. (docs/architecture.md, "planner/models/claude.py")
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Prompt templates for the Claude backend: one per planner question, plus the shared context renderer.
 
-Every prompt has two halves. The *stable* half is one prefix shared by every question: all the
-questions' tools, one system text (what an AND/OR planning tree is, the browser action vocabulary
-and every question's instructions) and the task text with its constraints. The Claude backend marks
-it for prompt caching; because it is shared, it is long enough to be cached at all (the API ignores
-cache markers on prefixes shorter than the model's minimum, 1-4k tokens) and every call of a session
-reads the same cache entry. The *volatile* half is rendered from `planner.questions.View` on each
-call: which question is asked, notes, progress, the node, a compact local slice of the tree and the
-(truncated) page observation.
-
-The wording is our own; the content each question's prompt carries follows the StructuredAgent appendix
-(tables 14-26): constraint extraction sees only the task, expansion sees the page and the action
-list, repair sees the failure reason, the observation (summary plus global update, merged into one
-call) sees the action just run, the open nodes and the upcoming sub-goals it may plan ahead, the
-completion check sees the children's statuses and the final answer sees the notes.
+Every prompt has two halves. The *stable* half is one prefix shared by every question (all the
+questions' tools, one system text and the task with its constraints), so it is long enough to be
+cached and every call of a session reads the same cache entry. The *volatile* half is rendered from
+`planner.questions.View` on each call. The wording is our own; what each question's prompt carries
+follows the StructuredAgent appendix (docs/architecture.md, "planner/models/prompts.py").
 """
 
 from __future__ import annotations

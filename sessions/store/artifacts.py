@@ -1,23 +1,13 @@
 """Where a session's files live: the browser's screenshots and its cookies and local storage.
 
-Every writer and reader goes through an `ArtifactStore`. The runner's environment is given a local
-directory per session (`session_dir`) where the browser writes its screenshots (`0001.jpg`, ...)
-and its `browser-state.json`, and the log records each screenshot's path there; readers (the HTML
-report, and through sessions the console) ask the store for a recorded path's bytes (`read`,
-`exists`). The default, `LocalArtifacts`, is one directory: next to a database file, or one given
-with `--artifacts`, which every worker and the console must share (NFS or similar across machines).
+Every writer and reader goes through an `ArtifactStore`: the runner's browser writes into a local
+directory per session (`session_dir`), the log records each screenshot's path there, and readers ask
+the store for a recorded path's bytes (`read`, `exists`). The default, `LocalArtifacts`, is one
+directory that every worker and the console must share.
 
-How an object-storage implementation would fit, without changing the runner's contract: it keeps a
-local cache directory and names each object by the last two parts of a recorded path (the session
-id and the file name), since the browser only ever writes `session_dir(id)/NAME`.
-- `session_dir` returns the session's cache directory after downloading what the store holds for
-  it, so a resume on another machine starts from the session's cookies and keeps numbering its
-  screenshots after the last one taken (`BrowserEnvironment` reads both from that directory);
-- after each browser action, once its events are committed (`Runner._persist` of a batch holding
-  an `action_executed`), the runner would upload the directory's new and changed files: a worker
-  killed after that loses nothing another worker needs;
-- `read` and `exists` look in the cache first and fetch the object by its key otherwise, so the
-  console and the reports read any worker's screenshots.
+Object storage would fit without changing the runner's contract: a local cache as `session_dir`,
+filled before a resume and sent up after each committed action, and reads by session id and file
+name (docs/architecture.md, "sessions/store/artifacts.py").
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Which sessions changed, pushed by the database, so a long-lived reader re-reads only those.
 
-The console redraws a session's page every 0.75 s; with a hundred sessions on workers, reading the
-log, the listing and the queue on every redraw of every tab is most of the database's work, and
-almost all of it finds nothing new. On PostgreSQL every write that changes a session sends
-`NOTIFY andor_changed, '<session id>'` in its own transaction (`sessions.store.sql`), and a `ChangeFeed`
-keeps one LISTEN connection per process, in a daemon thread, stamping each session it hears of.
-A reader remembers the stamp it read under (`stamp`, taken *before* the read) and reads again only
-once the stamp has moved: a change committed during the read moves it again, so nothing is missed.
-
-The feed cannot hear what it was not listening for, so it says "everything changed" when it
-(re)connects, and every `resync` seconds as well: that is how a change no write announces (a
-runner's heartbeat going stale) still reaches the screen. Where the database sends no
-notifications (SQLite), `Polling` stands in and says every session changed on every look, which
-is the polling the console did before.
-
-`Reads` is the memo built on a feed: the listing, a session's row and its queue, each reused
-until the feed says its session changed.
+Reading every session's log, listing and queue on every redraw would be most of the database's work,
+and almost all of it finds nothing new. On PostgreSQL every write that changes a session sends
+`NOTIFY andor_changed` (`sessions.store.sql`), and a `ChangeFeed` keeps one LISTEN connection per
+process, stamping each session it hears of. A reader remembers the stamp it read under (`stamp`,
+taken *before* the read) and reads again only once the stamp has moved: a change committed during
+the read moves it again, so nothing is missed. The feed says "everything changed" when it
+(re)connects and every `resync` seconds, so changes no write announces still arrive; on SQLite,
+`Polling` says every session changed on every look. `Reads` is the memo built on a feed
+(docs/architecture.md, "sessions/store/feed.py").
 """
 
 from __future__ import annotations

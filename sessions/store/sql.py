@@ -2,19 +2,13 @@
 
 SQLite runs in WAL mode with `synchronous=NORMAL`: a committed append survives the writer being
 killed (the crash we design for), and readers in other processes never block the runner. Every
-write transaction starts with `BEGIN IMMEDIATE` (SQLAlchemy's recipe for pysqlite), so a
-transaction that reads and then writes (the next command order number, the lease compare-and-set)
-holds the write lock from its first read. On PostgreSQL the same transactions lock the session row
-(`SELECT ... FOR UPDATE`), which also orders them against the runner's appends to that session.
+write transaction starts with `BEGIN IMMEDIATE`, so a transaction that reads and then writes (the
+lease compare-and-set, say) holds the write lock from its first read; on PostgreSQL the same
+transactions lock the session row (`SELECT ... FOR UPDATE`).
 
-Workers claim runnable sessions with `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL, so two
-workers never wait on (or both take) the same candidate; on SQLite the write lock serialises them.
-A write that may make a session runnable (a session created running, a queued command, a released
-lease) also sends `NOTIFY andor_runnable` on PostgreSQL, delivered when it commits, and
-`wait_for_work` LISTENs on a connection of its own; on SQLite it only waits, and workers poll.
-Every write that changes what a reader of a session sees (create, append, enqueue, a lease taken or
-released) sends `NOTIFY andor_changed` with the session id, in the same transaction, for readers
-such as the console (`sessions.store.feed`) to re-read only what changed.
+On PostgreSQL, workers claim with `SKIP LOCKED`, so two never take the same candidate, and writes
+send `NOTIFY andor_runnable` (to wake workers) and `NOTIFY andor_changed` (so readers re-read only
+what changed) (docs/architecture.md, "sessions/store/sql.py").
 """
 
 from __future__ import annotations

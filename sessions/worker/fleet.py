@@ -2,22 +2,12 @@
 
     python -m sessions.worker.fleet [--workers 3] [--port 8501] [--address 127.0.0.1] [--db URL] [--shop-port 8766]
 
-A PostgreSQL server in a temporary directory (`sessions.store.pgserver`; with `--db`, that database
-instead), the demo shop in a process of its own (the console's start URLs point at it), the workers
-(`python -m sessions worker`, each its own process) and the console as their client
-(`ANDOR_RUNNER=workers`: it records sessions and commands, the workers run them).
-It prints the console's address, and Ctrl-C (or SIGTERM) stops the console, then the workers (each
-hands its running sessions back at a step boundary), then the server, and removes the directory.
-If any of them exits by itself, the rest are stopped the same way: a fleet with a part missing
-would look alive while doing nothing.
-
-The children run in sessions of their own, so a terminal's Ctrl-C reaches only this process, which
-stops them in that order rather than all at once.
-
-The database URL reaches the workers and the console in their environment (`ANDOR_DB`), never on
-their command lines: `ps` shows every process's arguments to every user of the machine, while a
-process's environment is readable only by its own user. What the fleet prints leaves the password
-out (`sessions.store.sql.without_password`), as the CLI's printed command lines do.
+A PostgreSQL server in a temporary directory (with `--db`, that database instead), the demo shop,
+the workers and the console as their client (`ANDOR_RUNNER=workers`). Ctrl-C (or SIGTERM) stops the
+console, then the workers, then the server, and removes the directory; if any part exits by itself,
+the rest are stopped the same way: a fleet with a part missing would look alive while doing nothing.
+The database URL reaches the children in their environment (`ANDOR_DB`), never on their command
+lines, which `ps` shows to every user of the machine (docs/architecture.md, "sessions/worker/fleet.py").
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """Workers: processes that run whichever sessions need a runner, on one machine or many.
 
-A worker takes sessions with the store's `claim_runnable`: on PostgreSQL one `SELECT ... FOR UPDATE
-SKIP LOCKED` transaction that also takes each session's lease, the same compare-and-set on the lease
-generation as `claim`, so the single-runner guarantee and its fencing are those every runner has.
-Runnable means not ended, no live runner, and either running (new, handed back by a worker that
-shut down, or left by a runner that died once its heartbeat is stale) or with a command waiting.
-
-Each session runs in a thread of its own through `Runner`. A session that pauses for a person
-(breakpoint, approval, cost cap, an operator's pause) is left at once with its lease released, so no
-browser is held while someone decides; the command that continues it (resume, approve) makes it
-runnable, and any worker picks it up, restoring its page (`Runner._restore_page`) and its cookies and
-local storage (the browser keeps them after every action in the artifacts directory, which every
-worker must share). Between claims a worker sleeps until the store signals work (PostgreSQL
-`LISTEN/NOTIFY`, sent when a session is created running, sent a command or released) or `poll`
-seconds pass: a runner that died sends nothing, so its session is found by that poll once its lease
-has gone stale. On SQLite there are no signals and workers just poll.
-
-One exception: a session that has typed into (or chosen in) a form on the page it waits on keeps its
-worker, as a runner does today. What was typed lives only in that page, not in its URL or cookies,
-so a worker that picked the session up later would submit an empty form (the checkout's "Place
-order" after the password was typed).
+A worker takes sessions with the store's `claim_runnable`, which takes each session's lease by the
+same compare-and-set as `claim`, so the single-runner guarantee and its fencing are those every
+runner has. Each session runs in a thread of its own through `Runner`. A session that pauses for a
+person is left at once with its lease released, so no browser is held while someone decides; the
+command that continues it makes it runnable again, for any worker. One exception: a session that
+has typed into a form on the page it waits on keeps its worker, since what was typed lives only in
+that page (docs/architecture.md, "sessions/worker/processes.py").
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """Co-planning: the plan the agent just made, reviewed and edited as a whole before the run acts on it.
 
-When the engine stops to have a node's expansion reviewed ("plan review: 0 expanded as AND": the
-console's "Start paused" stops there for the root, before any browser action, and the after-expansion
-breakpoint for every node), the session page shows that node's children as one editable table:
-reword a sub-goal, delete rows, add rows, and move rows by their order number. "Apply plan" sends the
-whole table as one `plan` command (`planner.commands.SetPlan`), so the edit is one step of the undo
-stack and one diff under "Last edit"; "Apply and start" sends the same command with `start`, which
-resumes the run only if the plan is applied. A child that already started is shown too, since the
-plan must keep it as it is (the engine says so if it is deleted, moved or reworded).
+When the engine stops to have a node's expansion reviewed (the console's "Start paused" for the root,
+the after-expansion breakpoint for every node), the session page shows that node's children as one
+editable table. "Apply plan" sends the whole table as one `plan` command (`planner.commands.SetPlan`),
+so the edit is one step of the undo stack and one diff; "Apply and start" sends it with `start`,
+which resumes the run only if the plan is applied.
 
-The box shows only while the session is paused for that review: a session paused for any other reason
-is edited node by node in the Edit plan tab. The table's widget key carries a digest of the children
-as the tree has them, so once a plan is applied (the tree changed) the table starts afresh from the
-new plan, while a refused plan leaves the operator's edits in place.
+The table's widget key carries a digest of the children as the tree has them, so once a plan is
+applied the table starts afresh from the new plan, while a refused plan leaves the operator's edits
+in place (docs/architecture.md, "ui/views/coplan.py").
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """The attention inbox: every session that needs the operator, in the sidebar above the session picker.
 
 Each item (`sessions.client.attention` decides which, in what order, and why) is a button that opens its
-session the way the picker does. The page's title counts them ("(3) AND/OR console") and the browser
-notifies each new one (a small component, `ui/assets/inbox_notify.js`, given the items as data).
+session the way the picker does; the page's title counts them and the browser notifies each new one.
 
-The inbox is drawn by the page's whole run only, and it stays current on every page without a
-second timer (several timed fragments on one page froze it before). Whatever fragment already
-redraws the page on a timer checks the store's listing against the inbox this page last drew
-(`inbox_behind`) and asks for a whole run when they differ, which is rare (a session starts or stops
-needing the operator):
-
-- on a session's page, that is the live panel (`ui.views.live_panel`): its own redraw every 0.75 s
-  while the session runs, else its watcher, which draws nothing;
-- a page with no session on it has neither, so the inbox brings its own (`render_inbox`'s `timed`):
-  a fragment every `REFRESH_SECONDS` that only reads the listing and draws nothing. A fragment's
-  redraw marks each of its elements stale and fresh again, a handful of DOM changes per element
-  even when nothing changed, so an inbox redrawn as a fragment would stir a still page more the
-  more items it held; this one stirs nothing until an item comes or goes.
-
-The whole run draws the inbox before the live panel, so the panel checks against this run's inbox.
+The inbox is drawn by the page's whole run only, and stays current without a second timer (several
+timed fragments on one page can freeze it): whatever fragment already redraws the page on a timer
+(on a session's page, the live panel) checks the store's listing against the inbox this page last
+drew (`inbox_behind`) and asks for a whole run when they differ. A page with no session on it has
+no such fragment, so the inbox brings its own (`render_inbox`'s `timed`), which only reads the
+listing and draws nothing. The whole run draws the inbox before the live panel, so the panel checks
+against this run's inbox (docs/architecture.md, "ui/views/inbox.py").
 """
 
 from __future__ import annotations

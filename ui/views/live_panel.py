@@ -4,21 +4,11 @@ editing, timeline, plan changes.
 While the run goes on it is one fragment that Streamlit redraws on a timer, so every part follows
 the run, and widgets keep their keys across redraws, so forms keep what the operator is typing.
 
-A session that is not running (paused, stopped, waiting for an approval, or finished) changes only
-when a command reaches it, so its panel is drawn once and again only when the operator interacts
-with it or something changed: a timed fragment that draws nothing (`_watch`) asks the store, and the
-whole page is drawn again when the session's log moved, the attention inbox is behind, or the All
-sessions tab is open and the listing changed. A redraw every 0.75 s while the operator edits the
-plan of a paused run cost them keystrokes and clicks: the review table's number editor moved the
-caret mid-typing ("1.5" became ".51"), and a click on the tree or a key shortcut landed while the
-chart or the button was being drawn again. Only the sidebar (which session, a new session), the
-exports and the watcher redraw the whole app; the exports live outside this fragment (see
-`ui.views.export`).
-
-Which tab is open is bound to the URL (`?tab=`, `?panel=`), like the session and the node.
-
-A redraw reads the session's log, row and queue, and the listing, only when the change feed says
-something changed (`sessions.store.feed`: pushed by PostgreSQL; on SQLite every redraw reads them).
+A session that is not running changes only when a command reaches it, so its panel is drawn once,
+and again only when the operator interacts with it or something changed (a timed fragment that
+draws nothing, `_watch`, asks the store): a panel redrawn on a timer while the operator edits a
+paused run's plan would cost them keystrokes and clicks. Which tab is open is bound to the URL
+(`?tab=`, `?panel=`), like the session and the node (docs/architecture.md, "ui/views/live_panel.py").
 """
 
 from __future__ import annotations
