@@ -205,7 +205,7 @@ def step_by_key(page: Page, console: ConsoleProcess, session_id: str) -> None:
 @pytest.mark.slow
 def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
-    session_id = start_demo(page, console, "wireless-photo-printers", paused=True)
+    session_id = start_demo(page, console, "waterproof-backpacks-rgb-keyboards", paused=True)
     step_by_key(page, console, session_id)  # 0.1's expansion, after the review of the first plan
     order = [node.id for node in state_of(console, session_id).tree.walk()]
     assert order[:2] == ["0", "0.1"], order
@@ -232,6 +232,8 @@ def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: Co
     press(page, "resume", control(page, "resume"))
     wait_until(lambda: state_of(console, session_id).steps > 2, 60, "the run to go on after G")
     # Typed into a field while the run goes on (P enabled), P does not pause it; outside a field it does.
+    # The task is a long one (about 100 steps): the run must still be going when P is pressed.
+    expect(control(page, "pause"), "P enabled: the run goes on").to_be_enabled(timeout=30_000)
     task_text = page.locator('[data-testid="stSidebar"] .st-key-new_task_text textarea')
     task_text.press_sequentially("p")
     expect(task_text).to_have_value("p")
@@ -305,9 +307,13 @@ def test_ten_rapid_step_presses_run_exactly_ten_steps(page: Page, console: Conso
         step.click()
         wait_until(lambda n=pressed: commands(console, session_id, "step") >= n, 30, f"press {pressed} to arrive")
     wait_until(
-        lambda: (state := state_of(console, session_id)).status is RunStatus.PAUSED and state.single_steps == 0,
+        lambda: (
+            not store_of(console).pending(session_id)
+            and (state := state_of(console, session_id)).status is RunStatus.PAUSED
+            and state.single_steps == 0
+        ),
         120,
-        "the ten steps to run and the session to pause",
+        "every press handled, its steps run and the session paused",
     )
     state = state_of(console, session_id)
     assert commands(console, session_id, "step") == 10, "ten presses, ten commands: none lost, none replayed"

@@ -68,37 +68,34 @@ def render_live_panel(ctx: Console, view: SessionView) -> None:
     """The panel for the session's status now: redrawn on a timer while it runs, else drawn on change.
 
     A whole run of the page draws the inbox just before this, from the same `view`."""
-    if view.state.status is RunStatus.RUNNING:
-        _running_panel(ctx, view.session_id)
-        return
-    _still_panel(ctx, view.session_id)
-    (_watch_finished if view.state.finished else _watch)(ctx, view.session_id)
+    running = view.state.status is RunStatus.RUNNING
+    (_running_panel if running else _still_panel)(ctx, view.session_id, running)
+    if not running:
+        (_watch_finished if view.state.finished else _watch)(ctx, view.session_id)
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
-@_guarded
-def _running_panel(ctx: Console, session_id: str) -> None:
+def _live(ctx: Console, session_id: str, running: bool) -> None:
+    """The panel, as the fragment drawn for a running (`running`) or a still session draws it.
+
+    Both fragments wrap this one function, so Streamlit gives them one id: a press on a control the
+    still panel drew reaches its callback after a run of the page has drawn the running panel in its
+    place (Streamlit drops a press whose fragment the last run of the page did not draw)."""
     drawing_for()  # once a tick, for every button's role check (see `ui.access`)
     view = watch(ctx, session_id)
-    if view.state.status is not RunStatus.RUNNING:
-        st.rerun()  # the whole page, once: from now on the panel is drawn only when something changes
+    if (view.state.status is RunStatus.RUNNING) != running:
+        st.rerun()  # the whole page, once: for the panel that follows the new status
     sessions = ctx.client.listing()  # once a tick, if anything changed: the inbox check and the table share it
-    if inbox_behind(sessions):
+    if running and inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
-    _panel(ctx, view, sessions)
-
-
-@st.fragment
-@_guarded
-def _still_panel(ctx: Console, session_id: str) -> None:
-    """Drawn by the page's run and by the operator's presses in it; the watcher asks for the rest."""
-    drawing_for()
-    view = watch(ctx, session_id)
-    if view.state.status is RunStatus.RUNNING:
-        st.rerun()  # a press here resumed the run: the whole page, for the panel that follows it
-    sessions = ctx.client.listing()
     fleet = _panel(ctx, view, sessions)
-    st.session_state[_DRAWN] = (session_id, view.state.seq, sessions if fleet else None)
+    if not running:  # what the watcher compares the store with
+        st.session_state[_DRAWN] = (session_id, view.state.seq, sessions if fleet else None)
+
+
+_running_panel = st.fragment(run_every=REFRESH_SECONDS)(_guarded(_live))
+"""Redrawn on a timer while the run goes on."""
+_still_panel = st.fragment(_guarded(_live))
+"""Drawn by the page's run and by the operator's presses in it; the watcher asks for the rest."""
 
 
 @st.fragment(run_every=STILL_REFRESH_SECONDS)
