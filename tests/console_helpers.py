@@ -217,9 +217,12 @@ def click_node(page: Page, node_id: str) -> None:
     if a redraw swallowed the click.
     """
     pattern = re.compile(rf"^(?:\S+ )*(?:AND|OR|ACT|\?) {re.escape(node_id)}(?: ·.*)?$")
-    labels = page.locator("svg text")
+    labels = page.locator("svg text").filter(visible=True)
     picked = page.locator(NODE_PICKER)
     for _ in range(4):
+        # A node under the pointer is drawn again on ECharts' hover layer, after every other label, and its
+        # own label is hidden: the pointer leaves the chart, and only a label on screen counts.
+        page.mouse.move(0, 0)
         expect(labels.filter(has_text=pattern).first, f"the label of {node_id} in the tree").to_be_visible(
             timeout=20_000
         )
