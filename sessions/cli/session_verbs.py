@@ -1,0 +1,168 @@
+"""The verbs of one session's life: start it (`run`, `submit`), continue it (`resume`), steer it
+(`command`), copy it (`fork`), and read it (`list`, `show`, `export`).
+
+`run` and `resume` run the session here in the foreground with the worker side's `Runner`
+(`sessions.cli.foreground`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sessions.cli.arguments import MAX_SEQ, operator_argument, session_ref, whole
+from sessions.cli.command_options import command_arguments, command_payload, parsed_command
+from sessions.cli.context import operator
+from sessions.cli.conventions import EXIT_FAILED, EXIT_OK, Subcommand, emit
+from sessions.cli.foreground import drive
+from sessions.cli.new_session import create, session_arguments
+from sessions.errors import SessionInputError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from sessions.store import EventStore
+
+__all__ = ["COMMAND", "EXPORT", "FORK", "LIST", "RESUME", "RUN", "SHOW", "SUBMIT"]
+
+
+def _run(args: argparse.Namespace, store: EventStore) -> int:
+    return drive(store, create(args, store), args)
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    session_arguments(parser)
+    _exit_on_pause(parser)
+
+
+def _submit(args: argparse.Namespace, store: EventStore) -> int:
+    """Record the session for the workers (`worker`) to run; a paused one waits for its `resume`."""
+    session_id = create(args, store)
+    emit({"session_id": session_id, "status": "paused" if args.paused else "queued"})
+    return EXIT_OK
+
+
+def _resume(args: argparse.Namespace, store: EventStore) -> int:
+    """Queue a resume for a paused or stopped session (signed like every command), then run it here;
+    a running one (its runner crashed, say) is run as it is."""
+    from planner.state import RunStatus
+    from sessions.client.commands import queue_command
+    from sessions.store.reading import load_state
+
+    state = load_state(store, args.session_id)
+    if state.finished:
+        raise SessionInputError(f"session {args.session_id} has ended ({state.status.value}); fork it to continue")
+    if state.status in (RunStatus.PAUSED, RunStatus.STOPPED):
+        queue_command(store, args.session_id, parsed_command({"kind": "resume", "by": operator(args.by)}))
+    return drive(store, args.session_id, args)
+
+
+def _resume_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=session_ref)
+    _exit_on_pause(parser)
+    operator_argument(parser, "who sends the command")  # the resume it queues carries it, like every command verb's
+
+
+def _exit_on_pause(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--exit-on-pause",
+        action="store_true",
+        help="when the session pauses (breakpoint, approval, cost cap, model error), leave it paused and exit 3",
+    )
+
+
+def _command(args: argparse.Namespace, store: EventStore) -> int:
+    """Queue the command the verb describes; with `--wait`, say what its runner made of it."""
+    from sessions.client.commands import queue_command, wait_for_outcome
+    from sessions.client.templates import with_template
+
+    command = parsed_command(with_template(store, command_payload(args)))
+    before = store.session(args.session_id).last_seq
+    command_id = queue_command(store, args.session_id, command)
+    printed: dict[str, Any] = {"command_id": command_id, "result": "queued"}
+    if args.wait:
+        done = wait_for_outcome(store, args.session_id, command_id, args.timeout, after=before)
+        if done is None:
+            printed["reason"] = f"no runner handled it within {args.timeout:g} s; it applies when the session runs"
+        else:
+            printed.update(result="applied" if done.applied else "rejected", reason=done.reason, seq=done.seq)
+            if done.warning:
+                printed["warning"] = done.warning
+    emit(printed)
+    return EXIT_FAILED if printed["result"] == "rejected" else EXIT_OK
+
+
+def _fork(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.client.creation import fork_session
+
+    new_id = fork_session(store, args.session_id, args.at, by=operator(args.by))
+    emit({"session_id": new_id, "forked_from": args.session_id, "at": args.at, "status": "paused"})
+    return EXIT_OK
+
+
+def _fork_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=session_ref)
+    parser.add_argument("--at", type=whole(1, MAX_SEQ), required=True, help="event sequence number to fork at")
+    operator_argument(parser, "who forks it")
+
+
+def _list(args: argparse.Namespace, store: EventStore) -> int:
+    rows = [
+        {
+            "session_id": info.id,
+            "task": info.task,
+            "status": info.status,
+            "steps": info.steps,
+            "model": info.model,
+            "age_s": round(time.time() - info.created_at, 1),
+            "forked_from": info.parent_id,
+        }
+        for info in store.sessions()
+    ]
+    emit({"sessions": rows})
+    return EXIT_OK
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    """`list` takes only `--db`."""
+
+
+def _export(args: argparse.Namespace, store: EventStore) -> int:
+    from planner.state import replay
+    from sessions.client.export import trace
+    from sessions.store.reading import load_events
+
+    events = load_events(store, args.session_id, upto=args.at)  # masked; refuses an --at past the end
+    emit(trace(args.session_id, replay(events), events))
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace, store: EventStore) -> int:
+    from planner.render import tree_text
+    from sessions.store.reading import load_state
+
+    state = load_state(store, args.session_id, upto=args.at)
+    print(f"{state.task}\nstatus: {state.status.value}" + (f" ({state.reason})" if state.reason else ""))
+    print(tree_text(state.tree))
+    if state.final_answer:
+        print(f"answer: {state.final_answer}")
+    return EXIT_OK
+
+
+def _as_of(what: str) -> Callable[[argparse.ArgumentParser], None]:
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("session_id", type=session_ref)
+        parser.add_argument("--at", type=whole(1, MAX_SEQ), help=f"{what} as of this event")
+
+    return arguments
+
+
+RUN = Subcommand("start a session and run it to the end", _run_arguments, _run)
+SUBMIT = Subcommand("queue a new session for the workers; prints its id", session_arguments, _submit)
+RESUME = Subcommand("continue a paused, stopped or crashed session", _resume_arguments, _resume)
+COMMAND = Subcommand("queue an operator command for a session", command_arguments, _command)
+FORK = Subcommand("copy a session up to an event into a new paused session", _fork_arguments, _fork)
+LIST = Subcommand("list sessions", _no_arguments, _list)
+EXPORT = Subcommand("print a session's trace JSON", _as_of("the state"), _export)
+SHOW = Subcommand("print a session's tree", _as_of("the tree"), _show)
