@@ -4,13 +4,14 @@ Every subcommand prints JSON on its last stdout line (or a readable tree for `sh
 stderr as one sentence saying what to do. Exit codes: 0 done, 1 the run failed (or a command was
 rejected), 2 bad input (nothing was recorded), 3 the run paused and `--exit-on-pause` was given.
 
-`run` and `resume` run a session in this process with the worker side's `Runner`, and `worker` is a
-worker. The modules, by concern:
+The command line is a thin shell: the verbs that read and command sessions are a client of them
+(`sessions.client.SessionClient`), `run` and `resume` run a session in this process with the worker
+side's `Runner`, and `worker` is a worker. Its modules, by concern:
 
 - `conventions`: one-line errors, `--db`, the exit codes, the parser, `Subcommand`, `main`
 - `arguments`: the argument types the verbs share; `command_options`: the `command` verb's options,
   generated from the command models; `new_session`: what `run` and `submit` take
-- `context`: who sends a verb's commands, and its artifact store
+- `context`: the client a verb works through, its operator and artifact store
 - `foreground`: running a session here (`run`, `resume`)
 - `session_verbs`, `analysis_verbs`, `template_verbs`, `worker_verbs`: the verbs
 

@@ -1,5 +1,9 @@
 """The verbs that look back at a session: `diagnose` a finished one, write its `report`, `reask` a
 recorded model call (and adopt the new answer).
+
+`reask` is the client's (`SessionClient.reask`, and `send` for the commands that adopt); `diagnose`
+and `report` are the client's tools as they are (`sessions.client.diagnose`, `sessions.client.report`),
+which take the store: the client has no methods for them.
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from planner.inputs import shown
 from sessions.cli.arguments import MAX_SEQ, session_ref, whole
-from sessions.cli.context import artifacts, operator
+from sessions.cli.command_options import parsed_command
+from sessions.cli.context import artifacts, on_client, operator
 from sessions.cli.conventions import EXIT_OK, Subcommand, emit, path_argument, text_argument
 
 if TYPE_CHECKING:
+    from sessions.client.client import SessionClient
+    from sessions.client.counterfactual import Counterfactual
     from sessions.store import EventStore
 
 __all__ = ["DIAGNOSE", "REASK", "REPORT"]
@@ -54,19 +61,28 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _reask(args: argparse.Namespace, store: EventStore) -> int:
+def _reask(args: argparse.Namespace, client: SessionClient) -> int:
     """A recorded model call asked again, both answers and their diff as JSON; `--adopt` queues the new one."""
-    from sessions.client.counterfactual import adopt, reask
-
     settings = dict(args.setting or [])
     if args.effort is not None:
         settings["effort"] = args.effort
-    found = reask(store, args.session_id, args.call, instruction=args.instruction, model=args.model, settings=settings)
+    found = client.reask(args.session_id, args.call, instruction=args.instruction, model=args.model, settings=settings)
     printed = found.model_dump(mode="json")
     if args.adopt:
-        printed["adopted"] = adopt(store, found, by=operator(args.operator))
+        printed["adopted"] = _adopt(client, found, operator(args.operator))
     emit(printed)
     return EXIT_OK
+
+
+def _adopt(client: SessionClient, found: Counterfactual, by: str | None) -> list[str]:
+    """Queue the commands that adopt the new answer in the session as it is now, signed by `by`; their ids.
+    Every one is checked before the first is sent."""
+    from planner.state import replay
+    from sessions.client.counterfactual import adoption
+
+    state = replay(client.events(found.session_id))
+    commands = [parsed_command({**command.model_dump(mode="json"), "by": by}) for command in adoption(state, found)]
+    return [client.send(found.session_id, command).command_id for command in commands]
 
 
 def _reask_setting(text: str) -> tuple[str, Any]:
@@ -114,5 +130,5 @@ DIAGNOSE = Subcommand(
 )
 REPORT = Subcommand("write a session's report (.html .md .svg .dot .json .graphml)", _report_arguments, _report)
 REASK = Subcommand(
-    "ask a recorded expansion, repair or observation call again; compare; adopt", _reask_arguments, _reask
+    "ask a recorded expansion, repair or observation call again; compare; adopt", _reask_arguments, on_client(_reask)
 )

@@ -1,16 +1,44 @@
-"""What a verb works with besides its arguments: the operator its commands are signed with, and the
-artifact store of this invocation."""
+"""What a verb works with besides its arguments: the client it reads and commands sessions through,
+the operator its commands are signed with, and the artifact store of this invocation.
+
+The command line is a client like the console (`sessions.client.SessionClient`), over the store
+`main` opened, but it never runs a session in the background: this process exits when the verb is
+done. So its client's runners are the workers' (`sessions.worker.pool.WorkerClient`): a command it
+queues is applied by whichever runner holds the session, a worker or a foreground `run`/`resume`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
 
+    from sessions.client.client import SessionClient
+    from sessions.store import EventStore
     from sessions.store.artifacts import LocalArtifacts
 
-__all__ = ["artifacts", "operator"]
+__all__ = ["artifacts", "client_of", "on_client", "operator"]
+
+
+def client_of(store: EventStore) -> SessionClient:
+    """A client of `store` whose sessions the workers (or a foreground run) run, never this process."""
+    from sessions.client.client import SessionClient
+    from sessions.worker.pool import WorkerClient
+
+    return SessionClient(store, WorkerClient())
+
+
+def on_client(
+    verb: Callable[[argparse.Namespace, SessionClient], int],
+) -> Callable[[argparse.Namespace, EventStore], int]:
+    """A verb of the client side as a `Subcommand` runs it: it is given the client, never the store."""
+
+    def run(args: argparse.Namespace, store: EventStore) -> int:
+        return verb(args, client_of(store))
+
+    return run
 
 
 def operator(given: str | None) -> str | None:

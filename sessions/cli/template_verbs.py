@@ -1,5 +1,5 @@
-"""`template save|list|delete|export|import`: plan templates (`sessions.client.templates`). Injecting
-one is a command verb: `command ID inject --template NAME`.
+"""`template save|list|delete|export|import`: plan templates, through the client's library
+(`SessionClient.templates`). Injecting one is a command verb: `command ID inject --template NAME`.
 """
 
 from __future__ import annotations
@@ -9,25 +9,26 @@ from typing import TYPE_CHECKING
 
 from planner.inputs import shown
 from sessions.cli.arguments import session_ref, template_ref
+from sessions.cli.context import on_client
 from sessions.cli.conventions import EXIT_OK, Subcommand, db_option, emit, path_argument, text_argument
 from sessions.errors import SessionInputError
 
 if TYPE_CHECKING:
-    from sessions.store import EventStore
+    from sessions.client.client import SessionClient
 
 __all__ = ["TEMPLATE"]
 
 
-def _template(args: argparse.Namespace, store: EventStore) -> int:
+def _template(args: argparse.Namespace, client: SessionClient) -> int:
     from pathlib import Path
 
     from planner.inputs import InputError, read_text_file
     from planner.templates import parse_values
-    from sessions.client import templates
+    from sessions.client.templates import MAX_FILE_BYTES
 
+    library = client.templates
     if args.action == "save":
-        saved = templates.save_subtree(
-            store,
+        saved = library.save_subtree(
             args.session,
             args.node,
             args.name,
@@ -37,18 +38,18 @@ def _template(args: argparse.Namespace, store: EventStore) -> int:
         )
         emit({"name": saved.name, "version": saved.version, "params": saved.params, "nodes": saved.size})
     elif args.action == "list":
-        emit({"templates": templates.listing(store)})
+        emit({"templates": library.listing()})
     elif args.action == "delete":
-        emit({"deleted": templates.delete(store, args.ref)})
+        emit({"deleted": library.delete(args.ref)})
     elif args.action == "export":
         if args.out is None:
-            print(templates.export_text(store, args.names, indent=None))
+            print(library.export_text(args.names, indent=None))
             return EXIT_OK
-        Path(args.out).write_text(templates.export_text(store, args.names))
+        Path(args.out).write_text(library.export_text(args.names))
         emit({"out": args.out})
     else:
         try:
-            done = templates.import_text(store, read_text_file(args.file, templates.MAX_FILE_BYTES))
+            done = library.import_text(read_text_file(args.file, MAX_FILE_BYTES))
         except InputError as error:
             raise SessionInputError(f"cannot import {shown(args.file)}: {error}") from None
         emit(
@@ -105,5 +106,5 @@ def _output_file(text: str) -> str:
 TEMPLATE = Subcommand(
     "save, list, delete, export or import plan templates (inject one: command ID inject --template)",
     _template_arguments,
-    _template,
+    on_client(_template),
 )
