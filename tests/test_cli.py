@@ -468,3 +468,12 @@ def test_effort_is_for_claude_models_and_is_refused_in_one_line_otherwise(tmp_pa
     assert result.stderr.strip().splitlines() == [
         "error: --effort applies to Claude models only, not 'demo'; drop --effort"
     ]
+
+
+def test_a_template_export_to_a_directory_is_refused_with_a_templates_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["template", "export", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path)])
+    assert exited.value.code == 2
+    assert f"{tmp_path} is a directory; give a file path such as var/templates.json" in capsys.readouterr().err

@@ -95,7 +95,7 @@ def _output_file(text: str) -> str:
 
     path = Path(path_argument("path")(text))
     if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{shown(path)} is a directory; give a file path such as var/eval.json")
+        raise argparse.ArgumentTypeError(f"{shown(path)} is a directory; give a file path such as var/templates.json")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
