@@ -102,6 +102,7 @@ def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> Non
         )
         assert rejected.returncode == 1, rejected.stdout
         assert last_json(rejected)["reason"] == "the root cannot be pruned; stop the session instead"
+        assert last_json(rejected)["seq"] > 0, "--wait says at which event the runner handled it"
         applied = command(db, "abc", "inject", "--parent", "0", "--goal", "injected", "--position", "1")
         assert applied["result"] == "applied", applied
         after_the_verb = cli(
@@ -165,6 +166,7 @@ def test_command_wait_prints_the_engines_warning(tmp_path: Path, capsys: pytest.
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (code, printed["result"]) == (0, "applied"), printed
     assert printed["warning"].startswith("already ran in the browser: 0.1 ("), printed
+    assert printed["reason"] is None and printed["seq"] > 0, printed
 
 
 def test_pause_then_resume_command_continues_in_a_new_process(tmp_path: Path) -> None:
@@ -466,3 +468,12 @@ def test_effort_is_for_claude_models_and_is_refused_in_one_line_otherwise(tmp_pa
     assert result.stderr.strip().splitlines() == [
         "error: --effort applies to Claude models only, not 'demo'; drop --effort"
     ]
+
+
+def test_a_template_export_to_a_directory_is_refused_with_a_templates_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["template", "export", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path)])
+    assert exited.value.code == 2
+    assert f"{tmp_path} is a directory; give a file path such as var/templates.json" in capsys.readouterr().err
