@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.forms
 from sessions.client import Outcome, OutcomeKind
-from sessions.client.commands import CommandOutcome
+from sessions.client.outcomes import CommandOutcome
 
 QUEUED = Outcome(OutcomeKind.QUEUED, "inject queued; it applies at the next step boundary", "s1", "c1", "inject")
 

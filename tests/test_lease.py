@@ -365,8 +365,7 @@ def test_simultaneous_resumes_after_a_crash_run_the_session_once(url: str, tmp_p
 def test_a_runner_is_alive_for_its_own_lease_length_not_the_readers() -> None:
     """The console judged every lease by the default 15 s: a worker started with a 40 s lease read as
     dead between heartbeats, and the console offered to restart it (two runners)."""
-    from sessions.store import SessionInfo
-    from sessions.worker.runner import STALE_AFTER
+    from sessions.store import STALE_AFTER, SessionInfo
 
     def row(heartbeat_age: float, lease: float | None) -> SessionInfo:
         return SessionInfo(

@@ -81,11 +81,13 @@ def _command(args: argparse.Namespace, client: SessionClient) -> int:
     sent = client.send(args.session_id, parsed_command(client.templates.with_template(command_payload(args))))
     printed: dict[str, Any] = {"command_id": sent.command_id, "result": "queued"}
     if args.wait:
-        if client.wait(sent, args.timeout).kind is OutcomeKind.QUEUED:
+        done = client.wait(sent, args.timeout)
+        if done.kind is OutcomeKind.QUEUED:
             printed["reason"] = f"no runner handled it within {args.timeout:g} s; it applies when the session runs"
         else:
-            done = client.watch(args.session_id).handled[sent.command_id]  # an `Outcome` has no event number
-            printed.update(result="applied" if done.applied else "rejected", reason=done.reason, seq=done.seq)
+            applied = done.kind is OutcomeKind.APPLIED
+            reason = None if applied else done.message
+            printed.update(result="applied" if applied else "rejected", reason=reason, seq=done.seq)
             if done.warning:
                 printed["warning"] = done.warning
     emit(printed)
@@ -104,7 +106,7 @@ def _fork_arguments(parser: argparse.ArgumentParser) -> None:
     operator_argument(parser, "who forks it")
 
 
-def _list(args: argparse.Namespace, store: EventStore) -> int:
+def _list(args: argparse.Namespace, client: SessionClient) -> int:
     rows = [
         {
             "session_id": info.id,
@@ -115,7 +117,7 @@ def _list(args: argparse.Namespace, store: EventStore) -> int:
             "age_s": round(time.time() - info.created_at, 1),
             "forked_from": info.parent_id,
         }
-        for info in store.sessions()
+        for info in client.listing(fresh=True)
     ]
     emit({"sessions": rows})
     return EXIT_OK
@@ -159,6 +161,6 @@ SUBMIT = Subcommand("queue a new session for the workers; prints its id", sessio
 RESUME = Subcommand("continue a paused, stopped or crashed session", _resume_arguments, _resume)
 COMMAND = Subcommand("queue an operator command for a session", command_arguments, on_client(_command))
 FORK = Subcommand("copy a session up to an event into a new paused session", _fork_arguments, on_client(_fork))
-LIST = Subcommand("list sessions", _no_arguments, _list)
+LIST = Subcommand("list sessions", _no_arguments, on_client(_list))
 EXPORT = Subcommand("print a session's trace JSON", _as_of("the state"), on_client(_export))
 SHOW = Subcommand("print a session's tree", _as_of("the tree"), on_client(_show))

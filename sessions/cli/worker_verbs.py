@@ -41,7 +41,7 @@ def _worker(args: argparse.Namespace, store: EventStore) -> int:
 
 
 def _worker_arguments(parser: argparse.ArgumentParser) -> None:
-    from sessions.worker.runner import STALE_AFTER
+    from sessions.store import STALE_AFTER
 
     parser.add_argument(
         "--concurrency", type=whole(1, 64), default=1, help="sessions this worker runs at once (default 1)"

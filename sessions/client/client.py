@@ -4,6 +4,9 @@ A client sends commands and reads snapshots; it never steps a session. Who runs 
 `Runners` (the console's own runner threads, or the workers: `sessions.worker.pool`), and the client
 only makes sure one will: a command that reaches a session with no runner wakes one.
 
+What the client's verbs need is imported when first used: a quick look at the store (the CLI's
+`list`) loads no engine, model or command models.
+
 `send` queues and returns at once; the answer comes with a later snapshot (`SessionView.handled`,
 read by `Outcome.settled`). Sending never waits for a runner, so a console press never holds the
 page, and a command sent twice with one id (a replayed press) is one command (the queue is
@@ -15,17 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planner.commands import Command
-from planner.config import EngineConfig
-from planner.events import Event
-from planner.state import SessionState
-from sessions.backends import artifacts_root
-from sessions.catalogue import Bundled, Catalogue, Listed, NoCatalogue, configured
-from sessions.client.commands import queue_command, wait_for_outcome
-from sessions.client.counterfactual import Counterfactual, reask
-from sessions.client.creation import create_session, fork_session
 from sessions.client.history import TimeTravel
 from sessions.client.outcomes import CommandRefused, Outcome, OutcomeKind
 from sessions.client.templates import TemplateLibrary
@@ -34,8 +28,15 @@ from sessions.errors import InvalidCommand
 from sessions.store import EventStore, SessionFinished, SessionInfo, database_target
 from sessions.store.feed import Changes, Polling, Reads, open_feed
 from sessions.store.reading import load_events
-from sessions.store.sql import open_store
-from sessions.worker.pool import Runners, runners_for
+
+if TYPE_CHECKING:
+    from planner.commands import Command
+    from planner.config import EngineConfig
+    from planner.events import Event
+    from planner.state import SessionState
+    from sessions.catalogue import Bundled, Catalogue, Listed
+    from sessions.client.counterfactual import Counterfactual
+    from sessions.worker.pool import Runners
 
 __all__ = ["SessionClient"]
 
@@ -56,7 +57,7 @@ class SessionClient:
         self._runners = runners
         self._changes = changes or Polling()
         self._reads = Reads(store, self._changes)
-        self._catalogue = catalogue or NoCatalogue()
+        self._catalogue = catalogue
         self._history = TimeTravel(store)
         self.artifacts = artifacts
         self.templates = TemplateLibrary(store)
@@ -66,6 +67,11 @@ class SessionClient:
         """A client of the database `db` (default `$ANDOR_DB`), whose sessions run as `runner` says
         (default `$ANDOR_RUNNER`: `sessions.worker.pool.runners_for`), with the configured catalogue.
         Raises `SessionsError` with one sentence when either cannot be used."""
+        from sessions.backends import artifacts_root
+        from sessions.catalogue import configured
+        from sessions.store.sql import open_store
+        from sessions.worker.pool import runners_for
+
         target = str(database_target(db))
         store = open_store(target)
         artifacts = artifacts_root(target)
@@ -106,11 +112,11 @@ class SessionClient:
 
     def bundled_tasks(self) -> Sequence[Listed]:
         """The tasks the configured catalogue bundles (`sessions.catalogue`), for a picker."""
-        return self._catalogue.tasks()
+        return self._catalogue.tasks() if self._catalogue is not None else ()
 
     def bundled(self, task: str, start_url: str | None) -> Bundled | None:
         """The catalogue's entry for `task`, if it is a bundled one."""
-        return self._catalogue.bundled(task, start_url)
+        return self._catalogue.bundled(task, start_url) if self._catalogue is not None else None
 
     def create(
         self,
@@ -126,6 +132,9 @@ class SessionClient:
     ) -> str:
         """A new session (`sessions.client.creation.create_session`, with this client's catalogue), with
         a runner on it unless it starts paused."""
+        from sessions.catalogue import NoCatalogue
+        from sessions.client.creation import create_session
+
         session_id = create_session(
             self._store,
             task,
@@ -136,13 +145,15 @@ class SessionClient:
             effort=effort,
             by=by,
             secrets=secrets,
-            catalogue=self._catalogue,
+            catalogue=self._catalogue or NoCatalogue(),
         )
         self._runners.ensure_running(session_id)
         return session_id
 
     def fork(self, session_id: str, at: int, *, by: str | None = None) -> str:
         """A paused copy of the session's first `at` events."""
+        from sessions.client.creation import fork_session
+
         return fork_session(self._store, session_id, at, by=by)
 
     def listing(self, *, fresh: bool = False) -> list[SessionInfo]:
@@ -167,6 +178,8 @@ class SessionClient:
         """Queue `command` and make sure a runner will apply it; returns at once with a queued outcome
         (`name` is what the answers call the command, default its kind). Raises `CommandRefused` when
         it cannot be queued: malformed, or the session has ended."""
+        from sessions.client.commands import queue_command
+
         try:
             command_id = queue_command(self._store, session_id, command)
         except InvalidCommand as error:
@@ -184,6 +197,8 @@ class SessionClient:
 
     def wait(self, sent: Outcome, timeout: float) -> Outcome:
         """`sent` once its runner has handled it, or still queued after `timeout` seconds."""
+        from sessions.client.commands import wait_for_outcome
+
         if not sent.command_id:
             return sent
         done = wait_for_outcome(self._store, sent.session_id, sent.command_id, timeout)
@@ -216,4 +231,6 @@ class SessionClient:
 
     def reask(self, session_id: str, call_seq: int, **options: Any) -> Counterfactual:
         """Ask a recorded model call again and compare (`sessions.client.counterfactual.reask`)."""
+        from sessions.client.counterfactual import reask
+
         return reask(self._store, session_id, call_seq, **options)

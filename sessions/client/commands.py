@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
 from planner.commands import Command, command_problem, describe_command_error, parse_command
 from planner.events import CommandApplied, CommandRejected, Event
 from planner.secrets import secrets_in
+from sessions.client.outcomes import CommandOutcome
 from sessions.errors import InvalidCommand
 from sessions.store import EventStore
 
-__all__ = ["CommandOutcome", "command_outcome", "queue_command", "wait_for_outcome"]
+__all__ = ["command_outcome", "queue_command", "wait_for_outcome"]
 
 
 def queue_command(store: EventStore, session_id: str, command: Mapping[str, object] | Command) -> str:
@@ -30,18 +30,6 @@ def queue_command(store: EventStore, session_id: str, command: Mapping[str, obje
         raise InvalidCommand(describe_command_error(error), command_problem(error)) from None
     store.enqueue(session_id, parsed.command_id, parsed.model_dump(mode="json"))
     return parsed.command_id
-
-
-@dataclass(frozen=True, slots=True)
-class CommandOutcome:
-    """What the runner made of a queued command: applied (with the engine's `warning`, if it gave one:
-    what the command could not change, such as a pruned action that already ran in the browser), or
-    rejected with the engine's reason."""
-
-    applied: bool
-    reason: str | None
-    seq: int
-    warning: str | None = None
 
 
 def command_outcome(store: EventStore, session_id: str, command_id: str, *, after: int = 0) -> CommandOutcome | None:

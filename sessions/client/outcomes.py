@@ -10,10 +10,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from sessions.client.commands import CommandOutcome
 from sessions.errors import SessionsError
 
-__all__ = ["CommandRefused", "Outcome", "OutcomeKind"]
+__all__ = ["CommandOutcome", "CommandRefused", "Outcome", "OutcomeKind"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """What the runner made of a queued command: applied (with the engine's `warning`, if it gave one:
+    what the command could not change, such as a pruned action that already ran in the browser), or
+    rejected with the engine's reason."""
+
+    applied: bool
+    reason: str | None
+    seq: int
+    warning: str | None = None
 
 
 class CommandRefused(SessionsError):
@@ -41,6 +52,8 @@ class Outcome:
     """What the sender calls the command ("cost cap", "step"): the answers read "cost cap applied"."""
     warning: str = ""
     """What an applied command could not change, in the engine's words ("already ran in the browser: …")."""
+    seq: int = 0
+    """The event that answered it, once its runner has (0 before)."""
 
     @classmethod
     def refused(cls, message: str) -> Outcome:
@@ -62,5 +75,6 @@ class Outcome:
         if done is None:
             return self
         if done.applied:
-            return replace(self, kind=OutcomeKind.APPLIED, message=f"{self.name} applied", warning=done.warning or "")
-        return replace(self, kind=OutcomeKind.REJECTED, message=done.reason or f"{self.name} rejected")
+            applied = f"{self.name} applied"
+            return replace(self, kind=OutcomeKind.APPLIED, message=applied, warning=done.warning or "", seq=done.seq)
+        return replace(self, kind=OutcomeKind.REJECTED, message=done.reason or f"{self.name} rejected", seq=done.seq)

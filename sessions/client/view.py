@@ -18,16 +18,18 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planner.diff import EditDiff, PlanChanges
 from planner.events import CommandApplied, CommandRejected, Event, Kind
 from planner.secrets import Secrets, secrets_in
 from planner.state import RunStatus, SessionState
-from sessions.client.commands import CommandOutcome
-from sessions.store import QueuedCommand, SessionInfo
+from sessions.client.outcomes import CommandOutcome
+from sessions.store import STALE_AFTER, QueuedCommand, SessionInfo
 from sessions.store.feed import Changes, Reads
-from sessions.worker.pool import Runners
-from sessions.worker.runner import STALE_AFTER
+
+if TYPE_CHECKING:
+    from sessions.worker.pool import Runners
 
 __all__ = ["RECENT_EVENTS", "Follower", "RunnerView", "SessionView"]
 

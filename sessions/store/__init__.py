@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DATABASE",
+    "STALE_AFTER",
     "EventStore",
     "LeaseLost",
     "QueuedCommand",
@@ -45,6 +46,8 @@ __all__ = [
 
 
 DEFAULT_DATABASE = "var/sessions.db"
+STALE_AFTER = 15.0
+"""Seconds without a heartbeat after which a runner is presumed dead and its lease can be taken."""
 """Where sessions are kept when neither `--db` nor `$ANDOR_DB` says otherwise."""
 
 

@@ -22,7 +22,6 @@ from typing import Protocol
 
 from sessions.errors import SessionsError
 from sessions.store import EventStore
-from sessions.worker.runner import Runner
 
 __all__ = ["RUNNER_MODES", "RunnerChoiceError", "RunnerPool", "Runners", "WorkerClient", "runners_for"]
 
@@ -132,6 +131,8 @@ class RunnerPool:
             thread.join(timeout)
 
     def _run(self, session_id: str) -> None:
+        from sessions.worker.runner import Runner  # the engine and its models, only where a session runs here
+
         try:
             Runner(self.store, session_id, artifacts=self.artifacts).run(should_stop=self._stopping.is_set)
         except Exception as error:  # noqa: BLE001 - a runner thread must report, never vanish silently

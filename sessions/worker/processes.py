@@ -23,10 +23,10 @@ from pathlib import Path
 from planner.actions import ActionSyntaxError, Select, Type, parse_action
 from planner.events import ActionExecuted, Cause, Event, Kind
 from planner.state import Recorder, RunStatus, SessionState
-from sessions.store import EventStore, StoreError
+from sessions.store import STALE_AFTER, EventStore, StoreError
 from sessions.store.artifacts import ArtifactStore, artifact_store
 from sessions.store.reading import load_state
-from sessions.worker.runner import STALE_AFTER, Runner
+from sessions.worker.runner import Runner
 
 __all__ = ["Worker"]
 

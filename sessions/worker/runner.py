@@ -43,7 +43,7 @@ from sessions.backends import (
     Backend,
     build_backend,
 )
-from sessions.store import EventStore, LeaseLost, QueuedCommand, StoreError
+from sessions.store import STALE_AFTER, EventStore, LeaseLost, QueuedCommand, StoreError
 from sessions.store.artifacts import ArtifactStore, artifact_store
 
 __all__ = [
@@ -54,8 +54,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-STALE_AFTER = 15.0
-"""Seconds without a heartbeat after which a runner is presumed dead and its lease can be taken."""
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
