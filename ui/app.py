@@ -31,10 +31,10 @@ HEADING_CHARS = 160
 
 def main() -> None:
     st.set_page_config(page_title=TITLE, page_icon="🌳", layout="wide")
-    draw_page_rules()
     operator = admit()
     if operator is None:
         return  # the page is the one sentence saying why this request is not served
+    draw_page_rules()  # before anything it styles; admission draws nothing when it admits
     with database_trouble():
         _page(operator)
 
