@@ -156,6 +156,8 @@ def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: boo
     session_id = store_of(console).sessions()[0].id
     expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
     expect(page.get_by_role("heading", name=short(task.task, HEADING_CHARS))).to_be_visible(timeout=30_000)
+    started = {info.id for info in store_of(console).sessions()} - before
+    assert started == {session_id}, f"one press of Start, one session: {started}"
     if paused:
         wait_until(
             lambda: (

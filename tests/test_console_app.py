@@ -93,6 +93,24 @@ def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path, monkeypa
     assert any("Fudgy vegan brownies (4.8 stars)" in t.value for t in at.text)
 
 
+def test_a_start_press_applied_twice_starts_one_session(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit can apply one press again in the next run; that run carries the drawing the press came
+    from, so it opens the session the press started instead of starting another."""
+    monkeypatch.setattr("ui.views.sidebar.new_command_id", lambda: "one-drawing")  # every press: one drawing
+    at = app()
+    at.selectbox(key="new_task_choice").select("Your own task…")
+    at.text_area(key="new_task_text").input(BROWNIE_TASK)
+    at.text_input(key="new_start_url").input("")
+    at.text_input(key="new_model").input(BROWNIE)
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    at.form_submit_button(key="start_session").click()
+    at.run()
+    assert not at.exception, at.exception
+    [info] = open_store(db).sessions()
+    assert at.query_params["session"] in (info.id, [info.id]), "the page shows the session the press started"
+
+
 def test_start_form_reports_bad_input_without_losing_it(db: str) -> None:
     at = app()
     at.selectbox(key="new_task_choice").select("Your own task…")
