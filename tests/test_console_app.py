@@ -96,7 +96,7 @@ def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path, monkeypa
 def test_a_start_press_applied_twice_starts_one_session(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Streamlit can apply one press again in the next run; that run carries the drawing the press came
     from, so it opens the session the press started instead of starting another."""
-    monkeypatch.setattr("ui.views.sidebar.new_command_id", lambda: "one-drawing")  # every press: one drawing
+    monkeypatch.setattr("ui.commands.new_command_id", lambda: "one-drawing")  # every press: one drawing
     at = app()
     at.selectbox(key="new_task_choice").select("Your own task…")
     at.text_area(key="new_task_text").input(BROWNIE_TASK)
@@ -109,6 +109,34 @@ def test_a_start_press_applied_twice_starts_one_session(db: str, monkeypatch: py
     assert not at.exception, at.exception
     [info] = open_store(db).sessions()
     assert at.query_params["session"] in (info.id, [info.id]), "the page shows the session the press started"
+
+
+def test_a_fork_press_applied_twice_makes_one_fork(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As with Start: the second application of one Fork press opens the fork the first one made."""
+    from conftest import load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.worker.runner import Runner
+
+    monkeypatch.setattr("ui.commands.new_command_id", lambda: "one-drawing")
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
+    Runner(store, session_id, backend=Backend(ScriptedModel(load("brownie.json")), DryEnvironment())).run()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["session"] = session_id
+    at.run()
+    show_tab(at, "Timeline")
+    at.slider(key=f"timeline_{session_id}").set_value(3)
+    at.run()
+    at.button(key="fork_btn").click().run()
+    [fork] = [info.id for info in store.sessions() if info.parent_id]
+    show_tab(at, "Timeline")
+    at.button(key="fork_btn").click().run()  # drawn with the same id: the same press, applied again
+    assert not at.exception, at.exception
+    assert [info.id for info in store.sessions() if info.parent_id] == [fork], "one press, one fork"
+    assert at.query_params["session"] in (fork, [fork]), "the page shows the fork the press made"
 
 
 def test_start_form_reports_bad_input_without_losing_it(db: str) -> None:

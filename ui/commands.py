@@ -8,7 +8,9 @@ outcome. Each later redraw settles that outcome against its own snapshot (`Sessi
 Streamlit can run one press's callback twice: a rerun request that arrives while the callback runs
 makes the next run apply the same widget states again. So every control draws its command's id into
 its callback's arguments (`new_command_id`): a replay sends the same id, and the queue keeps one
-command per id. A real second press comes from a later drawing, with a new id.
+command per id. A real second press comes from a later drawing, with a new id. A button whose press the page's run
+handles itself (Start session, Fork) keeps the same rule with `drawn_press`: what a drawing's press
+made is remembered, and a second application of that press opens it instead of making another.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -24,7 +27,18 @@ from sessions.client import CommandRefused, Outcome, OutcomeKind
 from ui.access import AccessRefused, current
 from ui.context import Console
 
-__all__ = ["APPLIED_SECONDS", "FORM_NAMES", "alert", "faded", "first_drawn", "new_command_id", "send"]
+__all__ = [
+    "APPLIED_SECONDS",
+    "FORM_NAMES",
+    "alert",
+    "drawn_press",
+    "faded",
+    "first_drawn",
+    "made_by_press",
+    "new_command_id",
+    "remember_made",
+    "send",
+]
 
 APPLIED_SECONDS = 6.0
 """How long a plain "applied" stays beside the control or form that sent it; a refusal or an answer
@@ -44,6 +58,36 @@ FORM_NAMES = {
 def new_command_id() -> str:
     """The id of the command a control will send, drawn with the control (see the module's docstring)."""
     return uuid.uuid4().hex
+
+
+_PRESSED = "_pressed"
+"""Session-state key: button name -> the drawing its last press came from."""
+_MADE = "_made"
+"""Session-state key: (button name, drawing) -> what that drawing's press made (a session id)."""
+
+
+def drawn_press(name: str) -> dict[str, Any]:
+    """The callback arguments of a button named `name` whose press the run handles: they tie the press
+    to this drawing (`made_by_press`)."""
+    return {"on_click": _pressed, "args": (name, new_command_id())}
+
+
+def _pressed(name: str, drawing: str) -> None:
+    st.session_state.setdefault(_PRESSED, {})[name] = drawing
+
+
+def made_by_press(name: str) -> str | None:
+    """What the press of `name` being handled already made, if this is a second application of it."""
+    drawing = st.session_state.get(_PRESSED, {}).get(name)
+    made: str | None = st.session_state.get(_MADE, {}).get((name, drawing))
+    return made
+
+
+def remember_made(name: str, made: str) -> str:
+    """Keep what the press of `name` being handled made, so a second application finds it; returns it."""
+    drawing = st.session_state.get(_PRESSED, {}).get(name)
+    st.session_state.setdefault(_MADE, {})[name, drawing] = made
+    return made
 
 
 def send(ctx: Console, session_id: str, command: Command, command_id: str) -> Outcome:

@@ -24,7 +24,7 @@ from sessions.client import MODEL_HELP, SessionInfo, default_model
 from sessions.client.errors import SessionsError
 from sessions.client.markdown import md, short
 from ui.access import current, locked
-from ui.commands import new_command_id
+from ui.commands import drawn_press, made_by_press, remember_made
 from ui.context import Console
 from ui.forms import not_text
 from ui.status import worker_name
@@ -117,21 +117,13 @@ def _new_session_form(ctx: Console) -> None:
             help="The agent plans the task, then pauses before any browser action so you can edit the plan "
             "as a whole (reorder, delete, add sub-goals) and start it.",
         )
-        drawing = new_command_id()  # which drawing of the form a press came from (see `_start_pressed`)
         pressed = st.form_submit_button(
-            "Start session",
-            type="primary",
-            key="start_session",
-            on_click=_start_pressed,
-            args=(drawing,),
-            **locked("start"),
+            "Start session", type="primary", key="start_session", **drawn_press("start"), **locked("start")
         )
         if not pressed:
             return
-    started: dict[str, str] = st.session_state.setdefault(_STARTED, {})
-    press = st.session_state.get(_START_PRESS)
-    if press in started:  # Streamlit applied this press again: its session is already started
-        select_session(started[press])
+    if (started := made_by_press("start")) is not None:  # Streamlit applied the press again (`ui.commands`)
+        select_session(started)
     task = tasks.get(choice)
     text = custom.strip() if choice == _CUSTOM else task.task if task else ""
     url = start_url.strip()
@@ -165,21 +157,7 @@ def _new_session_form(ctx: Console) -> None:
     except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return
-    if press is not None:
-        started[press] = session_id
-    select_session(session_id)
-
-
-_START_PRESS = "_start_press"
-"""Session-state key: the drawing of the new-session form whose Start button was pressed last."""
-_STARTED = "_started"
-"""Session-state key: drawing -> the session its Start press started."""
-
-
-def _start_pressed(drawing: str) -> None:
-    """Streamlit can apply one press twice (`ui.commands`): the second application comes with the same
-    drawing, so the form starts one session per drawing, as commands are one per drawn id."""
-    st.session_state[_START_PRESS] = drawing
+    select_session(remember_made("start", session_id))
 
 
 _SECRET_ROWS = 3

@@ -12,6 +12,7 @@ from sessions.client import SessionView
 from sessions.client.errors import SessionsError
 from sessions.client.markdown import md, md_line, short
 from ui.access import current, locked
+from ui.commands import drawn_press, made_by_press, remember_made
 from ui.context import Console
 from ui.status import status_line
 from ui.tree_chart import build_chart
@@ -61,8 +62,10 @@ def render_timeline(ctx: Console, view: SessionView) -> None:
     )
     st.dataframe(table, hide_index=True, width="stretch")
     # Pressed, it forks in the same run that drew it enabled: no callback runs on an older judgement.
-    if st.button(f"Fork from event {seq}", key="fork_btn", **locked("fork")):
-        select_session(ctx.client.fork(session_id, seq, by=current().name))
+    if st.button(f"Fork from event {seq}", key="fork_btn", **drawn_press("fork"), **locked("fork")):
+        select_session(
+            made_by_press("fork") or remember_made("fork", ctx.client.fork(session_id, seq, by=current().name))
+        )
     if latest.forked_from is not None:
         _compare_with_parent(ctx, session_id, latest, *latest.forked_from)
 
