@@ -49,6 +49,7 @@ from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note,
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
 from planner.browser.effect_fence import EffectFence
+from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
 from planner.browser.observation import Element, Place, render_page
 from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
@@ -276,7 +277,7 @@ def _acquire_driver() -> Playwright:
             raise BrowserUnavailable(
                 "Playwright cannot start on this thread, which already runs an asyncio loop or another "
                 "Playwright (such as pytest-playwright's fixtures); use a thread of its own "
-                f"({_first_line(error)})"
+                f"({first_line(error)})"
             ) from error
         _drivers.users = 0
     _drivers.users += 1
@@ -294,10 +295,6 @@ class BrowserThreadError(PlannerError):
     """The environment was used from a thread other than the one its browser started on."""
 
 
-class _ActionFailed(Exception):
-    """An expected failure of one action; its message becomes `ActionResult.error`."""
-
-
 @dataclass(frozen=True)
 class _Promise:
     """What an action promised that comes late (`_PROMISES_JS`): why a new tab opens, a download, and how
@@ -310,18 +307,6 @@ class _Promise:
     def then(self, later: _Promise) -> _Promise:
         """This promise updated by a later read: a tab or download promised in either, the later count."""
         return _Promise(self.tab or later.tab, self.download or later.download, later.busy)
-
-
-def _first_line(error: BaseException) -> str:
-    """Playwright messages carry a call log after the first line; people need only the first."""
-    text = str(error).strip()
-    line = text.splitlines()[0] if text else type(error).__name__
-    return re.sub(r"^\w+\.\w+: ", "", line)
-
-
-def _is_crash(error: BaseException) -> bool:
-    text = str(error).lower()
-    return "target crashed" in text or "page crashed" in text
 
 
 def _last_screenshot_number(directory: Path | None) -> int:
@@ -671,15 +656,15 @@ class BrowserEnvironment:
             if (promise.download or self._attachment) and not self._downloads:
                 self._await_download()
             error = self._navigation_problem()
-        except _ActionFailed as failure:
+        except ActionFailed as failure:
             error = str(failure)
         except PlaywrightTimeout:
             what = "navigation" if self._nav_requested else _describe(action)
             error = f"{what} timed out after {self.timeout_ms / 1000:g} s"
             self._stop_loading()
         except Error as failure:
-            self._crashed = self._crashed or _is_crash(failure)
-            error = self._navigation_problem() or f"{_describe(action)} failed: {_first_line(failure)}"
+            self._crashed = self._crashed or is_crash(failure)
+            error = self._navigation_problem() or f"{_describe(action)} failed: {first_line(failure)}"
         reports = self._take_reports()
         if self._crashed:
             return ActionResult(ok=False, error="page crashed", duration_ms=_since(started), reports=reports)
@@ -749,7 +734,7 @@ class BrowserEnvironment:
             download.save_as(path)
             size = path.stat().st_size
         except (Error, OSError) as error:
-            return f"the page tried to download {name!r} from {url}, which failed: {_first_line(error)}"
+            return f"the page tried to download {name!r} from {url}, which failed: {first_line(error)}"
         return (
             f"the page downloaded {name!r} ({size:,} bytes) from {url}; saved as {_DOWNLOADS}/{path.name}, not opened"
         )
@@ -767,7 +752,7 @@ class BrowserEnvironment:
         elif isinstance(action, Type):
             locator = self._locate(action)
             if not locator.is_editable(timeout=self.timeout_ms):
-                raise _ActionFailed(_read_only(action.element))
+                raise ActionFailed(read_only(action.element))
             if self._elements[action.element].editor:
                 self._type_into_editor(action, locator)
             else:
@@ -785,7 +770,7 @@ class BrowserEnvironment:
             before = page.url
             response = page.go_back(wait_until="load", timeout=self.timeout_ms)
             if response is None and page.url == before:
-                raise _ActionFailed("there is no previous page to go back to")
+                raise ActionFailed("there is no previous page to go back to")
         else:
             self._reading = ("", 0.0)
             self._navigate(action.url)
@@ -793,11 +778,11 @@ class BrowserEnvironment:
     def _locate(self, action: _ElementAction) -> Locator:
         problem = self._element_problem(action)
         if problem:
-            raise _ActionFailed(problem)
+            raise ActionFailed(problem)
         element = self._elements[action.element]
         locator = self._require_page().locator(f"aria-ref={element.ref}")
         if not locator.count():  # a missing ref would otherwise wait out the whole timeout
-            raise _ActionFailed(f"element {action.element} is no longer on the page")
+            raise ActionFailed(f"element {action.element} is no longer on the page")
         return locator
 
     def _type_into_editor(self, action: Type, locator: Locator) -> None:
@@ -814,7 +799,7 @@ class BrowserEnvironment:
         if " ".join(held.split()) != " ".join(text.split()):
             shown = self._secrets.hide(" ".join(held.split()))
             shown = shown if len(shown) <= 120 else shown[:119] + "…"
-            raise _ActionFailed(
+            raise ActionFailed(
                 f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
             )
 
@@ -829,7 +814,7 @@ class BrowserEnvironment:
         if isinstance(action, Type) and element.role not in _TEXT_FIELD_ROLES:
             return f"element {action.element} is a {element.role}, not a text field"
         if isinstance(action, Type) and element.readonly:
-            return _read_only(action.element)
+            return read_only(action.element)
         if isinstance(action, Select) and element.role not in _LIST_ROLES:
             return f"element {action.element} is a {element.role}, not a drop-down list"
         return None
@@ -849,7 +834,7 @@ class BrowserEnvironment:
             index = next((i for i, label in enumerate(labels) if label.strip().casefold() == wanted.casefold()), None)
         if index is None:
             shown = ", ".join(f'"{label}"' for label in labels[:10]) + (", ..." if len(labels) > 10 else "")
-            raise _ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
+            raise ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
         locator.select_option(index=index, timeout=self.timeout_ms)
 
     def _pick(self, element_id: int, locator: Locator, wanted: str) -> None:
@@ -869,7 +854,7 @@ class BrowserEnvironment:
                 return
         shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
         listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
-        raise _ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
+        raise ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
 
     def _controlled(self, locator: Locator) -> Locator | PlaywrightPage:
         """The element(s) a combobox's `aria-controls` names, looked up in its own document or shadow
@@ -892,14 +877,14 @@ class BrowserEnvironment:
         try:
             target = float(wanted.strip())
         except ValueError:
-            raise _ActionFailed(
+            raise ActionFailed(
                 f"element {element_id} is a slider; give it a number, not {self._secrets.hide(wanted)!r}"
             ) from None
         state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)
         if state["native"]:
             return
         if state["now"] is None:
-            raise _ActionFailed(
+            raise ActionFailed(
                 f"element {element_id} is a slider that does not say its value; click or drag it instead"
             )
         low = state["min"] if state["min"] is not None else float("-inf")
@@ -913,16 +898,16 @@ class BrowserEnvironment:
             locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self.timeout_ms)
             after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)["now"]
             if after is None or after == now:
-                raise _ActionFailed(
+                raise ActionFailed(
                     f"element {element_id} is a slider that stayed at {now:g} when its arrow keys were pressed"
                 )
             if (after - target) * (now - target) < 0:
-                raise _ActionFailed(
+                raise ActionFailed(
                     f"element {element_id} is a slider that cannot take {target:g}: its step went from {now:g} to "
                     f"{after:g}"
                 )
             now = after
-        raise _ActionFailed(
+        raise ActionFailed(
             f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
             f"toward {target:g}"
         )
@@ -962,14 +947,14 @@ class BrowserEnvironment:
         neither its own URL completion nor a second parser can send it elsewhere."""
         resolved = self._goto_url(self._secrets.fill(url))  # a URL the observation showed with {{NAME}} in it
         if resolved is None:
-            raise _ActionFailed(f"cannot open {url!r}: it is not a valid URL")
+            raise ActionFailed(f"cannot open {url!r}: it is not a valid URL")
         if self._hosts is not None and not self._approved:
             if not is_web_url(resolved):
                 scheme = resolved.split(":", 1)[0] + ":"
-                raise _ActionFailed(f"blocked: {scheme} URLs are not web pages; an operator must approve opening one")
+                raise ActionFailed(f"blocked: {scheme} URLs are not web pages; an operator must approve opening one")
             host = url_host(resolved)
             if not host_allowed(host, self._hosts):
-                raise _ActionFailed(self._outside(host))
+                raise ActionFailed(self._outside(host))
         page = self._require_page()
         try:
             response = page.goto(resolved, wait_until="load", timeout=self.timeout_ms)
@@ -990,7 +975,7 @@ class BrowserEnvironment:
         while not self._downloads and time.monotonic() < deadline:
             page.wait_for_timeout(_POLL_MS)
         if not self._downloads:
-            raise _ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
+            raise ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
 
     def _settle(self) -> None:
         """Give a click or submit time to start a navigation, then wait for any page to load.
@@ -1014,7 +999,7 @@ class BrowserEnvironment:
             page.wait_for_load_state("load", timeout=remaining)
         except PlaywrightTimeout:
             self._stop_loading()
-            raise _ActionFailed(f"navigation timed out after {self.timeout_ms / 1000:g} s") from None
+            raise ActionFailed(f"navigation timed out after {self.timeout_ms / 1000:g} s") from None
 
     def _stop_loading(self) -> None:
         """Abandon a navigation that timed out, so the observation shows a page that stays put."""
@@ -1111,7 +1096,7 @@ class BrowserEnvironment:
         while not self._popups and not self._refused() and time.monotonic() < deadline:
             page.wait_for_timeout(_POLL_MS)
         if not self._popups and not self._refused():
-            raise _ActionFailed(
+            raise ActionFailed(
                 f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
             )
 
@@ -1162,10 +1147,10 @@ class BrowserEnvironment:
                 hide = self._secrets.hide
                 result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
-                if _is_crash(error):
+                if is_crash(error):
                     self._crashed = True
                     return self._unreadable("page crashed")
-                failure = _first_line(error)
+                failure = first_line(error)
                 try:
                     page.wait_for_load_state("load", timeout=self.timeout_ms)
                 except Error:
@@ -1616,10 +1601,6 @@ def _tab_report(url: str, title: str) -> str:
 
 def _since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-def _read_only(element_id: int) -> str:
-    return f"element {element_id} is read-only (a picker or a script fills it); click it and choose a value instead"
 
 
 def _describe(action: _BrowserAction) -> str:
