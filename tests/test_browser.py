@@ -20,8 +20,9 @@ import pytest
 from PIL import Image
 
 from planner.browser.chromium import BrowserUnavailable, find_chromium
+from planner.browser.driver import BrowserThreadError
 from planner.browser.dry import DryEnvironment
-from planner.browser.environment import BrowserEnvironment, BrowserThreadError, _last_screenshot_number
+from planner.browser.environment import BrowserEnvironment, _last_screenshot_number
 from planner.browser.observation import INTERACTIVE_ROLES, render_page
 from planner.protocols import ActionResult, ElementInfo, Environment, Page
 

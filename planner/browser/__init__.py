@@ -23,7 +23,8 @@ from planner.browser.observation import render_page
 
 if TYPE_CHECKING:
     from planner.browser.chromium import BrowserUnavailable, find_chromium, launch_args
-    from planner.browser.environment import BrowserEnvironment, BrowserThreadError
+    from planner.browser.driver import BrowserThreadError
+    from planner.browser.environment import BrowserEnvironment
 
 __all__ = [
     "DRY_START",
@@ -39,7 +40,7 @@ __all__ = [
 
 _LAZY = {
     "BrowserEnvironment": "planner.browser.environment",
-    "BrowserThreadError": "planner.browser.environment",
+    "BrowserThreadError": "planner.browser.driver",
     "BrowserUnavailable": "planner.browser.chromium",
     "find_chromium": "planner.browser.chromium",
     "launch_args": "planner.browser.chromium",

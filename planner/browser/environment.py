@@ -5,17 +5,13 @@ so the engine always records what the page looked like after the action. Failure
 timeouts, HTTP errors, crashes) come back as `ActionResult(ok=False, error=...)`; the planner reacts
 to them with OR fallbacks and repairs, so they must be data, not exceptions.
 
-Playwright's sync API is bound to the thread that started it. The browser starts lazily, on the
-first call that needs it (or on `start()`), and from then on the environment must be used from that
-thread only; another thread gets a `BrowserThreadError` instead of a Playwright deadlock. A thread
-can run only one Playwright driver, so environments on the same thread share it (each still has
-its own browser); the driver stops when the last of them closes.
+The browser starts lazily, on the first call that needs it (or on `start()`), and from then on the
+environment must be used from that thread only (`planner.browser.driver`).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 import time
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
@@ -34,13 +30,11 @@ from playwright.sync_api import (
     Error,
     Frame,
     Locator,
-    Playwright,
     Request,
     Response,
     Route,
     ViewportSize,
     WebSocketRoute,
-    sync_playwright,
 )
 from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -48,18 +42,18 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
+from planner.browser.driver import Driver
 from planner.browser.effect_fence import EffectFence
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
 from planner.browser.observation import Element, Place, render_page
 from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
-from planner.errors import PlannerError
 from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
 from planner.secrets import Secrets
 
-__all__ = ["BrowserEnvironment", "BrowserThreadError"]
+__all__ = ["BrowserEnvironment"]
 
 _SETTLE_MS = 100
 """Pause after clicks and submits so script-driven navigations and re-renders can start."""
@@ -264,36 +258,6 @@ _WATCH_JS = "() => { const promises = window[Symbol.for('andor.promises')]; prom
 """An element action's start: forget what the page's own scripts promised since the last one, and watch
 for the callbacks this action starts."""
 
-_drivers = threading.local()
-
-
-def _acquire_driver() -> Playwright:
-    """This thread's Playwright driver, started on first use; a second `sync_playwright()` on a
-    thread that already runs one fails with "using Playwright Sync API inside the asyncio loop"."""
-    if getattr(_drivers, "users", 0) == 0:
-        try:
-            _drivers.playwright = sync_playwright().start()
-        except Error as error:
-            raise BrowserUnavailable(
-                "Playwright cannot start on this thread, which already runs an asyncio loop or another "
-                "Playwright (such as pytest-playwright's fixtures); use a thread of its own "
-                f"({first_line(error)})"
-            ) from error
-        _drivers.users = 0
-    _drivers.users += 1
-    return _drivers.playwright
-
-
-def _release_driver() -> None:
-    _drivers.users -= 1
-    if _drivers.users == 0:
-        _drivers.playwright.stop()
-        _drivers.playwright = None
-
-
-class BrowserThreadError(PlannerError):
-    """The environment was used from a thread other than the one its browser started on."""
-
 
 @dataclass(frozen=True)
 class _Promise:
@@ -380,8 +344,7 @@ class BrowserEnvironment:
         self._held: DialogAnswer | None = None
         self._effects = EffectFence(request_rules, self._reports.append)
         self._downloads: list[Download] = []
-        self._thread: int | None = None
-        self._playwright: Playwright | None = None
+        self._driver = Driver()
         self._browser: Browser | None = None
         self._context: BrowserContext | None = None
         self._page: PlaywrightPage | None = None
@@ -421,22 +384,22 @@ class BrowserEnvironment:
         Raises `BrowserUnavailable` when no Chromium can be started; call it early to fail fast.
         The protocol methods never raise it: actions fail with the reason, `observe()` shows it.
         """
-        self._check_thread()
+        self._driver.check_thread()
         self._ensure_page()
 
     def close(self) -> None:
         """Release page, context, browser and the Playwright driver; safe to call twice."""
-        if self._playwright is None:
+        if not self._driver.running:
             return
-        self._check_thread()
+        self._driver.check_thread()
         for closable in (self._context, self._browser):
             if closable is not None:
                 try:
                     closable.close()
                 except Error:
                     pass
-        _release_driver()
-        self._playwright = self._browser = self._context = self._page = None
+        self._driver.release()
+        self._browser = self._context = self._page = None
 
     # -- Environment protocol ---------------------------------------------------------------------
 
@@ -455,7 +418,7 @@ class BrowserEnvironment:
         once. `rules`: the session's request policy (None: `request_rules`, the browser's own).
         """
         started = time.perf_counter()
-        self._check_thread()
+        self._driver.check_thread()
         try:
             parsed = parse_action(action)
         except ActionSyntaxError as error:
@@ -468,14 +431,14 @@ class BrowserEnvironment:
     def goto(self, url: str) -> ActionResult:
         """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
         started = time.perf_counter()
-        self._check_thread()
+        self._driver.check_thread()
         if not url.strip():
             return ActionResult(ok=False, error="goto needs a URL", page=self._last_page, duration_ms=_since(started))
         return self._hidden(self._run(Goto(url=url.strip()), started))
 
     def observe(self) -> Page:
         """Snapshot the current page; element ids in later actions refer to this observation."""
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_page()
         except BrowserUnavailable as error:
@@ -490,7 +453,7 @@ class BrowserEnvironment:
             return str(error)
         if not isinstance(parsed, _ElementAction):
             return None
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable as error:
@@ -506,7 +469,7 @@ class BrowserEnvironment:
             return None
         if not isinstance(parsed, (Click, Type, Select, Goto)):
             return None
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable:
@@ -545,7 +508,7 @@ class BrowserEnvironment:
             return None
         if self.screenshot_dir is None or not isinstance(parsed, _ElementAction | Goto):
             return None
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable:
@@ -1226,14 +1189,6 @@ class BrowserEnvironment:
 
     # -- browser management -----------------------------------------------------------------------
 
-    def _check_thread(self) -> None:
-        current = threading.get_ident()
-        if self._thread is not None and self._thread != current and self._playwright is not None:
-            raise BrowserThreadError(
-                "this BrowserEnvironment's browser was started on another thread; Playwright's sync API "
-                "only works on the thread that started it"
-            )
-
     def _require_page(self) -> PlaywrightPage:
         if self._page is None:
             raise BrowserUnavailable("the browser is not running")
@@ -1244,19 +1199,17 @@ class BrowserEnvironment:
 
         A replacement page opens the last URL an action succeeded on.
         """
-        if self._playwright is None:
-            self._thread = threading.get_ident()
-            self._playwright = _acquire_driver()
+        playwright = self._driver.acquire()
         if self._browser is None or not self._browser.is_connected():
             self._context = self._page = None
             try:
                 if self.browser_endpoint is None:
-                    self._browser = launch(self._playwright, headless=self.headless)
+                    self._browser = launch(playwright, headless=self.headless)
                 else:
-                    self._browser = connect(self._playwright, self.browser_endpoint)
+                    self._browser = connect(playwright, self.browser_endpoint)
             except BrowserUnavailable:
-                _release_driver()
-                self._playwright = self._browser = None
+                self._driver.release()
+                self._browser = None
                 raise
         if self._context is None:
             self._context = self._new_context(self._browser)
