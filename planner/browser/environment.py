@@ -15,7 +15,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -47,6 +47,7 @@ from planner.browser.effect_fence import EffectFence
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
 from planner.browser.observation import Element, Place, render_page
+from planner.browser.promises import PROMISES_JS, Promise, read_promise, watch
 from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
 from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
@@ -128,6 +129,8 @@ _TARGET_JS = """e => {
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
 _DOWNLOAD_STARTS = "Download is starting"
 """How Playwright fails a goto whose answer is a file to download."""
+_CALLBACK_WAIT_MS = 3000
+"""How long an action waits at most for the timers and requests it started to call back."""
 _DOWNLOADS = "downloads"
 """Where downloaded files go, inside the screenshot folder (the session's artifacts)."""
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -138,139 +141,6 @@ _SCROLL_JS = """dy => {
   const page = document.scrollingElement || document.documentElement;
   return { moved: window.scrollY - y, scrollable: page.scrollHeight > window.innerHeight };
 }"""
-
-
-_SHORT_TIMER_MS = 1000
-"""A timer an action sets for at most this long is part of the action: its callback may ask a question."""
-_CALLBACK_WAIT_MS = 3000
-"""How long an action waits at most for the timers and requests it started to call back."""
-
-_PROMISES_JS = """(() => {
-  const key = Symbol.for('andor.promises');
-  if (window[key]) return;
-  const state = { click: null, clicked: null, submit: null, opened: '' };
-  Object.defineProperty(window, key, { value: state });
-  const named = name => Array.from(document.querySelectorAll('iframe[name], frame[name]')).some(f => f.name === name);
-  const newTab = target => {
-    const name = String(target || '').trim(), word = name.toLowerCase();
-    return word === '_blank' || (name !== '' && !['_self', '_parent', '_top'].includes(word) && !named(name));
-  };
-  const base = () => document.querySelector('base[target]')?.getAttribute('target') || '';
-  const own = e => (e.hasAttribute('target') ? e.getAttribute('target') : base());
-  const busy = new Set(), seen = new Set();
-  let watching = false;
-  state.watch = () => { busy.clear(); seen.clear(); watching = true; };
-  state.promised = () => {
-    const link = state.click && !state.click.defaultPrevented && state.clicked?.closest?.('a[href], area[href]');
-    const submit = state.submit && !state.submit.defaultPrevented ? state.submit : null;
-    const formTarget = submit && (submit.submitter?.hasAttribute('formtarget') ? submit.submitter.getAttribute('formtarget') : own(submit.target));
-    // Chromium downloads a same-origin, blob: or data: link that has a download attribute, whatever its target.
-    const download = !!link && link.hasAttribute('download')
-      && (/^(blob|data):/i.test(link.href) || new URL(link.href, location.href).origin === location.origin);
-    const tab = download ? '' : link && newTab(own(link)) ? 'the link opens a new tab'
-      : submit && newTab(formTarget) ? 'the form opens its result in a new tab'
-      : state.opened;
-    state.click = state.clicked = state.submit = null;
-    state.opened = '';
-    if (!busy.size) watching = false;
-    return { tab, download, busy: busy.size };
-  };
-  addEventListener('click', e => { state.click = e; state.clicked = e.composedPath()[0]; }, true);
-  addEventListener('submit', e => { state.submit = e; }, true);
-  const open = window.open;
-  window.open = function (url, target, features) {
-    const tab = open.apply(this, arguments);
-    const name = target === undefined ? '' : String(target).trim();
-    if ((tab !== null || /noopener|noreferrer/i.test(String(features || ''))) && (name === '' || newTab(name))) {
-      state.opened = 'the page opened a new window';
-    }
-    return tab;
-  };
-  // The work an action starts that calls back later: a short timer, a fetch or XHR, reading a fetched body.
-  // A key seen once in this action (a timer's delay and callback source, a request's method and URL) is not
-  // counted again, so a poll counts once rather than keeping the action busy.
-  const begin = seenKey => {
-    if (!watching || seen.has(seenKey)) return null;
-    if (seenKey !== null) seen.add(seenKey);
-    const token = {};
-    busy.add(token);
-    return token;
-  };
-  const end = token => { if (token) busy.delete(token); };
-  const settled = (promise, token) => {
-    if (token) promise.then(() => end(token), () => end(token));
-    return promise;
-  };
-  // A timer that sets itself again from its own callback (a clock, a poll) is the page's own rhythm, never counted.
-  const later = window.setTimeout, timers = new Map(), recurring = new Set();
-  let running = null;
-  window.setTimeout = function (callback, delay, ...rest) {
-    const ms = Number(delay) || 0;
-    if (typeof callback !== 'function' || ms > SHORT_TIMER_MS) return later.apply(window, arguments);
-    const timerKey = `${ms} ${Function.prototype.toString.call(callback)}`;
-    if (timerKey === running) recurring.add(timerKey);
-    const token = recurring.has(timerKey) ? null : begin(timerKey);
-    const id = later.call(window, function () {
-      timers.delete(id);
-      const outer = running;
-      running = timerKey;
-      try { return callback.apply(this, arguments); } finally { running = outer; end(token); }
-    }, delay, ...rest);
-    if (token) timers.set(id, token);
-    return id;
-  };
-  for (const name of ['clearTimeout', 'clearInterval']) {
-    const clear = window[name];
-    window[name] = function (id) { end(timers.get(id)); timers.delete(id); return clear.apply(window, arguments); };
-  }
-  const fetching = window.fetch;
-  if (fetching) window.fetch = function (input, init) {
-    const request = input instanceof Request ? input : null;
-    const seenKey = `fetch ${init?.method || request?.method || 'GET'} ${request ? request.url : String(input)}`;
-    return settled(fetching.apply(this, arguments), begin(seenKey));
-  };
-  for (const name of ['arrayBuffer', 'blob', 'formData', 'json', 'text']) {
-    const read = Response.prototype[name];
-    if (read) Response.prototype[name] = function () { return settled(read.apply(this, arguments), begin(null)); };
-  }
-  const opening = XMLHttpRequest.prototype.open, sending = XMLHttpRequest.prototype.send, requests = new WeakMap();
-  XMLHttpRequest.prototype.open = function (method, url) {
-    requests.set(this, `xhr ${method} ${url}`);
-    return opening.apply(this, arguments);
-  };
-  XMLHttpRequest.prototype.send = function () {
-    const token = begin(requests.get(this) ?? null);
-    if (token) this.addEventListener('loadend', () => end(token), { once: true });
-    try { return sending.apply(this, arguments); } catch (error) { end(token); throw error; }
-  };
-})()""".replace("SHORT_TIMER_MS", str(_SHORT_TIMER_MS))
-"""Runs in every document before its own scripts: notes what an action promises, so the environment
-waits for it instead of racing it. A new tab: a click on a link (or a submit of a form) that targets
-a new tab, unless a script prevented its default, or a `window.open` into a new tab. A download: a
-click on a link with a `download` attribute that Chromium honours (the page's own script clicking
-one it made counts too). Callbacks: from `watch()` (the action's start) on, the timers of up to
-`_SHORT_TIMER_MS` and the requests the page starts, until they have called back, since a callback
-can ask a question (a confirm) or open a tab that belongs to the action. `promised()` says what
-({tab: why or '', download: true or false, busy: callbacks still to come}), forgets the tab and
-download, and stops watching once nothing is left to come."""
-_PROMISED_JS = "() => window[Symbol.for('andor.promises')]?.promised() ?? {tab: '', download: false, busy: 0}"
-_WATCH_JS = "() => { const promises = window[Symbol.for('andor.promises')]; promises?.promised(); promises?.watch(); }"
-"""An element action's start: forget what the page's own scripts promised since the last one, and watch
-for the callbacks this action starts."""
-
-
-@dataclass(frozen=True)
-class _Promise:
-    """What an action promised that comes late (`_PROMISES_JS`): why a new tab opens, a download, and how
-    many of the callbacks it started are still to come."""
-
-    tab: str = ""
-    download: bool = False
-    busy: int = 0
-
-    def then(self, later: _Promise) -> _Promise:
-        """This promise updated by a later read: a tab or download promised in either, the later count."""
-        return _Promise(self.tab or later.tab, self.download or later.download, later.busy)
 
 
 def _last_screenshot_number(directory: Path | None) -> int:
@@ -303,7 +173,7 @@ class BrowserEnvironment:
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
     `GuardRules()`) is dismissed unless the action was approved, and the action fails with
     `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
-    action started (`_SHORT_TIMER_MS`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
+    action started (`planner.browser.promises`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
     them, and its approval lasts until the page it left is read.
 
     `secrets` (name -> value, `planner.secrets`) are what the task and the model write as `{{NAME}}`:
@@ -597,11 +467,7 @@ class BrowserEnvironment:
         its promise (scroll, back and goto leave that for the next to forget: one evaluate, not one a frame)."""
         page = self._require_page()
         if touches:
-            for frame in page.frames:
-                try:
-                    frame.evaluate(_WATCH_JS)
-                except Error:
-                    continue  # a frame detached or navigating: its new document watches nothing yet
+            watch(page)
         else:
             try:
                 page.evaluate("0")
@@ -614,7 +480,7 @@ class BrowserEnvironment:
         error: str | None = None
         try:
             self._perform(action)
-            promise = self._await_callbacks() if touches else _Promise()
+            promise = self._await_callbacks() if touches else Promise()
             self._follow_popup(promised=promise.tab)
             if (promise.download or self._attachment) and not self._downloads:
                 self._await_download()
@@ -978,7 +844,7 @@ class BrowserEnvironment:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
 
         Chromium reports a new tab only once its first document starts to arrive, which can be long
-        after the action: when the action promised a tab (`_PROMISES_JS`), it is awaited, and a tab
+        after the action: when the action promised a tab (`PROMISES_JS`), it is awaited, and a tab
         that never comes fails the action instead of leaving the agent silently on the old page. A
         tab nothing promised (a script's own doing) is followed when it came during the action. A tab
         at no web address (`about:blank` a script wrote into, a `blob:`) cannot be opened here: it is
@@ -1022,33 +888,18 @@ class BrowserEnvironment:
                 self._reports.append(_tab_report(url, title))
         return followed_title
 
-    def _promised(self) -> _Promise:
-        """What the action promised so far, as the frames' `_PROMISES_JS` noted it (each forgets its tab and
-        download on reading)."""
-        promise = _Promise()
-        for frame in self._require_page().frames:
-            try:
-                found = frame.evaluate(_PROMISED_JS)
-            except Error:
-                continue  # a frame detached or navigating: its new document has promised nothing
-            tab, download = str(found.get("tab") or ""), bool(found.get("download"))
-            promise = _Promise(
-                promise.tab or tab, promise.download or download, promise.busy + int(found.get("busy") or 0)
-            )
-        return promise
-
-    def _await_callbacks(self) -> _Promise:
+    def _await_callbacks(self) -> Promise:
         """What the action promised, once the timers and requests it started have called back (for at most
         `_CALLBACK_WAIT_MS`): a question asked, a tab opened or a page requested from a callback is the
         action's, so it is answered, followed or loaded before the action ends."""
-        promise = self._promised()
+        promise = read_promise(self._require_page())
         if not promise.busy:
             return promise
         page = self._require_page()
         deadline = time.monotonic() + _CALLBACK_WAIT_MS / 1000
         while promise.busy and time.monotonic() < deadline:
             page.wait_for_timeout(_POLL_MS)
-            promise = promise.then(self._promised())
+            promise = promise.then(read_promise(page))
         self._await_load()
         return promise
 
@@ -1246,7 +1097,7 @@ class BrowserEnvironment:
             context = browser.new_context(viewport=viewport, service_workers=self._service_workers)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
-        context.add_init_script(_PROMISES_JS)
+        context.add_init_script(PROMISES_JS)
         context.add_init_script(LISTENERS_JS)
         if self._hosts is not None:
             # The fence fetches each navigation and hands the answer over, which leaves the page no address
@@ -1295,8 +1146,8 @@ class BrowserEnvironment:
     def _on_dialog(self, dialog: Dialog) -> None:
         """Answer a dialog at once (the page waits for it) and note it for the next observation; a risky
         confirm dismissed for want of approval is remembered as the running action's failure. One the
-        page opens between actions (a timer longer than `_SHORT_TIMER_MS`) is answered unapproved and
-        reported as such: no action is there to hold."""
+        page opens between actions (from a timer longer than an action waits for, `planner.browser.promises`)
+        is answered unapproved and reported as such: no action is there to hold."""
         answer = answer_dialog(dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._approved)
         try:
             if not answer.accept:
