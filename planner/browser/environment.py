@@ -45,11 +45,11 @@ from planner.browser.dialogs import DialogAnswer, answer_dialog
 from planner.browser.driver import Driver
 from planner.browser.effect_fence import EffectFence
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
+from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
 from planner.browser.observation import Element, Place, render_page
 from planner.browser.promises import PROMISES_JS, Promise, read_promise, watch
+from planner.browser.screenshots import Screenshots
 from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
-from planner.events import Box
 from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
 from planner.secrets import Secrets
@@ -69,14 +69,6 @@ _MIN_SCROLL_SHARE = 8
 _ElementAction = Click | Hover | Type | Select
 _BrowserAction = _ElementAction | Scroll | GoBack | Goto
 """Every action but `note`, which never reaches the browser."""
-_SCREENSHOT_NAME = re.compile(r"^(\d+)(?:-approval)?\.(?:jpg|png)$")
-"""An action's screenshot (`0007.jpg`) or an approval's preview (`0008-approval.jpg`): one numbering.
-A session resumed from an older log may have PNG ones."""
-_JPEG_QUALITY = 80
-"""Screenshots are JPEG: a third of a PNG's encoding time on a results page (33 vs 99 ms) and under half
-its size, and every place that shows one (live page, approval box, inspector, report) shrinks it anyway."""
-_SCROLL_TO_JS = "([x, y]) => window.scrollTo({left: x, top: y, behavior: 'instant'})"
-
 _FOCUS_EDITOR_JS = """e => {
   const input = e.isContentEditable ? e : e.querySelector('textarea, [contenteditable=""], [contenteditable=true]') || e;
   input.focus();
@@ -141,14 +133,6 @@ _SCROLL_JS = """dy => {
   const page = document.scrollingElement || document.documentElement;
   return { moved: window.scrollY - y, scrollable: page.scrollHeight > window.innerHeight };
 }"""
-
-
-def _last_screenshot_number(directory: Path | None) -> int:
-    """Continue numbering after existing screenshots, so a resumed session overwrites none."""
-    if directory is None or not directory.is_dir():
-        return 0
-    numbers = (int(m.group(1)) for p in directory.iterdir() if (m := _SCREENSHOT_NAME.match(p.name)))
-    return max(numbers, default=0)
 
 
 class BrowserEnvironment:
@@ -236,7 +220,7 @@ class BrowserEnvironment:
         self._acting = False
         """An action runs: a dialog now is its own (held, when risky, as its failure), not the page's between actions."""
         self._popups: list[PlaywrightPage] = []
-        self._counter = _last_screenshot_number(self.screenshot_dir)
+        self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -383,20 +367,8 @@ class BrowserEnvironment:
             self._ensure_observed()
         except BrowserUnavailable:
             return None
-        page = self._require_page()
-        try:
-            scrolled = page.evaluate("() => [window.scrollX, window.scrollY]")
-        except Error:
-            return None  # the page is going away; execute() will report it
-        try:
-            box = self._element_box(parsed.element) if isinstance(parsed, _ElementAction) else None
-            path = self._screenshot("-approval")
-        finally:
-            try:
-                page.evaluate(_SCROLL_TO_JS, scrolled)
-            except Error:
-                pass  # a navigation replaced the page: there is no scroll position to keep
-        return Preview(path, box) if path is not None else None
+        element = self._elements.get(parsed.element) if isinstance(parsed, _ElementAction) else None
+        return self._screenshots.preview(self._require_page(), element)
 
     def _hidden(self, result: ActionResult) -> ActionResult:
         """`result` with its error and reports hidden as its page is (`_observe_now`): an HTTP error or a
@@ -406,29 +378,6 @@ class BrowserEnvironment:
         hide = self._secrets.hide
         error = hide(result.error) if result.error is not None else None
         return replace(result, error=error, reports=tuple(hide(report) for report in result.reports))
-
-    def _element_box(self, element_id: int) -> Box | None:
-        """Where the element is on screen once scrolled into view, clipped to the viewport; None when it
-        is not on the page or not drawn (hidden, zero-sized, outside the screen)."""
-        element = self._elements.get(element_id)
-        if element is None:
-            return None
-        try:
-            locator = self._require_page().locator(f"aria-ref={element.ref}")
-            if not locator.count():
-                return None
-            locator.scroll_into_view_if_needed(timeout=self.timeout_ms)
-            drawn = locator.bounding_box(timeout=self.timeout_ms)
-        except Error:
-            return None
-        if drawn is None:
-            return None
-        width, height = self.viewport
-        left, top = max(0.0, drawn["x"]), max(0.0, drawn["y"])
-        right, bottom = min(float(width), drawn["x"] + drawn["width"]), min(float(height), drawn["y"] + drawn["height"])
-        if right <= left or bottom <= top:
-            return None
-        return Box(x=left, y=top, width=right - left, height=bottom - top)
 
     # -- the action pipeline ----------------------------------------------------------------------
 
@@ -497,7 +446,7 @@ class BrowserEnvironment:
         reports = self._take_reports()
         if self._crashed:
             return ActionResult(ok=False, error="page crashed", duration_ms=_since(started), reports=reports)
-        screenshot = self._screenshot()
+        screenshot = self._screenshots.take(self._require_page())
         page, reports = self._observe_reporting(reports)
         if self._crashed:
             return ActionResult(
@@ -1010,33 +959,6 @@ class BrowserEnvironment:
             markup += found["markup"]
             passwords.extend(found["passwords"])
         return readonly, editors, markup, passwords
-
-    def _screenshot(self, suffix: str = "") -> str | None:
-        """The viewport as a numbered JPEG in the screenshot folder (`suffix` marks an approval's preview);
-        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio. With secrets,
-        every field holding one is masked (`SECRET_FIELDS_JS` marks them)."""
-        if self.screenshot_dir is None:
-            return None
-        self._counter += 1
-        path = self.screenshot_dir / f"{self._counter:04d}{suffix}.jpg"
-        try:
-            self.screenshot_dir.mkdir(parents=True, exist_ok=True)
-            page = self._require_page()
-            masked: list[Locator] = []
-            if self._secrets:
-                page.evaluate(SECRET_FIELDS_JS, sorted(self._secrets.values()))
-                masked = [page.locator(f"[{SECRET_FIELD}]")]
-            page.screenshot(
-                path=path,
-                type="jpeg",
-                quality=_JPEG_QUALITY,
-                timeout=self.timeout_ms,
-                scale="css",
-                mask=masked,
-            )
-        except (Error, OSError):
-            return None
-        return str(path)
 
     # -- browser management -----------------------------------------------------------------------
 
