@@ -28,10 +28,8 @@ from playwright.sync_api import (
     Dialog,
     Download,
     Error,
-    Frame,
     Locator,
     Request,
-    Response,
     Route,
     ViewportSize,
     WebSocketRoute,
@@ -46,6 +44,7 @@ from planner.browser.driver import Driver
 from planner.browser.effect_fence import EffectFence
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
+from planner.browser.navigation import POLL_MS, SETTLE_MS, Navigation, frame_of, is_top_navigation, stop_loading
 from planner.browser.observation import Element, Place, render_page
 from planner.browser.promises import PROMISES_JS, Promise, read_promise, watch
 from planner.browser.screenshots import Screenshots
@@ -56,9 +55,6 @@ from planner.secrets import Secrets
 
 __all__ = ["BrowserEnvironment"]
 
-_SETTLE_MS = 100
-"""Pause after clicks and submits so script-driven navigations and re-renders can start."""
-_POLL_MS = 50
 
 _TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider"})
 _LIST_ROLES = frozenset({"combobox", "listbox", "slider"})
@@ -119,8 +115,6 @@ _TARGET_JS = """e => {
 }"""
 """What the guard needs beyond role and name: every other name the element carries, the names of
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
-_DOWNLOAD_STARTS = "Download is starting"
-"""How Playwright fails a goto whose answer is a file to download."""
 _CALLBACK_WAIT_MS = 3000
 """How long an action waits at most for the timers and requests it started to call back."""
 _DOWNLOADS = "downloads"
@@ -210,11 +204,7 @@ class BrowserEnvironment:
         self._last_page: Page | None = None
         self._last_good_url = start_url
         self._crashed = False
-        self._nav_status: tuple[str, int] | None = None
-        self._nav_requested = False
-        self._attachment = False
-        """The action's navigation was answered with an attachment, which Chromium downloads."""
-        self._nav_pending: set[Request] = set()
+        self._navigation = Navigation(timeout_ms)
         self._blocked_host: str | None = None
         self._approved = False
         self._acting = False
@@ -395,8 +385,8 @@ class BrowserEnvironment:
             return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
         touches = isinstance(action, _ElementAction)
         self._begin(touches)
-        self._nav_status, self._nav_requested, self._blocked_host = None, False, None
-        self._attachment = False
+        self._navigation.start()
+        self._blocked_host = None
         self._held = None
         self._acting, self._approved = True, approved
         self._effects.start(approved=approved, allow=allow, rules=rules)
@@ -431,15 +421,15 @@ class BrowserEnvironment:
             self._perform(action)
             promise = self._await_callbacks() if touches else Promise()
             self._follow_popup(promised=promise.tab)
-            if (promise.download or self._attachment) and not self._downloads:
+            if (promise.download or self._navigation.attachment) and not self._downloads:
                 self._await_download()
             error = self._navigation_problem()
         except ActionFailed as failure:
             error = str(failure)
         except PlaywrightTimeout:
-            what = "navigation" if self._nav_requested else _describe(action)
+            what = "navigation" if self._navigation.requested else _describe(action)
             error = f"{what} timed out after {self.timeout_ms / 1000:g} s"
-            self._stop_loading()
+            stop_loading(self._require_page())
         except Error as failure:
             self._crashed = self._crashed or is_crash(failure)
             error = self._navigation_problem() or f"{_describe(action)} failed: {first_line(failure)}"
@@ -521,10 +511,10 @@ class BrowserEnvironment:
         page = self._require_page()
         if isinstance(action, Click):
             self._locate(action).click(timeout=self.timeout_ms)
-            self._settle()
+            self._navigation.settle(page)
         elif isinstance(action, Hover):
             self._locate(action).hover(timeout=self.timeout_ms)
-            page.wait_for_timeout(_SETTLE_MS)
+            page.wait_for_timeout(SETTLE_MS)
         elif isinstance(action, Type) and self._role(action.element) == "slider":
             self._slide(action, self._secrets.fill(action.text))
         elif isinstance(action, Type):
@@ -537,18 +527,15 @@ class BrowserEnvironment:
                 locator.fill(self._secrets.fill(action.text), timeout=self.timeout_ms)
             if action.enter:
                 locator.press("Enter", timeout=self.timeout_ms)
-                self._settle()
+                self._navigation.settle(page)
         elif isinstance(action, Select):
             self._select(action)
-            self._settle()
+            self._navigation.settle(page)
         elif isinstance(action, Scroll):
             self._scroll(action.direction)
         elif isinstance(action, GoBack):
             self._reading = ("", 0.0)
-            before = page.url
-            response = page.go_back(wait_until="load", timeout=self.timeout_ms)
-            if response is None and page.url == before:
-                raise ActionFailed("there is no previous page to go back to")
+            self._navigation.go_back(page)
         else:
             self._reading = ("", 0.0)
             self._navigate(action.url)
@@ -623,7 +610,7 @@ class BrowserEnvironment:
         listbox = self._role(element_id) == "listbox"
         if not listbox and locator.get_attribute("aria-expanded", timeout=self.timeout_ms) != "true":
             locator.click(timeout=self.timeout_ms)
-            self._require_page().wait_for_timeout(_SETTLE_MS)
+            self._require_page().wait_for_timeout(SETTLE_MS)
         scope = locator if listbox else self._controlled(locator)
         for exact in (True, False):
             options = scope.get_by_role("option", name=wanted, exact=exact).filter(visible=True)
@@ -712,7 +699,7 @@ class BrowserEnvironment:
         if not scrolled["moved"]:
             page.mouse.move(width / 2, height / 2)
             page.mouse.wheel(0, delta)
-            page.wait_for_timeout(_SETTLE_MS)
+            page.wait_for_timeout(SETTLE_MS)
 
     def _goto_url(self, url: str) -> str | None:
         """The absolute URL a goto opens: resolved against the current web page (the last good one
@@ -733,16 +720,8 @@ class BrowserEnvironment:
             host = url_host(resolved)
             if not host_allowed(host, self._hosts):
                 raise ActionFailed(self._outside(host))
-        page = self._require_page()
-        try:
-            response = page.goto(resolved, wait_until="load", timeout=self.timeout_ms)
-        except Error as error:
-            if _DOWNLOAD_STARTS not in str(error):
-                raise
+        if not self._navigation.goto(self._require_page(), resolved):
             self._await_download()  # the URL is a file: the page stays, the file is saved and reported
-            return
-        if response is not None:
-            self._nav_status = (response.url, response.status)
 
     def _await_download(self) -> None:
         """Wait for the download the action started: Chromium reports it a moment after the goto failed
@@ -751,43 +730,9 @@ class BrowserEnvironment:
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
         while not self._downloads and time.monotonic() < deadline:
-            page.wait_for_timeout(_POLL_MS)
+            page.wait_for_timeout(POLL_MS)
         if not self._downloads:
             raise ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
-
-    def _settle(self) -> None:
-        """Give a click or submit time to start a navigation, then wait for any page to load.
-
-        Playwright already waits for navigations an action starts directly; this catches the ones
-        scripts start a moment later.
-        """
-        self._require_page().wait_for_timeout(_SETTLE_MS)
-        self._await_load()
-
-    def _await_load(self) -> None:
-        """Wait for a navigation that was requested to be answered, then for the page to load."""
-        page = self._require_page()
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while self._nav_pending and time.monotonic() < deadline:  # requested, no answer yet
-            page.wait_for_timeout(_POLL_MS)
-        try:
-            if self._nav_pending:
-                raise PlaywrightTimeout("no response")
-            remaining = max(deadline - time.monotonic(), 0.001) * 1000
-            page.wait_for_load_state("load", timeout=remaining)
-        except PlaywrightTimeout:
-            self._stop_loading()
-            raise ActionFailed(f"navigation timed out after {self.timeout_ms / 1000:g} s") from None
-
-    def _stop_loading(self) -> None:
-        """Abandon a navigation that timed out, so the observation shows a page that stays put."""
-        page = self._require_page()
-        try:  # CDP rather than window.stop(): scripts cannot run until a pending navigation commits
-            session = page.context.new_cdp_session(page)
-            session.send("Page.stopLoading")
-            session.detach()
-        except Error:
-            pass  # the page is mid-commit; the observation retries until it settles
 
     def _follow_popup(self, promised: str) -> None:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
@@ -847,9 +792,9 @@ class BrowserEnvironment:
         page = self._require_page()
         deadline = time.monotonic() + _CALLBACK_WAIT_MS / 1000
         while promise.busy and time.monotonic() < deadline:
-            page.wait_for_timeout(_POLL_MS)
+            page.wait_for_timeout(POLL_MS)
             promise = promise.then(read_promise(page))
-        self._await_load()
+        self._navigation.await_load(page)
         return promise
 
     def _await_popup(self, promised: str) -> None:
@@ -857,7 +802,7 @@ class BrowserEnvironment:
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
         while not self._popups and not self._refused() and time.monotonic() < deadline:
-            page.wait_for_timeout(_POLL_MS)
+            page.wait_for_timeout(POLL_MS)
         if not self._popups and not self._refused():
             raise ActionFailed(
                 f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
@@ -871,14 +816,7 @@ class BrowserEnvironment:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
         if self._blocked_host is not None:
             return self._outside(self._blocked_host)
-        if self._nav_status is None or self._nav_status[1] < 400:
-            return None
-        url, status = self._nav_status
-        try:
-            title = self._require_page().title()
-        except Error:
-            title = ""
-        return f"HTTP {status} at {url}: {title}" if title else f"HTTP {status} at {url}"
+        return self._navigation.http_error(self._require_page())
 
     # -- observation ------------------------------------------------------------------------------
 
@@ -1041,14 +979,11 @@ class BrowserEnvironment:
     def _open_page(self, context: BrowserContext) -> None:
         page = context.new_page()
         page.on("crash", self._on_crash)
-        page.on("request", self._on_request)
-        page.on("requestfailed", self._on_request_done)
-        page.on("response", self._on_response)
         page.on("popup", self._on_popup)
         page.on("dialog", self._on_dialog)
         page.on("download", self._on_download)
         self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
-        self._nav_pending.clear()
+        self._navigation.attach(page)
         try:
             page.goto(self._secrets.fill(self._last_good_url), wait_until="load", timeout=self.timeout_ms)
         except Error:
@@ -1087,22 +1022,6 @@ class BrowserEnvironment:
             if answer.held is not None:
                 self._held = answer
 
-    def _on_request(self, request: Request) -> None:
-        if _is_top_navigation(request):
-            self._nav_requested = True
-            self._nav_pending.add(request)
-
-    def _on_request_done(self, request: Request) -> None:
-        self._nav_pending.discard(request)
-
-    def _on_response(self, response: Response) -> None:
-        request = response.request
-        self._nav_pending.discard(request)
-        if _is_top_navigation(request):
-            self._nav_status = (response.url, response.status)
-            if response.headers.get("content-disposition", "").strip().lower().startswith("attachment"):
-                self._attachment = True  # Chromium downloads it instead: `_run` waits for the download
-
     # -- the fence ----------------------------------------------------------------------------------
 
     def _outside(self, host: str) -> str:
@@ -1140,9 +1059,9 @@ class BrowserEnvironment:
         where it was rather than on an error page; anything else (a popup's navigation, a fetch, a
         beacon) fails as blocked by the client."""
         request = route.request
-        if host is not None and _is_top_navigation(request):
+        if host is not None and is_top_navigation(request):
             self._blocked_host = host
-        frame = _frame(request)
+        frame = frame_of(request)
         if request.is_navigation_request() and frame is not None and frame.page is self._page:
             route.fulfill(status=204)
         else:
@@ -1151,7 +1070,7 @@ class BrowserEnvironment:
     def _give_up(self, route: Route) -> None:
         """A navigation the fence fetched too slowly: this page's own stays where it was (the action
         has already failed as timed out), as a refused one does; any other fails as timed out."""
-        frame = _frame(route.request)
+        frame = frame_of(route.request)
         if frame is not None and frame.page is self._page:
             route.fulfill(status=204)
         else:
@@ -1263,21 +1182,6 @@ def _held_requests_error(requests: Sequence[SentRequest]) -> str:
     first = requests[0].describe()
     more = f" and {len(requests) - 1} more request{'s' if len(requests) > 2 else ''}" if len(requests) > 1 else ""
     return f"held for an operator's approval: the page sent {first}{more}, which could change state on the server"
-
-
-def _frame(request: Request) -> Frame | None:
-    """The frame a request belongs to; None for a popup's first navigation, sent before its frame exists."""
-    try:
-        return request.frame
-    except Error:
-        return None
-
-
-def _is_top_navigation(request: Request) -> bool:
-    if not request.is_navigation_request():
-        return False
-    frame = _frame(request)
-    return frame is None or frame.parent_frame is None
 
 
 def _redirect_target(response: APIResponse, url: str) -> str | None:
