@@ -16,23 +16,18 @@ import time
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Self
+from typing import Self
 
 from playwright.sync_api import (
-    APIResponse,
     Browser,
     BrowserContext,
     Dialog,
     Download,
     Error,
     Locator,
-    Request,
-    Route,
     ViewportSize,
-    WebSocketRoute,
 )
 from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -41,15 +36,15 @@ from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note,
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.dialogs import DialogAnswer, answer_dialog
 from planner.browser.driver import Driver
-from planner.browser.effect_fence import EffectFence
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
+from planner.browser.fence import Fence, held_requests_error
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
-from planner.browser.navigation import POLL_MS, SETTLE_MS, Navigation, frame_of, is_top_navigation, stop_loading
+from planner.browser.navigation import POLL_MS, SETTLE_MS, Navigation, stop_loading
 from planner.browser.observation import Element, Place, render_page
 from planner.browser.promises import PROMISES_JS, Promise, read_promise, watch
 from planner.browser.screenshots import Screenshots
-from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
-from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
+from planner.effects import RequestRule
+from planner.guard import GuardRules, allowed_hosts, is_web_url, resolve_url
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
 from planner.secrets import Secrets
 
@@ -119,8 +114,6 @@ _CALLBACK_WAIT_MS = 3000
 """How long an action waits at most for the timers and requests it started to call back."""
 _DOWNLOADS = "downloads"
 """Where downloaded files go, inside the screenshot folder (the session's artifacts)."""
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_MAX_REDIRECTS = 20
 _SCROLL_JS = """dy => {
   const y = window.scrollY;
   window.scrollBy({top: dy, behavior: 'instant'});
@@ -185,12 +178,12 @@ class BrowserEnvironment:
         self.timeout_ms = timeout_ms
         self.viewport = viewport
         self.headless = headless
-        self._hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
         self._guard_rules = guard_rules if guard_rules is not None else GuardRules()
         self._reports: list[str] = []
         """What the page did since the last observation that the agent should know (dialogs, downloads)."""
         self._held: DialogAnswer | None = None
-        self._effects = EffectFence(request_rules, self._reports.append)
+        hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
+        self._fence = Fence(hosts, request_rules, self._reports.append, timeout_ms)
         self._downloads: list[Download] = []
         self._driver = Driver()
         self._browser: Browser | None = None
@@ -205,10 +198,6 @@ class BrowserEnvironment:
         self._last_good_url = start_url
         self._crashed = False
         self._navigation = Navigation(timeout_ms)
-        self._blocked_host: str | None = None
-        self._approved = False
-        self._acting = False
-        """An action runs: a dialog now is its own (held, when risky, as its failure), not the page's between actions."""
         self._popups: list[PlaywrightPage] = []
         self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
 
@@ -386,17 +375,14 @@ class BrowserEnvironment:
         touches = isinstance(action, _ElementAction)
         self._begin(touches)
         self._navigation.start()
-        self._blocked_host = None
         self._held = None
-        self._acting, self._approved = True, approved
-        self._effects.start(approved=approved, allow=allow, rules=rules)
+        self._fence.start(approved=approved, allow=allow, rules=rules)
         try:
             return self._act(action, started, touches)
         finally:
             # Only once the page is read: a question it asks late is still this action's, approved with it; then the
             # fences close again.
-            self._acting = self._approved = False
-            self._effects.stop()
+            self._fence.stop()
 
     def _begin(self, touches: bool) -> None:
         """Close what the page did since the last action before this one counts: a dialog it opened is
@@ -445,15 +431,15 @@ class BrowserEnvironment:
         held = self._held.held if self._held is not None else None
         if self._held is not None:
             error = self._held.report  # what the action was for did not happen: the page was told "cancel"
-        requests = self._effects.held
-        if error is not None and (passed := self._effects.passed):  # what was approved happened: never hide it
+        requests = self._fence.held
+        if error is not None and (passed := self._fence.passed):  # what was approved happened: never hide it
             error += (
                 f" (before that, the page sent {passed[0].describe()}, which an operator approved: it went through)"
             )
         if requests and held is None:
-            error = _held_requests_error(requests)
-            if self._blocked_host is not None:  # the action did more than one thing; none of it is hidden
-                reports = (*reports, self._outside(self._blocked_host))
+            error = held_requests_error(requests)
+            if (refusal := self._fence.refusal) is not None:  # the action did more than one thing; hide none
+                reports = (*reports, refusal)
         self._save_storage()
         if error is None:
             self._last_good_url = page.url
@@ -713,13 +699,8 @@ class BrowserEnvironment:
         resolved = self._goto_url(self._secrets.fill(url))  # a URL the observation showed with {{NAME}} in it
         if resolved is None:
             raise ActionFailed(f"cannot open {url!r}: it is not a valid URL")
-        if self._hosts is not None and not self._approved:
-            if not is_web_url(resolved):
-                scheme = resolved.split(":", 1)[0] + ":"
-                raise ActionFailed(f"blocked: {scheme} URLs are not web pages; an operator must approve opening one")
-            host = url_host(resolved)
-            if not host_allowed(host, self._hosts):
-                raise ActionFailed(self._outside(host))
+        if (problem := self._fence.goto_problem(resolved)) is not None:
+            raise ActionFailed(problem)
         if not self._navigation.goto(self._require_page(), resolved):
             self._await_download()  # the URL is a file: the page stays, the file is saved and reported
 
@@ -754,7 +735,7 @@ class BrowserEnvironment:
             url = popup.url
         finally:
             title = self._close_stray_tabs(followed=popup)
-        if self._blocked_host is not None:
+        if self._fence.refusal is not None:
             return  # the fence refused the tab's page; the action fails saying so
         if is_web_url(url):
             self._navigate(url)
@@ -801,22 +782,16 @@ class BrowserEnvironment:
         """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._popups and not self._refused() and time.monotonic() < deadline:
+        while not self._popups and not self._fence.refused and time.monotonic() < deadline:
             page.wait_for_timeout(POLL_MS)
-        if not self._popups and not self._refused():
+        if not self._popups and not self._fence.refused:
             raise ActionFailed(
                 f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
             )
 
-    def _refused(self) -> bool:
-        """A fence refused something this action sent: a tab it promised may never come."""
-        return self._blocked_host is not None or bool(self._effects.held)
-
     def _navigation_problem(self) -> str | None:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
-        if self._blocked_host is not None:
-            return self._outside(self._blocked_host)
-        return self._navigation.http_error(self._require_page())
+        return self._fence.refusal or self._navigation.http_error(self._require_page())
 
     # -- observation ------------------------------------------------------------------------------
 
@@ -949,32 +924,18 @@ class BrowserEnvironment:
         if self.storage_path is not None and self.storage_path.is_file():
             try:
                 context = browser.new_context(
-                    viewport=viewport, storage_state=self.storage_path, service_workers=self._service_workers
+                    viewport=viewport, storage_state=self.storage_path, service_workers=self._fence.service_workers
                 )
             except Error:
                 context = None  # an unreadable state file: start without cookies rather than not at all
         if context is None:
-            context = browser.new_context(viewport=viewport, service_workers=self._service_workers)
+            context = browser.new_context(viewport=viewport, service_workers=self._fence.service_workers)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
         context.add_init_script(PROMISES_JS)
         context.add_init_script(LISTENERS_JS)
-        if self._hosts is not None:
-            # The fence fetches each navigation and hands the answer over, which leaves the page no address
-            # space: Chromium's local network access checks would then refuse its own loopback or intranet
-            # host's WebSocket. The fence already decides where a page may go.
-            try:
-                context.grant_permissions(["local-network-access"])
-            except Error:
-                pass  # a Chromium without these checks
-            context.route("**/*", self._route)
-            context.route_web_socket(re.compile(""), self._route_web_socket)
+        self._fence.install(context)
         return context
-
-    @property
-    def _service_workers(self) -> Literal["allow", "block"]:
-        """A service worker's own requests bypass routes, so a fenced browser runs none."""
-        return "allow" if self._hosts is None else "block"
 
     def _open_page(self, context: BrowserContext) -> None:
         page = context.new_page()
@@ -984,6 +945,7 @@ class BrowserEnvironment:
         page.on("download", self._on_download)
         self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
         self._navigation.attach(page)
+        self._fence.attach(page)
         try:
             page.goto(self._secrets.fill(self._last_good_url), wait_until="load", timeout=self.timeout_ms)
         except Error:
@@ -1005,7 +967,9 @@ class BrowserEnvironment:
         confirm dismissed for want of approval is remembered as the running action's failure. One the
         page opens between actions (from a timer longer than an action waits for, `planner.browser.promises`)
         is answered unapproved and reported as such: no action is there to hold."""
-        answer = answer_dialog(dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._approved)
+        answer = answer_dialog(
+            dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._fence.approved
+        )
         try:
             if not answer.accept:
                 dialog.dismiss()
@@ -1015,181 +979,12 @@ class BrowserEnvironment:
                 dialog.accept()
         except Error:
             pass  # the page went away with its dialog
-        if not self._acting:
+        if not self._fence.acting:
             self._reports.append(f"between actions, {answer.report}")
         else:
             self._reports.append(answer.report)
             if answer.held is not None:
                 self._held = answer
-
-    # -- the fence ----------------------------------------------------------------------------------
-
-    def _outside(self, host: str) -> str:
-        allowed = ", ".join(self._hosts or ())
-        return (
-            f"blocked: {host} is outside the allowed domains ({allowed}); an operator must approve an action "
-            "that leaves them"
-        )
-
-    def _may_reach(self, host: str) -> bool:
-        """Hostless URLs (data:, blob:, about:) reach no server; an approved action reaches any."""
-        return not host or self._approved or host_allowed(host, self._hosts or ())
-
-    def _route(self, route: Route) -> None:
-        """The fences: refuse every request to another host, and every request to an allowed one that
-        could change state there unless the effect fence admits it; fetch navigations to allowed hosts
-        hop by hop, since Playwright never shows a route the redirects that follow."""
-        request = route.request
-        host = url_host(request.url)
-        try:
-            if not self._may_reach(host):
-                self._refuse(route, host)
-            elif host and not self._effects.admits(request.method, request.url, lambda: _sent(request)):
-                self._refuse(route)
-            elif host and request.is_navigation_request() and not self._approved:
-                self._fetch_navigation(route)
-            else:
-                route.fallback()
-        except Error:
-            pass  # the page or request went away while it was decided (a timeout, a closed popup)
-
-    def _refuse(self, route: Route, host: str | None = None) -> None:
-        """Refuse a request (`host`: the one outside the allowed domains it was for; None: refused by the
-        effect fence). A navigation of this page is answered "204 No Content", which leaves the page
-        where it was rather than on an error page; anything else (a popup's navigation, a fetch, a
-        beacon) fails as blocked by the client."""
-        request = route.request
-        if host is not None and is_top_navigation(request):
-            self._blocked_host = host
-        frame = frame_of(request)
-        if request.is_navigation_request() and frame is not None and frame.page is self._page:
-            route.fulfill(status=204)
-        else:
-            route.abort("blockedbyclient")
-
-    def _give_up(self, route: Route) -> None:
-        """A navigation the fence fetched too slowly: this page's own stays where it was (the action
-        has already failed as timed out), as a refused one does; any other fails as timed out."""
-        frame = frame_of(route.request)
-        if frame is not None and frame.page is self._page:
-            route.fulfill(status=204)
-        else:
-            route.abort("timedout")
-
-    def _fetch_navigation(self, route: Route) -> None:
-        """Fetch a navigation here, one redirect hop at a time, so no hop reaches another host.
-
-        The browser follows redirects past any route, so the fence follows them first, through the
-        context's own request client (which shares the browser's cookies): a hop outside the
-        allowed hosts blocks the navigation. Otherwise the browser gets the answer directly, or,
-        after redirects, a redirect straight to the last URL (which it then requests once more).
-        """
-        request = route.request
-        try:
-            response = route.fetch(max_redirects=0, timeout=self.timeout_ms)
-        except PlaywrightTimeout:
-            self._give_up(route)
-            return
-        except Error:
-            route.abort("failed")
-            return
-        url, method = request.url, request.method
-        for _ in range(_MAX_REDIRECTS):
-            target = _redirect_target(response, url)
-            if target is None:
-                break
-            if not is_web_url(target):
-                route.abort("failed")  # the browser refuses such redirects too (ERR_UNSAFE_REDIRECT)
-                return
-            if not self._may_reach(url_host(target)):
-                self._refuse(route, url_host(target))
-                return
-            if response.status == 303 or (response.status in (301, 302) and method == "POST"):
-                method = "GET"
-            if not self._effects.admits(method, target, partial(_sent, request, method, target)):
-                self._refuse(route)  # a 307 or 308 sends the body again, to another address: a request of its own
-                return
-            url = target
-            response = self._next_hop(request, url, method)
-        else:
-            route.abort("failed")  # a redirect loop; the browser gives up the same way
-            return
-        if url == request.url:
-            route.fulfill(response=response)
-        elif method == "GET":
-            route.fulfill(status=303, headers={"location": url})
-        else:
-            route.fulfill(response=response)  # a 307/308 chain kept its body; sending it twice could repeat an order
-
-    def _next_hop(self, request: Request, url: str, method: str) -> APIResponse:
-        keep_body = method == request.method and method != "GET"
-        headers = {k: v for k, v in request.headers.items() if keep_body or k.lower() != "content-type"}
-        context = self._require_page().context
-        return context.request.fetch(
-            url,
-            method=method,
-            headers=headers,
-            data=request.post_data_buffer if keep_body else None,
-            max_redirects=0,
-            timeout=self.timeout_ms,
-        )
-
-    def _route_web_socket(self, socket: WebSocketRoute) -> None:
-        """Connect a page's WebSocket on an allowed host, and pass each message the page sends through
-        the effect fence (a message the fence refuses is dropped; what the server sends always arrives)."""
-        if not self._may_reach(url_host(socket.url)):
-            socket.close(code=1008, reason="outside the allowed domains")
-            return
-        server = socket.connect_to_server()
-
-        def send(message: str | bytes) -> None:
-            sent = SentRequest(
-                method=WEBSOCKET, url=socket.url, kind="websocket", fields=(("message", _excerpt(message)),)
-            )
-            if self._effects.admits(WEBSOCKET, socket.url, lambda: sent):
-                try:
-                    server.send(message)
-                except Error:
-                    pass  # the server went away; the page learns it from its socket's close
-
-        socket.on_message(send)
-
-
-_KINDS = {"fetch": "fetch", "xhr": "xhr", "ping": "beacon", "document": "form", "websocket": "websocket"}
-
-
-def _sent(request: Request, method: str | None = None, url: str | None = None) -> SentRequest:
-    """A request as an operator judges it (`method` and `url`: a redirect hop's, when it goes elsewhere)."""
-    kind = _KINDS.get(request.resource_type, request.resource_type or "other")
-    if kind == "form" and request.method in ("GET", "HEAD"):
-        kind = "navigation"
-    try:
-        body = request.post_data_buffer
-    except Error:
-        body = None
-    fields = request_fields(request.headers.get("content-type", ""), body)
-    return SentRequest(method=(method or request.method).upper(), url=url or request.url, kind=kind, fields=fields)
-
-
-def _excerpt(message: str | bytes) -> str:
-    text = message if isinstance(message, str) else f"({len(message):,} bytes of binary data)"
-    text = " ".join(text.split())
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _held_requests_error(requests: Sequence[SentRequest]) -> str:
-    """The failure of an action whose requests wait for an operator: what they are, first one first."""
-    first = requests[0].describe()
-    more = f" and {len(requests) - 1} more request{'s' if len(requests) > 2 else ''}" if len(requests) > 1 else ""
-    return f"held for an operator's approval: the page sent {first}{more}, which could change state on the server"
-
-
-def _redirect_target(response: APIResponse, url: str) -> str | None:
-    """Where a redirect answer points, absolute; None when the answer is not a redirect."""
-    location = response.headers.get("location")
-    if response.status not in _REDIRECTS or not location:
-        return None
-    return resolve_url(location, url) or ""
 
 
 _UNSAFE_NAME = re.compile(r"[^\w .()+,=@-]")
