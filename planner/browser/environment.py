@@ -11,9 +11,7 @@ environment must be used from that thread only (`planner.browser.driver`).
 
 from __future__ import annotations
 
-import re
 import time
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,8 +21,6 @@ from typing import Self
 from playwright.sync_api import (
     Browser,
     BrowserContext,
-    Dialog,
-    Download,
     Error,
     Locator,
     ViewportSize,
@@ -34,13 +30,13 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
-from planner.browser.dialogs import DialogAnswer, answer_dialog
 from planner.browser.driver import Driver
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.fence import Fence, held_requests_error
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
 from planner.browser.navigation import POLL_MS, SETTLE_MS, Navigation, stop_loading
 from planner.browser.observation import Element, Place, render_page
+from planner.browser.page_events import PageEvents, tab_report
 from planner.browser.promises import PROMISES_JS, Promise, read_promise, watch
 from planner.browser.screenshots import Screenshots
 from planner.effects import RequestRule
@@ -112,8 +108,6 @@ _TARGET_JS = """e => {
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
 _CALLBACK_WAIT_MS = 3000
 """How long an action waits at most for the timers and requests it started to call back."""
-_DOWNLOADS = "downloads"
-"""Where downloaded files go, inside the screenshot folder (the session's artifacts)."""
 _SCROLL_JS = """dy => {
   const y = window.scrollY;
   window.scrollBy({top: dy, behavior: 'instant'});
@@ -178,13 +172,12 @@ class BrowserEnvironment:
         self.timeout_ms = timeout_ms
         self.viewport = viewport
         self.headless = headless
-        self._guard_rules = guard_rules if guard_rules is not None else GuardRules()
         self._reports: list[str] = []
         """What the page did since the last observation that the agent should know (dialogs, downloads)."""
-        self._held: DialogAnswer | None = None
         hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
         self._fence = Fence(hosts, request_rules, self._reports.append, timeout_ms)
-        self._downloads: list[Download] = []
+        rules = guard_rules if guard_rules is not None else GuardRules()
+        self._events = PageEvents(self._fence, rules, self._reports.append, self.screenshot_dir, timeout_ms)
         self._driver = Driver()
         self._browser: Browser | None = None
         self._context: BrowserContext | None = None
@@ -196,9 +189,7 @@ class BrowserEnvironment:
         its end still had lines cut on screen; any other URL reads from the top."""
         self._last_page: Page | None = None
         self._last_good_url = start_url
-        self._crashed = False
         self._navigation = Navigation(timeout_ms)
-        self._popups: list[PlaywrightPage] = []
         self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -375,7 +366,7 @@ class BrowserEnvironment:
         touches = isinstance(action, _ElementAction)
         self._begin(touches)
         self._navigation.start()
-        self._held = None
+        self._events.start()
         self._fence.start(approved=approved, allow=allow, rules=rules)
         try:
             return self._act(action, started, touches)
@@ -398,7 +389,7 @@ class BrowserEnvironment:
                 page.evaluate("0")
             except Error:
                 pass  # a navigation is under way: events still reached this thread with the answer
-        self._close_stray_tabs()
+        self._events.close_stray_tabs(page)
 
     def _act(self, action: _BrowserAction, started: float, touches: bool) -> ActionResult:
         """Perform the action, wait for what it promised, and read the page it left."""
@@ -407,7 +398,7 @@ class BrowserEnvironment:
             self._perform(action)
             promise = self._await_callbacks() if touches else Promise()
             self._follow_popup(promised=promise.tab)
-            if (promise.download or self._navigation.attachment) and not self._downloads:
+            if (promise.download or self._navigation.attachment) and not self._events.download_started:
                 self._await_download()
             error = self._navigation_problem()
         except ActionFailed as failure:
@@ -417,20 +408,22 @@ class BrowserEnvironment:
             error = f"{what} timed out after {self.timeout_ms / 1000:g} s"
             stop_loading(self._require_page())
         except Error as failure:
-            self._crashed = self._crashed or is_crash(failure)
+            if is_crash(failure):
+                self._events.note_crash()
             error = self._navigation_problem() or f"{_describe(action)} failed: {first_line(failure)}"
         reports = self._take_reports()
-        if self._crashed:
+        if self._events.crashed:
             return ActionResult(ok=False, error="page crashed", duration_ms=_since(started), reports=reports)
         screenshot = self._screenshots.take(self._require_page())
         page, reports = self._observe_reporting(reports)
-        if self._crashed:
+        if self._events.crashed:
             return ActionResult(
                 ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started), reports=reports
             )
-        held = self._held.held if self._held is not None else None
-        if self._held is not None:
-            error = self._held.report  # what the action was for did not happen: the page was told "cancel"
+        dialog = self._events.held
+        held = dialog.held if dialog is not None else None
+        if dialog is not None:
+            error = dialog.report  # what the action was for did not happen: the page was told "cancel"
         requests = self._fence.held
         if error is not None and (passed := self._fence.passed):  # what was approved happened: never hide it
             error += (
@@ -459,39 +452,18 @@ class BrowserEnvironment:
         """Observe with `reports` at the head of the text. What the page did while it was read (a dialog
         or a tab no callback count foresaw, a download) joins them, and the page is read once more."""
         page = self._observe_now(reports)
-        self._close_stray_tabs()
-        if self._reports or self._downloads:
+        self._events.close_stray_tabs(self._require_page())
+        if self._reports or self._events.download_started:
             reports += self._take_reports()
             page = self._observe_now(reports)
         return page, reports
 
     def _take_reports(self) -> tuple[str, ...]:
-        """What the page did since the last observation, downloads saved first (`_save_download`)."""
-        while self._downloads:
-            self._reports.append(self._save_download(self._downloads.pop(0)))
+        """What the page did since the last observation, downloads saved first."""
+        self._events.save_downloads()
         reports = tuple(self._reports)
         self._reports.clear()
         return reports
-
-    def _save_download(self, download: Download) -> str:
-        """Keep a file the page downloaded in the session's artifacts (`downloads/`, beside the screenshots),
-        never opening it, and say what it was; without a screenshot folder it is dropped with the browser."""
-        url = download.url if len(download.url) <= 200 else download.url[:199] + "…"
-        name = _safe_name(download.suggested_filename)
-        try:
-            if self.screenshot_dir is None:
-                size = Path(download.path()).stat().st_size
-                return f"the page downloaded {name!r} ({size:,} bytes) from {url}; not kept (no artifacts folder)"
-            folder = self.screenshot_dir / _DOWNLOADS
-            folder.mkdir(parents=True, exist_ok=True)
-            path = _free_path(folder / name)
-            download.save_as(path)
-            size = path.stat().st_size
-        except (Error, OSError) as error:
-            return f"the page tried to download {name!r} from {url}, which failed: {first_line(error)}"
-        return (
-            f"the page downloaded {name!r} ({size:,} bytes) from {url}; saved as {_DOWNLOADS}/{path.name}, not opened"
-        )
 
     def _perform(self, action: _BrowserAction) -> None:
         page = self._require_page()
@@ -710,9 +682,9 @@ class BrowserEnvironment:
         machine is after the action has returned (its report then went with the next action)."""
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._downloads and time.monotonic() < deadline:
+        while not self._events.download_started and time.monotonic() < deadline:
             page.wait_for_timeout(POLL_MS)
-        if not self._downloads:
+        if not self._events.download_started:
             raise ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
 
     def _follow_popup(self, promised: str) -> None:
@@ -725,43 +697,16 @@ class BrowserEnvironment:
         at no web address (`about:blank` a script wrote into, a `blob:`) cannot be opened here: it is
         closed and reported, as is every tab but the one followed.
         """
-        if promised and not self._popups:
+        if promised and not self._events.tab_opened:
             self._await_popup(promised)
-        if not self._popups:
-            return
-        popup = self._popups[-1]
-        try:
-            popup.wait_for_load_state("domcontentloaded", timeout=self.timeout_ms)
-            url = popup.url
-        finally:
-            title = self._close_stray_tabs(followed=popup)
-        if self._fence.refusal is not None:
-            return  # the fence refused the tab's page; the action fails saying so
+        followed = self._events.newest_tab(self._require_page())
+        if followed is None or self._fence.refusal is not None:
+            return  # no tab, or the fence refused the tab's page: the action fails saying so
+        url, title = followed
         if is_web_url(url):
             self._navigate(url)
         else:
-            self._reports.append(_tab_report(url, title))
-
-    def _close_stray_tabs(self, followed: PlaywrightPage | None = None) -> str:
-        """Close every tab but the page, reporting each but `followed`, whose title is returned for its own
-        report: a tab that came too late for its action to follow, or beside the one it followed, is never
-        left open unseen."""
-        self._popups.clear()
-        followed_title = ""
-        for tab in self._require_page().context.pages:
-            if tab is self._page:
-                continue
-            try:
-                url = tab.url
-                title = "" if is_web_url(url) else tab.title()  # a page a script wrote: its title says what it is
-                tab.close()
-            except Error:
-                continue  # it closed itself meanwhile
-            if tab is followed:
-                followed_title = title
-            else:
-                self._reports.append(_tab_report(url, title))
-        return followed_title
+            self._reports.append(tab_report(url, title))
 
     def _await_callbacks(self) -> Promise:
         """What the action promised, once the timers and requests it started have called back (for at most
@@ -782,9 +727,9 @@ class BrowserEnvironment:
         """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
         page = self._require_page()
         deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._popups and not self._fence.refused and time.monotonic() < deadline:
+        while not self._events.tab_opened and not self._fence.refused and time.monotonic() < deadline:
             page.wait_for_timeout(POLL_MS)
-        if not self._popups and not self._fence.refused:
+        if not self._events.tab_opened and not self._fence.refused:
             raise ActionFailed(
                 f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
             )
@@ -824,7 +769,7 @@ class BrowserEnvironment:
                 result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
                 if is_crash(error):
-                    self._crashed = True
+                    self._events.note_crash()
                     return self._unreadable("page crashed")
                 failure = first_line(error)
                 try:
@@ -899,7 +844,7 @@ class BrowserEnvironment:
                 raise
         if self._context is None:
             self._context = self._new_context(self._browser)
-        if self._page is None or self._crashed or self._page.is_closed():
+        if self._page is None or self._events.crashed or self._page.is_closed():
             if self._page is not None:
                 try:
                     self._page.close()
@@ -939,89 +884,14 @@ class BrowserEnvironment:
 
     def _open_page(self, context: BrowserContext) -> None:
         page = context.new_page()
-        page.on("crash", self._on_crash)
-        page.on("popup", self._on_popup)
-        page.on("dialog", self._on_dialog)
-        page.on("download", self._on_download)
-        self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
+        self._page, self._last_page, self._elements = page, None, {}
+        self._events.attach(page)
         self._navigation.attach(page)
         self._fence.attach(page)
         try:
             page.goto(self._secrets.fill(self._last_good_url), wait_until="load", timeout=self.timeout_ms)
         except Error:
             pass  # the first observation shows whatever did load; actions report their own errors
-
-    def _on_crash(self, page: PlaywrightPage) -> None:
-        if page is self._page:
-            self._crashed = True
-
-    def _on_popup(self, popup: PlaywrightPage) -> None:
-        self._popups.append(popup)
-
-    def _on_download(self, download: Download) -> None:
-        """Note a download as it starts; it is saved (waiting for it to finish) before the next observation."""
-        self._downloads.append(download)
-
-    def _on_dialog(self, dialog: Dialog) -> None:
-        """Answer a dialog at once (the page waits for it) and note it for the next observation; a risky
-        confirm dismissed for want of approval is remembered as the running action's failure. One the
-        page opens between actions (from a timer longer than an action waits for, `planner.browser.promises`)
-        is answered unapproved and reported as such: no action is there to hold."""
-        answer = answer_dialog(
-            dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._fence.approved
-        )
-        try:
-            if not answer.accept:
-                dialog.dismiss()
-            elif answer.text is not None:
-                dialog.accept(answer.text)
-            else:
-                dialog.accept()
-        except Error:
-            pass  # the page went away with its dialog
-        if not self._fence.acting:
-            self._reports.append(f"between actions, {answer.report}")
-        else:
-            self._reports.append(answer.report)
-            if answer.held is not None:
-                self._held = answer
-
-
-_UNSAFE_NAME = re.compile(r"[^\w .()+,=@-]")
-_MAX_NAME = 120
-
-
-def _safe_name(suggested: str) -> str:
-    """A downloaded file's name as it is saved and reported: the last part of what the page suggested
-    (a path with / or \\ is cut to its end), control and formatting characters (a right-to-left override
-    that turns "gpj.exe" into "exe.jpg" on screen) and anything but letters, digits and plain punctuation
-    replaced by "_", no leading dot (no hidden file), at most `_MAX_NAME` characters with its extension kept."""
-    name = unicodedata.normalize("NFC", re.split(r"[/\\]", suggested)[-1])
-    name = "".join("_" if unicodedata.category(c)[0] == "C" else c for c in name)
-    name = _UNSAFE_NAME.sub("_", name).strip(" .")
-    if len(name) > _MAX_NAME:
-        _, dot, extension = name.rpartition(".")
-        keep = f".{extension}" if dot and len(extension) <= 10 else ""
-        name = name[: _MAX_NAME - len(keep)] + keep
-    return name or "download"
-
-
-def _free_path(path: Path) -> Path:
-    """`path`, or `name (2).ext`, `name (3).ext`... when a file of that name was downloaded before."""
-    candidate, number = path, 1
-    while candidate.exists():
-        number += 1
-        candidate = path.with_name(f"{path.stem} ({number}){path.suffix}")
-    return candidate
-
-
-def _tab_report(url: str, title: str) -> str:
-    """What the agent learns of a tab it was not taken to: where it was, and how to open it if it can be."""
-    shown = url if len(url) <= 200 else url[:199] + "…"
-    opened = f"the page opened a new tab at {shown}" + (f" titled {title.strip()!r}" if title.strip() else "")
-    if not is_web_url(url):
-        return f"{opened}, which is no web address to open here; the tab was closed"
-    return f"{opened}, which was not followed; the tab was closed (goto its URL to open it)"
 
 
 def _since(started: float) -> float:
