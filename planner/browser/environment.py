@@ -34,11 +34,12 @@ from planner.browser.driver import Driver
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.fence import Fence, held_requests_error
 from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
-from planner.browser.navigation import POLL_MS, SETTLE_MS, Navigation, stop_loading
+from planner.browser.navigation import SETTLE_MS, Navigation, stop_loading
 from planner.browser.observation import Element, Place, render_page
 from planner.browser.page_events import PageEvents, tab_report
-from planner.browser.promises import PROMISES_JS, Promise, read_promise, watch
+from planner.browser.promises import PROMISES_JS, Promise, watch
 from planner.browser.screenshots import Screenshots
+from planner.browser.waiting import await_callbacks, await_download, await_popup
 from planner.effects import RequestRule
 from planner.guard import GuardRules, allowed_hosts, is_web_url, resolve_url
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
@@ -106,8 +107,6 @@ _TARGET_JS = """e => {
 }"""
 """What the guard needs beyond role and name: every other name the element carries, the names of
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
-_CALLBACK_WAIT_MS = 3000
-"""How long an action waits at most for the timers and requests it started to call back."""
 _SCROLL_JS = """dy => {
   const y = window.scrollY;
   window.scrollBy({top: dy, behavior: 'instant'});
@@ -138,7 +137,7 @@ class BrowserEnvironment:
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
     `GuardRules()`) is dismissed unless the action was approved, and the action fails with
     `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
-    action started (`planner.browser.promises`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
+    action started (`planner.browser.promises`, `planner.browser.waiting`) is still the action's: the action waits for
     them, and its approval lasts until the page it left is read.
 
     `secrets` (name -> value, `planner.secrets`) are what the task and the model write as `{{NAME}}`:
@@ -396,10 +395,10 @@ class BrowserEnvironment:
         error: str | None = None
         try:
             self._perform(action)
-            promise = self._await_callbacks() if touches else Promise()
+            promise = await_callbacks(self._require_page(), self._navigation) if touches else Promise()
             self._follow_popup(promised=promise.tab)
             if (promise.download or self._navigation.attachment) and not self._events.download_started:
-                self._await_download()
+                await_download(self._require_page(), self._events, self.timeout_ms)
             error = self._navigation_problem()
         except ActionFailed as failure:
             error = str(failure)
@@ -673,32 +672,22 @@ class BrowserEnvironment:
             raise ActionFailed(f"cannot open {url!r}: it is not a valid URL")
         if (problem := self._fence.goto_problem(resolved)) is not None:
             raise ActionFailed(problem)
-        if not self._navigation.goto(self._require_page(), resolved):
-            self._await_download()  # the URL is a file: the page stays, the file is saved and reported
-
-    def _await_download(self) -> None:
-        """Wait for the download the action started: Chromium reports it a moment after the goto failed
-        on it, the answer said "attachment" or the click on a download link, which on a loaded
-        machine is after the action has returned (its report then went with the next action)."""
         page = self._require_page()
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._events.download_started and time.monotonic() < deadline:
-            page.wait_for_timeout(POLL_MS)
-        if not self._events.download_started:
-            raise ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
+        if not self._navigation.goto(page, resolved):  # the URL is a file: the page stays, the file is saved
+            await_download(page, self._events, self.timeout_ms)
 
     def _follow_popup(self, promised: str) -> None:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
 
         Chromium reports a new tab only once its first document starts to arrive, which can be long
-        after the action: when the action promised a tab (`PROMISES_JS`), it is awaited, and a tab
+        after the action: when the action promised a tab (`planner.browser.promises`), it is awaited, and a tab
         that never comes fails the action instead of leaving the agent silently on the old page. A
         tab nothing promised (a script's own doing) is followed when it came during the action. A tab
         at no web address (`about:blank` a script wrote into, a `blob:`) cannot be opened here: it is
         closed and reported, as is every tab but the one followed.
         """
         if promised and not self._events.tab_opened:
-            self._await_popup(promised)
+            await_popup(self._require_page(), promised, self._events, self._fence, self.timeout_ms)
         followed = self._events.newest_tab(self._require_page())
         if followed is None or self._fence.refusal is not None:
             return  # no tab, or the fence refused the tab's page: the action fails saying so
@@ -707,32 +696,6 @@ class BrowserEnvironment:
             self._navigate(url)
         else:
             self._reports.append(tab_report(url, title))
-
-    def _await_callbacks(self) -> Promise:
-        """What the action promised, once the timers and requests it started have called back (for at most
-        `_CALLBACK_WAIT_MS`): a question asked, a tab opened or a page requested from a callback is the
-        action's, so it is answered, followed or loaded before the action ends."""
-        promise = read_promise(self._require_page())
-        if not promise.busy:
-            return promise
-        page = self._require_page()
-        deadline = time.monotonic() + _CALLBACK_WAIT_MS / 1000
-        while promise.busy and time.monotonic() < deadline:
-            page.wait_for_timeout(POLL_MS)
-            promise = promise.then(read_promise(page))
-        self._navigation.await_load(page)
-        return promise
-
-    def _await_popup(self, promised: str) -> None:
-        """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
-        page = self._require_page()
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._events.tab_opened and not self._fence.refused and time.monotonic() < deadline:
-            page.wait_for_timeout(POLL_MS)
-        if not self._events.tab_opened and not self._fence.refused:
-            raise ActionFailed(
-                f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
-            )
 
     def _navigation_problem(self) -> str | None:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
