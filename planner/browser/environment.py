@@ -33,9 +33,9 @@ from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.driver import Driver
 from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
 from planner.browser.fence import Fence, held_requests_error
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS
+from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS
 from planner.browser.navigation import SETTLE_MS, Navigation, stop_loading
-from planner.browser.observation import Element, Place, render_page
+from planner.browser.observer import ElementAction, Observer
 from planner.browser.page_events import PageEvents, tab_report
 from planner.browser.promises import PROMISES_JS, Promise, watch
 from planner.browser.screenshots import Screenshots
@@ -48,14 +48,7 @@ from planner.secrets import Secrets
 __all__ = ["BrowserEnvironment"]
 
 
-_TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider"})
-_LIST_ROLES = frozenset({"combobox", "listbox", "slider"})
-_SNAPSHOT_ATTEMPTS = 3
-_MIN_SCROLL_SHARE = 8
-"""A scroll that brings the first cut line to the top moves at least 1/8 of the screen, so it always moves on."""
-
-_ElementAction = Click | Hover | Type | Select
-_BrowserAction = _ElementAction | Scroll | GoBack | Goto
+_BrowserAction = ElementAction | Scroll | GoBack | Goto
 """Every action but `note`, which never reaches the browser."""
 _FOCUS_EDITOR_JS = """e => {
   const input = e.isContentEditable ? e : e.querySelector('textarea, [contenteditable=""], [contenteditable=true]') || e;
@@ -81,38 +74,6 @@ _SLIDER_JS = """(e, wanted) => {
 """Sets a native range input (its value setter, then the events a drag fires) or reads an ARIA
 slider's position, which only its keyboard handling can move."""
 _MAX_SLIDER_KEYS = 200
-_TARGET_JS = """e => {
-  const noEnter = ['checkbox', 'radio', 'submit', 'image', 'button', 'reset', 'file', 'hidden', 'range', 'color'];
-  const field = ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName);
-  const pressable = c => c.tagName === 'BUTTON' || (c.tagName === 'INPUT' && ['submit', 'button', 'reset', 'image'].includes(c.type));
-  const isSubmit = c => (c.tagName === 'BUTTON' || c.tagName === 'INPUT') && ['submit', 'image'].includes(c.type);
-  const texts = c => [
-    ['INPUT', 'SELECT', 'TEXTAREA'].includes(c.tagName) ? '' : c.innerText,
-    pressable(c) ? c.value : '',
-    c.getAttribute('aria-label'), c.getAttribute('title'), c.getAttribute('alt'), c.getAttribute('placeholder'),
-  ].filter(t => typeof t === 'string' && t.trim());
-  const form = field ? e.form : null;
-  const link = e.closest('a[href], area[href]');
-  const entersSubmit = e.tagName === 'INPUT' && !noEnter.includes(e.type);
-  const url = link ? link.href
-    : !form ? ''
-    : isSubmit(e) && e.hasAttribute('formaction') ? e.formAction
-    : isSubmit(e) || entersSubmit ? form.action : '';
-  return {
-    inputType: field ? String(e.type || '') : '',
-    texts: texts(e),
-    formSubmits: form && entersSubmit ? Array.from(form.elements).filter(isSubmit).flatMap(texts) : [],
-    url: url || '',
-  };
-}"""
-"""What the guard needs beyond role and name: every other name the element carries, the names of
-the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
-_SCROLL_JS = """dy => {
-  const y = window.scrollY;
-  window.scrollBy({top: dy, behavior: 'instant'});
-  const page = document.scrollingElement || document.documentElement;
-  return { moved: window.scrollY - y, scrollable: page.scrollHeight > window.innerHeight };
-}"""
 
 
 class BrowserEnvironment:
@@ -181,12 +142,7 @@ class BrowserEnvironment:
         self._browser: Browser | None = None
         self._context: BrowserContext | None = None
         self._page: PlaywrightPage | None = None
-        self._elements: Mapping[int, Element] = {}
-        self._next_top: float | None = None
-        self._reading: tuple[str, float] = ("", 0.0)
-        """(URL, viewport y) where the observation starts reading: below 0 once a page scrolled to
-        its end still had lines cut on screen; any other URL reads from the top."""
-        self._last_page: Page | None = None
+        self._observer = Observer(self._secrets, observation_budget, viewport, timeout_ms, self._events.note_crash)
         self._last_good_url = start_url
         self._navigation = Navigation(timeout_ms)
         self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
@@ -245,9 +201,9 @@ class BrowserEnvironment:
         try:
             parsed = parse_action(action)
         except ActionSyntaxError as error:
-            return ActionResult(ok=False, error=str(error), page=self._last_page, duration_ms=_since(started))
+            return ActionResult(ok=False, error=str(error), page=self._observer.last_page, duration_ms=_since(started))
         if isinstance(parsed, Note):
-            page = self._last_page or self.observe()
+            page = self._observer.last_page or self.observe()
             return ActionResult(ok=True, page=page, duration_ms=_since(started))
         return self._hidden(self._run(parsed, started, approved, allow, rules))
 
@@ -256,7 +212,9 @@ class BrowserEnvironment:
         started = time.perf_counter()
         self._driver.check_thread()
         if not url.strip():
-            return ActionResult(ok=False, error="goto needs a URL", page=self._last_page, duration_ms=_since(started))
+            return ActionResult(
+                ok=False, error="goto needs a URL", page=self._observer.last_page, duration_ms=_since(started)
+            )
         return self._hidden(self._run(Goto(url=url.strip()), started))
 
     def observe(self) -> Page:
@@ -265,7 +223,8 @@ class BrowserEnvironment:
         try:
             self._ensure_page()
         except BrowserUnavailable as error:
-            return self._unreadable(f"browser unavailable: {error}")
+            url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
+            return self._observer.unreadable(f"browser unavailable: {error}", url)
         return self._observe_reporting(self._take_reports())[0]
 
     def check(self, action: str) -> str | None:
@@ -274,14 +233,14 @@ class BrowserEnvironment:
             parsed = parse_action(action)
         except ActionSyntaxError as error:
             return str(error)
-        if not isinstance(parsed, _ElementAction):
+        if not isinstance(parsed, ElementAction):
             return None
         self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable as error:
             return f"browser unavailable: {error}"
-        return self._element_problem(parsed)
+        return self._observer.element_problem(parsed)
 
     def target(self, action: str) -> ElementInfo | None:
         """What `action` would touch, for the guard: the element's role, names, input type, form
@@ -299,24 +258,7 @@ class BrowserEnvironment:
             return None  # execute() will report it
         if isinstance(parsed, Goto):
             return ElementInfo(url=self._goto_url(parsed.url) or "")
-        element = self._elements.get(parsed.element)
-        if element is None:
-            return None
-        details: dict[str, object] = {}
-        try:
-            locator = self._require_page().locator(f"aria-ref={element.ref}")
-            if locator.count():
-                details = locator.evaluate(_TARGET_JS, timeout=self.timeout_ms)
-        except Error:
-            pass  # the element went away; execute() will report it
-        return ElementInfo(
-            role=element.role,
-            name=element.name,
-            input_type=str(details.get("inputType", "")),
-            texts=tuple(str(text) for text in details.get("texts", ())),  # type: ignore[attr-defined]
-            form_submits=tuple(str(text) for text in details.get("formSubmits", ())),  # type: ignore[attr-defined]
-            url=str(details.get("url", "")),
-        )
+        return self._observer.target(self._require_page(), parsed.element)
 
     def preview(self, action: str) -> Preview | None:
         """A viewport screenshot with the action's element scrolled into view, and the element's box in
@@ -329,18 +271,18 @@ class BrowserEnvironment:
             parsed = parse_action(action)
         except ActionSyntaxError:
             return None
-        if self.screenshot_dir is None or not isinstance(parsed, _ElementAction | Goto):
+        if self.screenshot_dir is None or not isinstance(parsed, ElementAction | Goto):
             return None
         self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable:
             return None
-        element = self._elements.get(parsed.element) if isinstance(parsed, _ElementAction) else None
+        element = self._observer.elements.get(parsed.element) if isinstance(parsed, ElementAction) else None
         return self._screenshots.preview(self._require_page(), element)
 
     def _hidden(self, result: ActionResult) -> ActionResult:
-        """`result` with its error and reports hidden as its page is (`_observe_now`): an HTTP error or a
+        """`result` with its error and reports hidden as its page is (`Observer.observe`): an HTTP error or a
         browser message may quote a URL that holds a secret's value."""
         if not self._secrets or (result.error is None and not result.reports):
             return result
@@ -362,7 +304,7 @@ class BrowserEnvironment:
             self._ensure_page()
         except BrowserUnavailable as error:
             return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
-        touches = isinstance(action, _ElementAction)
+        touches = isinstance(action, ElementAction)
         self._begin(touches)
         self._navigation.start()
         self._events.start()
@@ -467,18 +409,18 @@ class BrowserEnvironment:
     def _perform(self, action: _BrowserAction) -> None:
         page = self._require_page()
         if isinstance(action, Click):
-            self._locate(action).click(timeout=self.timeout_ms)
+            self._observer.locate(page, action).click(timeout=self.timeout_ms)
             self._navigation.settle(page)
         elif isinstance(action, Hover):
-            self._locate(action).hover(timeout=self.timeout_ms)
+            self._observer.locate(page, action).hover(timeout=self.timeout_ms)
             page.wait_for_timeout(SETTLE_MS)
-        elif isinstance(action, Type) and self._role(action.element) == "slider":
+        elif isinstance(action, Type) and self._observer.role(action.element) == "slider":
             self._slide(action, self._secrets.fill(action.text))
         elif isinstance(action, Type):
-            locator = self._locate(action)
+            locator = self._observer.locate(page, action)
             if not locator.is_editable(timeout=self.timeout_ms):
                 raise ActionFailed(read_only(action.element))
-            if self._elements[action.element].editor:
+            if self._observer.elements[action.element].editor:
                 self._type_into_editor(action, locator)
             else:
                 locator.fill(self._secrets.fill(action.text), timeout=self.timeout_ms)
@@ -489,23 +431,13 @@ class BrowserEnvironment:
             self._select(action)
             self._navigation.settle(page)
         elif isinstance(action, Scroll):
-            self._scroll(action.direction)
+            self._observer.scroll(page, action.direction)
         elif isinstance(action, GoBack):
-            self._reading = ("", 0.0)
+            self._observer.read_from_top()
             self._navigation.go_back(page)
         else:
-            self._reading = ("", 0.0)
+            self._observer.read_from_top()
             self._navigate(action.url)
-
-    def _locate(self, action: _ElementAction) -> Locator:
-        problem = self._element_problem(action)
-        if problem:
-            raise ActionFailed(problem)
-        element = self._elements[action.element]
-        locator = self._require_page().locator(f"aria-ref={element.ref}")
-        if not locator.count():  # a missing ref would otherwise wait out the whole timeout
-            raise ActionFailed(f"element {action.element} is no longer on the page")
-        return locator
 
     def _type_into_editor(self, action: Type, locator: Locator) -> None:
         """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
@@ -525,27 +457,11 @@ class BrowserEnvironment:
                 f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
             )
 
-    def _role(self, element_id: int) -> str:
-        element = self._elements.get(element_id)
-        return element.role if element is not None else ""
-
-    def _element_problem(self, action: _ElementAction) -> str | None:
-        element = self._elements.get(action.element)
-        if element is None:
-            return f"element {action.element} is not on the page"
-        if isinstance(action, Type) and element.role not in _TEXT_FIELD_ROLES:
-            return f"element {action.element} is a {element.role}, not a text field"
-        if isinstance(action, Type) and element.readonly:
-            return read_only(action.element)
-        if isinstance(action, Select) and element.role not in _LIST_ROLES:
-            return f"element {action.element} is a {element.role}, not a drop-down list"
-        return None
-
     def _select(self, action: Select) -> None:
-        if self._role(action.element) == "slider":
+        if self._observer.role(action.element) == "slider":
             self._slide(action, action.option)
             return
-        locator = self._locate(action)
+        locator = self._observer.locate(self._require_page(), action)
         labels = locator.evaluate(_OPTIONS_JS, timeout=self.timeout_ms)
         wanted = action.option.strip()
         if labels is None:
@@ -564,7 +480,7 @@ class BrowserEnvironment:
         it with a click unless it is a list already, then click the option with that name in it: a
         listbox's own, a combobox's in the list its `aria-controls` names (another list open on the
         page may show the same name), else anywhere on the page."""
-        listbox = self._role(element_id) == "listbox"
+        listbox = self._observer.role(element_id) == "listbox"
         if not listbox and locator.get_attribute("aria-expanded", timeout=self.timeout_ms) != "true":
             locator.click(timeout=self.timeout_ms)
             self._require_page().wait_for_timeout(SETTLE_MS)
@@ -595,7 +511,7 @@ class BrowserEnvironment:
         """Move a slider to a value: a native range input is set directly, an ARIA slider is moved
         with the arrow keys from where it says it is."""
         element_id = action.element
-        locator = self._locate(action)
+        locator = self._observer.locate(self._require_page(), action)
         try:
             target = float(wanted.strip())
         except ValueError:
@@ -633,30 +549,6 @@ class BrowserEnvironment:
             f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
             f"toward {target:g}"
         )
-
-    def _scroll(self, direction: str) -> None:
-        """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel.
-
-        When the last observation was cut inside the viewport, scrolling down brings the first cut
-        line to the top instead, so no element is skipped.
-        """
-        page = self._require_page()
-        width, height = self.viewport
-        delta = height if direction == "down" else -height
-        next_top = self._next_top
-        cut_on_screen = next_top is not None and 0 < next_top < height
-        if direction == "down" and next_top is not None and cut_on_screen:
-            delta = max(int(next_top), height // _MIN_SCROLL_SHARE)
-        reading = self._reading_top(page.url)
-        scrolled = page.evaluate(_SCROLL_JS, delta)
-        if direction == "up":
-            self._reading = (page.url, 0.0)
-        elif cut_on_screen and scrolled["scrollable"] and scrolled["moved"] < delta:
-            self._reading = (page.url, reading + delta - scrolled["moved"])  # read on where scrolling could not
-        if not scrolled["moved"]:
-            page.mouse.move(width / 2, height / 2)
-            page.mouse.wheel(0, delta)
-            page.wait_for_timeout(SETTLE_MS)
 
     def _goto_url(self, url: str) -> str | None:
         """The absolute URL a goto opens: resolved against the current web page (the last good one
@@ -705,81 +597,12 @@ class BrowserEnvironment:
 
     def _ensure_observed(self) -> None:
         self._ensure_page()
-        if self._last_page is None:
+        if self._observer.last_page is None:
             self._observe_now()
 
     def _observe_now(self, reports: Sequence[str] = ()) -> Page:
         """Read the page; `reports` (what the page did since the last observation) head the text."""
-        page = self._require_page()
-        failure = ""
-        for _ in range(_SNAPSHOT_ATTEMPTS):
-            try:
-                readonly, editors, markup, passwords = self._mark()
-                snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
-                title = page.title()
-                observation = render_page(
-                    title,
-                    snapshot,
-                    self.observation_budget,
-                    passwords,
-                    readonly,
-                    self._reading_top(page.url),
-                    reports,
-                    editors,
-                    self.viewport[1],
-                )
-                hide = self._secrets.hide
-                result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
-            except Error as error:  # a navigation replaced the document mid-read; wait and retry
-                if is_crash(error):
-                    self._events.note_crash()
-                    return self._unreadable("page crashed")
-                failure = first_line(error)
-                try:
-                    page.wait_for_load_state("load", timeout=self.timeout_ms)
-                except Error:
-                    pass
-                continue
-            self._elements, self._next_top = observation.elements, observation.next_top
-            self._last_page = result
-            return result
-        return self._unreadable(failure)
-
-    def _unreadable(self, reason: str) -> Page:
-        """A page that could not be read: no ids, so every element action is refused."""
-        url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
-        self._elements, self._next_top = {}, None
-        hide = self._secrets.hide
-        self._last_page = Page(url=hide(url), text=hide(f"(the page could not be read: {reason})"))
-        return self._last_page
-
-    def _reading_top(self, url: str) -> float:
-        reading_url, top = self._reading
-        return top if reading_url == url else 0.0
-
-    def _mark(self) -> tuple[list[Place], dict[Place, str], int, list[str]]:
-        """Mark clickables without a role, editors, and unnamed tabs in every frame (`marks.MARK_JS`);
-        returns the places of read-only text fields, the editors' places with the text they hold, the
-        size of the raw HTML the observation stands for (every frame's, its open shadow roots'
-        included), and the password fields' contents, to mask. A place is a box in its own frame's
-        pixels, as the snapshot gives it, with whether that frame is the page's main one: a field in
-        the page and one in a frame can have the same box."""
-        page = self._require_page()
-        readonly: list[Place] = []
-        editors: dict[Place, str] = {}
-        markup = 0
-        passwords: list[str] = []
-        for frame in page.frames:
-            try:
-                found = frame.evaluate(MARK_JS)
-            except Error:
-                continue  # a frame detached or navigating; the snapshot shows it as it is
-            main = frame is page.main_frame
-            readonly.extend((main, (float(x), float(y), float(w), float(h))) for x, y, w, h in found["readonly"])
-            editors.update({(main, (float(x), float(y), float(w), float(h))): t for x, y, w, h, t in found["editors"]})
-            markup += found["markup"]
-            passwords.extend(found["passwords"])
-        return readonly, editors, markup, passwords
+        return self._observer.observe(self._require_page(), reports, self._last_good_url)
 
     # -- browser management -----------------------------------------------------------------------
 
@@ -847,7 +670,8 @@ class BrowserEnvironment:
 
     def _open_page(self, context: BrowserContext) -> None:
         page = context.new_page()
-        self._page, self._last_page, self._elements = page, None, {}
+        self._page = page
+        self._observer.forget()
         self._events.attach(page)
         self._navigation.attach(page)
         self._fence.attach(page)
@@ -862,7 +686,7 @@ def _since(started: float) -> float:
 
 
 def _describe(action: _BrowserAction) -> str:
-    if isinstance(action, _ElementAction):
+    if isinstance(action, ElementAction):
         return f"{action.kind} on element {action.element}"
     if isinstance(action, (GoBack, Goto)):
         return "navigation"
