@@ -22,7 +22,6 @@ from playwright.sync_api import (
     Browser,
     BrowserContext,
     Error,
-    Locator,
     ViewportSize,
 )
 from playwright.sync_api import Page as PlaywrightPage
@@ -30,10 +29,11 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
 from planner.browser.chromium import BrowserUnavailable, connect, launch
+from planner.browser.controls import Controls
 from planner.browser.driver import Driver
-from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
+from planner.browser.failures import ActionFailed, first_line, is_crash
 from planner.browser.fence import Fence, held_requests_error
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS
+from planner.browser.marks import LISTENERS_JS
 from planner.browser.navigation import SETTLE_MS, Navigation, stop_loading
 from planner.browser.observer import ElementAction, Observer
 from planner.browser.page_events import PageEvents, tab_report
@@ -50,30 +50,6 @@ __all__ = ["BrowserEnvironment"]
 
 _BrowserAction = ElementAction | Scroll | GoBack | Goto
 """Every action but `note`, which never reaches the browser."""
-_FOCUS_EDITOR_JS = """e => {
-  const input = e.isContentEditable ? e : e.querySelector('textarea, [contenteditable=""], [contenteditable=true]') || e;
-  input.focus();
-  let focused = document.activeElement;
-  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
-  return focused === input;
-}"""
-"""Focuses an editor where it takes keys: a contenteditable root itself, or the text area hidden inside it;
-false when the focus went elsewhere."""
-_OPTIONS_JS = "e => e.tagName === 'SELECT' ? Array.from(e.options, o => o.label || o.text) : null"
-_SLIDER_JS = """(e, wanted) => {
-  if (e.tagName === 'INPUT' && e.type === 'range') {
-    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
-    setter.call(e, wanted);
-    e.dispatchEvent(new Event('input', { bubbles: true }));
-    e.dispatchEvent(new Event('change', { bubbles: true }));
-    return { native: true, value: e.value };
-  }
-  const number = name => { const v = parseFloat(e.getAttribute(name)); return Number.isFinite(v) ? v : null; };
-  return { native: false, now: number('aria-valuenow'), min: number('aria-valuemin'), max: number('aria-valuemax') };
-}"""
-"""Sets a native range input (its value setter, then the events a drag fires) or reads an ARIA
-slider's position, which only its keyboard handling can move."""
-_MAX_SLIDER_KEYS = 200
 
 
 class BrowserEnvironment:
@@ -143,6 +119,7 @@ class BrowserEnvironment:
         self._context: BrowserContext | None = None
         self._page: PlaywrightPage | None = None
         self._observer = Observer(self._secrets, observation_budget, viewport, timeout_ms, self._events.note_crash)
+        self._controls = Controls(self._observer, self._secrets, timeout_ms)
         self._last_good_url = start_url
         self._navigation = Navigation(timeout_ms)
         self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
@@ -415,20 +392,13 @@ class BrowserEnvironment:
             self._observer.locate(page, action).hover(timeout=self.timeout_ms)
             page.wait_for_timeout(SETTLE_MS)
         elif isinstance(action, Type) and self._observer.role(action.element) == "slider":
-            self._slide(action, self._secrets.fill(action.text))
+            self._controls.slide(page, action, self._secrets.fill(action.text))
         elif isinstance(action, Type):
-            locator = self._observer.locate(page, action)
-            if not locator.is_editable(timeout=self.timeout_ms):
-                raise ActionFailed(read_only(action.element))
-            if self._observer.elements[action.element].editor:
-                self._type_into_editor(action, locator)
-            else:
-                locator.fill(self._secrets.fill(action.text), timeout=self.timeout_ms)
+            self._controls.type(page, action)
             if action.enter:
-                locator.press("Enter", timeout=self.timeout_ms)
                 self._navigation.settle(page)
         elif isinstance(action, Select):
-            self._select(action)
+            self._controls.select(page, action)
             self._navigation.settle(page)
         elif isinstance(action, Scroll):
             self._observer.scroll(page, action.direction)
@@ -438,117 +408,6 @@ class BrowserEnvironment:
         else:
             self._observer.read_from_top()
             self._navigate(action.url)
-
-    def _type_into_editor(self, action: Type, locator: Locator) -> None:
-        """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
-        its hidden text area would only add to what the editor's own model holds; then read it back."""
-        page = self._require_page()
-        text = self._secrets.fill(action.text)
-        if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self.timeout_ms):
-            locator.click(timeout=self.timeout_ms)  # an editor that takes focus only from the pointer
-        page.keyboard.press("ControlOrMeta+A")
-        page.keyboard.press("Delete")
-        page.keyboard.insert_text(text)
-        held = locator.evaluate(EDITOR_TEXT_JS, timeout=self.timeout_ms)
-        if " ".join(held.split()) != " ".join(text.split()):
-            shown = self._secrets.hide(" ".join(held.split()))
-            shown = shown if len(shown) <= 120 else shown[:119] + "…"
-            raise ActionFailed(
-                f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
-            )
-
-    def _select(self, action: Select) -> None:
-        if self._observer.role(action.element) == "slider":
-            self._slide(action, action.option)
-            return
-        locator = self._observer.locate(self._require_page(), action)
-        labels = locator.evaluate(_OPTIONS_JS, timeout=self.timeout_ms)
-        wanted = action.option.strip()
-        if labels is None:
-            self._pick(action.element, locator, wanted)
-            return
-        index = next((i for i, label in enumerate(labels) if label.strip() == wanted), None)
-        if index is None:
-            index = next((i for i, label in enumerate(labels) if label.strip().casefold() == wanted.casefold()), None)
-        if index is None:
-            shown = ", ".join(f'"{label}"' for label in labels[:10]) + (", ..." if len(labels) > 10 else "")
-            raise ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
-        locator.select_option(index=index, timeout=self.timeout_ms)
-
-    def _pick(self, element_id: int, locator: Locator, wanted: str) -> None:
-        """Choose an option of a custom drop-down (the ARIA combobox and listbox patterns): open
-        it with a click unless it is a list already, then click the option with that name in it: a
-        listbox's own, a combobox's in the list its `aria-controls` names (another list open on the
-        page may show the same name), else anywhere on the page."""
-        listbox = self._observer.role(element_id) == "listbox"
-        if not listbox and locator.get_attribute("aria-expanded", timeout=self.timeout_ms) != "true":
-            locator.click(timeout=self.timeout_ms)
-            self._require_page().wait_for_timeout(SETTLE_MS)
-        scope = locator if listbox else self._controlled(locator)
-        for exact in (True, False):
-            options = scope.get_by_role("option", name=wanted, exact=exact).filter(visible=True)
-            if options.count():
-                options.first.click(timeout=self.timeout_ms)
-                return
-        shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
-        listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
-        raise ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
-
-    def _controlled(self, locator: Locator) -> Locator | PlaywrightPage:
-        """The element(s) a combobox's `aria-controls` names, looked up in its own document or shadow
-        root as the attribute means them; the page when it names none that is there."""
-        names = (locator.get_attribute("aria-controls", timeout=self.timeout_ms) or "").split()
-        quoted = [f"'{name}'" if '"' in name else f'"{name}"' for name in names if not {'"', "'"} <= set(name)]
-        if quoted:  # an XPath string cannot hold both quotes; no real id does
-            ids = " or ".join(f"@id={name}" for name in quoted)
-            # From the combobox up to its document or shadow root, then down: a bare `//` would start at the combobox.
-            controlled = locator.locator(f"xpath=ancestor-or-self::node()[last()]//*[{ids}]")
-            if controlled.count():
-                return controlled
-        return self._require_page()
-
-    def _slide(self, action: Type | Select, wanted: str) -> None:
-        """Move a slider to a value: a native range input is set directly, an ARIA slider is moved
-        with the arrow keys from where it says it is."""
-        element_id = action.element
-        locator = self._observer.locate(self._require_page(), action)
-        try:
-            target = float(wanted.strip())
-        except ValueError:
-            raise ActionFailed(
-                f"element {element_id} is a slider; give it a number, not {self._secrets.hide(wanted)!r}"
-            ) from None
-        state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)
-        if state["native"]:
-            return
-        if state["now"] is None:
-            raise ActionFailed(
-                f"element {element_id} is a slider that does not say its value; click or drag it instead"
-            )
-        low = state["min"] if state["min"] is not None else float("-inf")
-        high = state["max"] if state["max"] is not None else float("inf")
-        target = min(max(target, low), high)
-        locator.focus(timeout=self.timeout_ms)
-        now = state["now"]
-        for _ in range(_MAX_SLIDER_KEYS):
-            if now == target:
-                return
-            locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self.timeout_ms)
-            after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)["now"]
-            if after is None or after == now:
-                raise ActionFailed(
-                    f"element {element_id} is a slider that stayed at {now:g} when its arrow keys were pressed"
-                )
-            if (after - target) * (now - target) < 0:
-                raise ActionFailed(
-                    f"element {element_id} is a slider that cannot take {target:g}: its step went from {now:g} to "
-                    f"{after:g}"
-                )
-            now = after
-        raise ActionFailed(
-            f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
-            f"toward {target:g}"
-        )
 
     def _goto_url(self, url: str) -> str | None:
         """The absolute URL a goto opens: resolved against the current web page (the last good one
