@@ -1,4 +1,4 @@
-"""One environment's hold on its thread's Playwright driver.
+"""One environment's hold on its thread's Playwright driver, and the browser it starts there.
 
 Playwright's sync API is bound to the thread that started it, and a thread can run only one driver:
 environments on the same thread share it (each still has its own browser), and it stops when the last
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import threading
 
-from playwright.sync_api import Error, Playwright, sync_playwright
+from playwright.sync_api import Browser, Error, Playwright, sync_playwright
 
-from planner.browser.chromium import BrowserUnavailable
+from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.failures import first_line
 from planner.errors import PlannerError
 
@@ -27,7 +27,7 @@ class BrowserThreadError(PlannerError):
 
 class Driver:
     """The driver one environment uses: acquired on first use (on the calling thread, which it then
-    belongs to), released on close."""
+    belongs to), released on close or when no browser could be started on it."""
 
     def __init__(self) -> None:
         self._thread: int | None = None
@@ -37,12 +37,19 @@ class Driver:
     def running(self) -> bool:
         return self._playwright is not None
 
-    def acquire(self) -> Playwright:
-        """This thread's driver, started unless another environment on it runs one already."""
+    def new_browser(self, endpoint: str | None, headless: bool) -> Browser:
+        """A Chromium launched on this thread's driver (started unless another environment on the thread
+        runs one already), or the one a browser server at `endpoint` runs; when none can be had
+        (`BrowserUnavailable`), the driver is let go."""
         if self._playwright is None:
             self._thread = threading.get_ident()
             self._playwright = _acquire_driver()
-        return self._playwright
+        playwright = self._playwright
+        try:
+            return launch(playwright, headless=headless) if endpoint is None else connect(playwright, endpoint)
+        except BrowserUnavailable:
+            self.release()
+            raise
 
     def release(self) -> None:
         """Let go of the driver, stopping it when no other environment on the thread uses it."""

@@ -18,17 +18,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from playwright.sync_api import (
-    Browser,
-    BrowserContext,
-    Error,
-    ViewportSize,
-)
+from playwright.sync_api import Browser, BrowserContext, Error, ViewportSize
 from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
-from planner.browser.chromium import BrowserUnavailable, connect, launch
+from planner.browser.chromium import BrowserUnavailable
 from planner.browser.controls import Controls
 from planner.browser.driver import Driver
 from planner.browser.failures import ActionFailed, first_line, is_crash
@@ -475,18 +470,9 @@ class BrowserEnvironment:
 
         A replacement page opens the last URL an action succeeded on.
         """
-        playwright = self._driver.acquire()
         if self._browser is None or not self._browser.is_connected():
-            self._context = self._page = None
-            try:
-                if self.browser_endpoint is None:
-                    self._browser = launch(playwright, headless=self.headless)
-                else:
-                    self._browser = connect(playwright, self.browser_endpoint)
-            except BrowserUnavailable:
-                self._driver.release()
-                self._browser = None
-                raise
+            self._browser = self._context = self._page = None  # until a new browser has started
+            self._browser = self._driver.new_browser(self.browser_endpoint, self.headless)
         if self._context is None:
             self._context = self._new_context(self._browser)
         if self._page is None or self._events.crashed or self._page.is_closed():
