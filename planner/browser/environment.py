@@ -6,7 +6,10 @@ timeouts, HTTP errors, crashes) come back as `ActionResult(ok=False, error=...)`
 to them with OR fallbacks and repairs, so they must be data, not exceptions.
 
 The browser starts lazily, on the first call that needs it (or on `start()`), and from then on the
-environment must be used from that thread only (`planner.browser.driver`).
+environment must be used from that thread only (`planner.browser.driver`). This module composes the
+parts, each with its own state: the `Fence` (what a request may reach), `PageEvents` (what the page
+does on its own), `Navigation`, the `Observer` (what the page says and what its ids stand for),
+`Controls` and `Screenshots`; `waiting` waits for what an action promised (`promises`) that comes late.
 """
 
 from __future__ import annotations
@@ -69,8 +72,8 @@ class BrowserEnvironment:
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
     `GuardRules()`) is dismissed unless the action was approved, and the action fails with
     `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
-    action started (`planner.browser.promises`, `planner.browser.waiting`) is still the action's: the action waits for
-    them, and its approval lasts until the page it left is read.
+    action started (`planner.browser.promises`) is still the action's: the action waits for them, and
+    its approval lasts until the page it left is read.
 
     `secrets` (name -> value, `planner.secrets`) are what the task and the model write as `{{NAME}}`:
     a `type` action types the value (into a field, an editor or a slider), and nothing the model is
@@ -103,20 +106,20 @@ class BrowserEnvironment:
         self.timeout_ms = timeout_ms
         self.viewport = viewport
         self.headless = headless
+        self._last_good_url = start_url
+        self._driver = Driver()
+        self._browser: Browser | None = None
+        self._context: BrowserContext | None = None
+        self._page: PlaywrightPage | None = None
         self._reports: list[str] = []
         """What the page did since the last observation that the agent should know (dialogs, downloads)."""
         hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
         self._fence = Fence(hosts, request_rules, self._reports.append, timeout_ms)
         rules = guard_rules if guard_rules is not None else GuardRules()
         self._events = PageEvents(self._fence, rules, self._reports.append, self.screenshot_dir, timeout_ms)
-        self._driver = Driver()
-        self._browser: Browser | None = None
-        self._context: BrowserContext | None = None
-        self._page: PlaywrightPage | None = None
+        self._navigation = Navigation(timeout_ms)
         self._observer = Observer(self._secrets, observation_budget, viewport, timeout_ms, self._events.note_crash)
         self._controls = Controls(self._observer, self._secrets, timeout_ms)
-        self._last_good_url = start_url
-        self._navigation = Navigation(timeout_ms)
         self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -254,8 +257,8 @@ class BrowserEnvironment:
         return self._screenshots.preview(self._require_page(), element)
 
     def _hidden(self, result: ActionResult) -> ActionResult:
-        """`result` with its error and reports hidden as its page is (`Observer.observe`): an HTTP error or a
-        browser message may quote a URL that holds a secret's value."""
+        """`result` with its error and reports hidden as its page is (`Observer.observe`): an HTTP error or
+        a browser message may quote a URL that holds a secret's value."""
         if not self._secrets or (result.error is None and not result.reports):
             return result
         hide = self._secrets.hide
@@ -426,8 +429,8 @@ class BrowserEnvironment:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
 
         Chromium reports a new tab only once its first document starts to arrive, which can be long
-        after the action: when the action promised a tab (`planner.browser.promises`), it is awaited, and a tab
-        that never comes fails the action instead of leaving the agent silently on the old page. A
+        after the action: when the action promised a tab (`planner.browser.promises`), it is awaited, and
+        a tab that never comes fails the action instead of leaving the agent silently on the old page. A
         tab nothing promised (a script's own doing) is followed when it came during the action. A tab
         at no web address (`about:blank` a script wrote into, a `blob:`) cannot be opened here: it is
         closed and reported, as is every tab but the one followed.
