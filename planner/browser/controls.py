@@ -12,7 +12,7 @@ from playwright.sync_api import Locator
 from playwright.sync_api import Page as PlaywrightPage
 
 from planner.actions import Select, Type
-from planner.browser.failures import ActionFailed, read_only
+from planner.browser.failures import _ActionFailed, read_only
 from planner.browser.marks import EDITOR_TEXT_JS
 from planner.browser.navigation import SETTLE_MS
 from planner.browser.observer import Observer
@@ -58,7 +58,7 @@ class Controls:
         """Replace a text field's or an editor's text, then press Enter if the action says so."""
         locator = self._observer.locate(page, action)
         if not locator.is_editable(timeout=self._timeout_ms):
-            raise ActionFailed(read_only(action.element))
+            raise _ActionFailed(read_only(action.element))
         if self._observer.elements[action.element].editor:
             self._type_into_editor(page, action, locator)
         else:
@@ -82,7 +82,7 @@ class Controls:
             index = next((i for i, label in enumerate(labels) if label.strip().casefold() == wanted.casefold()), None)
         if index is None:
             shown = ", ".join(f'"{label}"' for label in labels[:10]) + (", ..." if len(labels) > 10 else "")
-            raise ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
+            raise _ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
         locator.select_option(index=index, timeout=self._timeout_ms)
 
     def slide(self, page: PlaywrightPage, action: Type | Select, wanted: str) -> None:
@@ -93,14 +93,14 @@ class Controls:
         try:
             target = float(wanted.strip())
         except ValueError:
-            raise ActionFailed(
+            raise _ActionFailed(
                 f"element {element_id} is a slider; give it a number, not {self._secrets.hide(wanted)!r}"
             ) from None
         state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self._timeout_ms)
         if state["native"]:
             return
         if state["now"] is None:
-            raise ActionFailed(
+            raise _ActionFailed(
                 f"element {element_id} is a slider that does not say its value; click or drag it instead"
             )
         low = state["min"] if state["min"] is not None else float("-inf")
@@ -114,16 +114,16 @@ class Controls:
             locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self._timeout_ms)
             after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self._timeout_ms)["now"]
             if after is None or after == now:
-                raise ActionFailed(
+                raise _ActionFailed(
                     f"element {element_id} is a slider that stayed at {now:g} when its arrow keys were pressed"
                 )
             if (after - target) * (now - target) < 0:
-                raise ActionFailed(
+                raise _ActionFailed(
                     f"element {element_id} is a slider that cannot take {target:g}: its step went from {now:g} to "
                     f"{after:g}"
                 )
             now = after
-        raise ActionFailed(
+        raise _ActionFailed(
             f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
             f"toward {target:g}"
         )
@@ -141,7 +141,7 @@ class Controls:
         if " ".join(held.split()) != " ".join(text.split()):
             shown = self._secrets.hide(" ".join(held.split()))
             shown = shown if len(shown) <= 120 else shown[:119] + "…"
-            raise ActionFailed(
+            raise _ActionFailed(
                 f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
             )
 
@@ -162,7 +162,7 @@ class Controls:
                 return
         shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
         listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
-        raise ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
+        raise _ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
 
     def _controlled(self, page: PlaywrightPage, locator: Locator) -> Locator | PlaywrightPage:
         """The element(s) a combobox's `aria-controls` names, looked up in its own document or shadow

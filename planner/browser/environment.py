@@ -29,7 +29,7 @@ from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note,
 from planner.browser.chromium import BrowserUnavailable
 from planner.browser.controls import Controls
 from planner.browser.driver import Driver
-from planner.browser.failures import ActionFailed, first_line, is_crash
+from planner.browser.failures import _ActionFailed, first_line, is_crash
 from planner.browser.fence import Fence, held_requests_error
 from planner.browser.marks import LISTENERS_JS
 from planner.browser.navigation import SETTLE_MS, Navigation, stop_loading
@@ -317,7 +317,7 @@ class BrowserEnvironment:
             if (promise.download or self._navigation.attachment) and not self._events.download_started:
                 await_download(self._require_page(), self._events, self.timeout_ms)
             error = self._navigation_problem()
-        except ActionFailed as failure:
+        except _ActionFailed as failure:
             error = str(failure)
         except PlaywrightTimeout:
             what = "navigation" if self._navigation.requested else _describe(action)
@@ -418,9 +418,9 @@ class BrowserEnvironment:
         neither its own URL completion nor a second parser can send it elsewhere."""
         resolved = self._goto_url(self._secrets.fill(url))  # a URL the observation showed with {{NAME}} in it
         if resolved is None:
-            raise ActionFailed(f"cannot open {url!r}: it is not a valid URL")
+            raise _ActionFailed(f"cannot open {url!r}: it is not a valid URL")
         if (problem := self._fence.goto_problem(resolved)) is not None:
-            raise ActionFailed(problem)
+            raise _ActionFailed(problem)
         page = self._require_page()
         if not self._navigation.goto(page, resolved):  # the URL is a file: the page stays, the file is saved
             await_download(page, self._events, self.timeout_ms)

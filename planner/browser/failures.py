@@ -1,18 +1,20 @@
 """How a browser action fails: as data, one sentence a model and an operator can read.
 
 An action's expected failures (an element gone, a read-only field, a download that never came) are
-raised as `ActionFailed` deep in the code that met them and become `ActionResult.error` where the
-action ends; Playwright's own errors are cut to the sentence that says what happened.
+raised as `_ActionFailed` deep in the code that met them and become `ActionResult.error` where the
+action ends; Playwright's own errors are cut to the sentence that says what happened. The exception
+never leaves this package, so it stays private to it: the errors the planner shows its callers are
+`PlannerError`s (`planner.errors`).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["ActionFailed", "first_line", "is_crash", "read_only"]
+__all__ = ["first_line", "is_crash", "read_only"]
 
 
-class ActionFailed(Exception):
+class _ActionFailed(Exception):
     """An expected failure of one action; its message becomes `ActionResult.error`."""
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import Error, Frame, Request, Response
 from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from planner.browser.failures import ActionFailed
+from planner.browser.failures import _ActionFailed
 
 __all__ = ["POLL_MS", "SETTLE_MS", "Navigation", "frame_of", "is_top_navigation", "stop_loading"]
 
@@ -99,7 +99,7 @@ class Navigation:
         before = page.url
         response = page.go_back(wait_until="load", timeout=self._timeout_ms)
         if response is None and page.url == before:
-            raise ActionFailed("there is no previous page to go back to")
+            raise _ActionFailed("there is no previous page to go back to")
 
     def settle(self, page: PlaywrightPage) -> None:
         """Give a click or submit time to start a navigation, then wait for any page to load.
@@ -122,7 +122,7 @@ class Navigation:
             page.wait_for_load_state("load", timeout=remaining)
         except PlaywrightTimeout:
             stop_loading(page)
-            raise ActionFailed(f"navigation timed out after {self._timeout_ms / 1000:g} s") from None
+            raise _ActionFailed(f"navigation timed out after {self._timeout_ms / 1000:g} s") from None
 
     def http_error(self, page: PlaywrightPage) -> str | None:
         """The HTTP error that answered the action's navigation, with the error page's title; None if none."""

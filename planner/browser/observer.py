@@ -15,7 +15,7 @@ from playwright.sync_api import Error, Locator
 from playwright.sync_api import Page as PlaywrightPage
 
 from planner.actions import Click, Hover, Select, Type
-from planner.browser.failures import ActionFailed, first_line, is_crash, read_only
+from planner.browser.failures import _ActionFailed, first_line, is_crash, read_only
 from planner.browser.marks import MARK_JS
 from planner.browser.navigation import SETTLE_MS
 from planner.browser.observation import Element, Place, render_page
@@ -193,14 +193,14 @@ class Observer:
         return None
 
     def locate(self, page: PlaywrightPage, action: ElementAction) -> Locator:
-        """The element `action` acts on, or `ActionFailed` saying why it cannot."""
+        """The element `action` acts on, or `_ActionFailed` saying why it cannot."""
         problem = self.element_problem(action)
         if problem:
-            raise ActionFailed(problem)
+            raise _ActionFailed(problem)
         element = self._elements[action.element]
         locator = page.locator(f"aria-ref={element.ref}")
         if not locator.count():  # a missing ref would otherwise wait out the whole timeout
-            raise ActionFailed(f"element {action.element} is no longer on the page")
+            raise _ActionFailed(f"element {action.element} is no longer on the page")
         return locator
 
     def target(self, page: PlaywrightPage, element_id: int) -> ElementInfo | None:

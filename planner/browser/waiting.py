@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import Page as PlaywrightPage
 
-from planner.browser.failures import ActionFailed
+from planner.browser.failures import _ActionFailed
 from planner.browser.fence import Fence
 from planner.browser.navigation import POLL_MS, Navigation
 from planner.browser.page_events import PageEvents
@@ -44,14 +44,14 @@ def await_download(page: PlaywrightPage, events: PageEvents, timeout_ms: int) ->
     on it, the answer said "attachment" or the click on a download link, which on a loaded
     machine is after the action has returned (its report then went with the next action)."""
     if not _wait_until(page, lambda: events.download_started, timeout_ms):
-        raise ActionFailed(f"the action started a download that did not come within {timeout_ms / 1000:g} s")
+        raise _ActionFailed(f"the action started a download that did not come within {timeout_ms / 1000:g} s")
 
 
 def await_popup(page: PlaywrightPage, promised: str, events: PageEvents, fence: Fence, timeout_ms: int) -> None:
     """Wait for the tab the action promised (`promised` says why it would open), until the fence refuses
     it or the timeout passes."""
     if not _wait_until(page, lambda: events.tab_opened or fence.refused, timeout_ms):
-        raise ActionFailed(
+        raise _ActionFailed(
             f"{promised}, but no new tab appeared within {timeout_ms / 1000:g} s; the page stayed where it was"
         )
 
