@@ -405,7 +405,7 @@ def _mark_ids(env: BrowserEnvironment) -> None:
     """Mark the element behind each id of the last observation (`data-bench-id`), through the ref the
     environment acts on: no public API says which element an id is; the bench must."""
     page = env._require_page()
-    for element_id, element in env._elements.items():
+    for element_id, element in env._observer.elements.items():
         try:
             page.locator(f"aria-ref={element.ref}").evaluate(_MARK_JS, element_id, timeout=5000)
         except Error:

@@ -16,7 +16,7 @@ PlannerError
 ├── ActionSyntaxError   an action string of no form in the vocabulary (defined in `planner.actions`, with the parser)
 ├── RuleSyntaxError     a request rule written as text that cannot be read (defined in `planner.effects`)
 ├── BrowserUnavailable  no usable Chromium (defined in `planner.browser.chromium`, next to the code that finds one)
-├── BrowserThreadError  a browser environment used from a thread other than its own (a bug; `planner.browser.environment`)
+├── BrowserThreadError  a browser environment used from a thread other than its own (a bug; `planner.browser.driver`)
 └── CommandRejected     an operator command that cannot be applied; its message is shown to a person
 
 Subclasses defined elsewhere live next to the code that raises them; callers catch them by type,

@@ -20,9 +20,11 @@ import pytest
 from PIL import Image
 
 from planner.browser.chromium import BrowserUnavailable, find_chromium
+from planner.browser.driver import BrowserThreadError
 from planner.browser.dry import DryEnvironment
-from planner.browser.environment import BrowserEnvironment, BrowserThreadError, _last_screenshot_number
+from planner.browser.environment import BrowserEnvironment
 from planner.browser.observation import INTERACTIVE_ROLES, render_page
+from planner.browser.screenshots import _last_screenshot_number
 from planner.protocols import ActionResult, ElementInfo, Environment, Page
 
 PAGES = Path(__file__).parent / "pages"

@@ -1,10 +1,15 @@
 """The environments the planner acts through: adapters that implement `planner.protocols.Environment`.
 
-- `environment`: `BrowserEnvironment`, a real Chromium driven by Playwright's sync API;
+- `environment`: `BrowserEnvironment`, a real Chromium driven by Playwright's sync API, composed of one
+  part per concern: `driver` (the thread's Playwright), `fence` (what a request may reach),
+  `page_events` (what the page does on its own), `navigation`, `observer` (reading the page and its
+  ids), `controls` (editors, drop-downs, sliders), `screenshots`, and `promises` with `waiting` (what an
+  action promised that comes late); `failures` says how an action fails;
 - `observation`: turns Playwright's ARIA snapshot into the page text a model reads (pure text work);
 - `chromium`: finds and launches a Chromium without downloading one (`python -m planner.browser.chromium`);
 - `dry`: `DryEnvironment`, no browser at all, for tests, rehearsals and benchmarks;
 - `dialogs`: how both answer a page's `alert`, `confirm` and `prompt` (pure policy, the guard's name rule);
+- `effect_fence`: which state-changing requests an action may send (bookkeeping both share, no browser);
 - `marks`: the page scripts that mark what the accessibility tree leaves out (role-less clickables, editors).
 
 They sit above the core: the engine sees only the `Environment` protocol and never imports this package.
@@ -23,7 +28,8 @@ from planner.browser.observation import render_page
 
 if TYPE_CHECKING:
     from planner.browser.chromium import BrowserUnavailable, find_chromium, launch_args
-    from planner.browser.environment import BrowserEnvironment, BrowserThreadError
+    from planner.browser.driver import BrowserThreadError
+    from planner.browser.environment import BrowserEnvironment
 
 __all__ = [
     "DRY_START",
@@ -39,7 +45,7 @@ __all__ = [
 
 _LAZY = {
     "BrowserEnvironment": "planner.browser.environment",
-    "BrowserThreadError": "planner.browser.environment",
+    "BrowserThreadError": "planner.browser.driver",
     "BrowserUnavailable": "planner.browser.chromium",
     "find_chromium": "planner.browser.chromium",
     "launch_args": "planner.browser.chromium",

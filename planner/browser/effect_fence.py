@@ -52,6 +52,16 @@ class EffectFence:
         self._allow.clear()
 
     @property
+    def acting(self) -> bool:
+        """An action runs: what the page sends now is that action's."""
+        return self._acting
+
+    @property
+    def approved(self) -> bool:
+        """An operator approved the action that runs."""
+        return self._approved
+
+    @property
     def passed(self) -> tuple[SentRequest, ...]:
         """The approved requests this action let through: its effect, whatever else then failed."""
         return tuple(self._passed)

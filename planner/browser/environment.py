@@ -5,331 +5,49 @@ so the engine always records what the page looked like after the action. Failure
 timeouts, HTTP errors, crashes) come back as `ActionResult(ok=False, error=...)`; the planner reacts
 to them with OR fallbacks and repairs, so they must be data, not exceptions.
 
-Playwright's sync API is bound to the thread that started it. The browser starts lazily, on the
-first call that needs it (or on `start()`), and from then on the environment must be used from that
-thread only; another thread gets a `BrowserThreadError` instead of a Playwright deadlock. A thread
-can run only one Playwright driver, so environments on the same thread share it (each still has
-its own browser); the driver stops when the last of them closes.
+The browser starts lazily, on the first call that needs it (or on `start()`), and from then on the
+environment must be used from that thread only (`planner.browser.driver`). This module composes the
+parts, each with its own state: the `Fence` (what a request may reach), `PageEvents` (what the page
+does on its own), `Navigation`, the `Observer` (what the page says and what its ids stand for),
+`Controls` and `Screenshots`; `waiting` waits for what an action promised (`promises`) that comes late.
 """
 
 from __future__ import annotations
 
-import re
-import threading
 import time
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Self
+from typing import Self
 
-from playwright.sync_api import (
-    APIResponse,
-    Browser,
-    BrowserContext,
-    Dialog,
-    Download,
-    Error,
-    Frame,
-    Locator,
-    Playwright,
-    Request,
-    Response,
-    Route,
-    ViewportSize,
-    WebSocketRoute,
-    sync_playwright,
-)
+from playwright.sync_api import Browser, BrowserContext, Error, ViewportSize
 from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
-from planner.browser.chromium import BrowserUnavailable, connect, launch
-from planner.browser.dialogs import DialogAnswer, answer_dialog
-from planner.browser.effect_fence import EffectFence
-from planner.browser.marks import EDITOR_TEXT_JS, LISTENERS_JS, MARK_JS, SECRET_FIELD, SECRET_FIELDS_JS
-from planner.browser.observation import Element, Place, render_page
-from planner.effects import WEBSOCKET, RequestRule, SentRequest, request_fields
-from planner.errors import PlannerError
-from planner.events import Box
-from planner.guard import GuardRules, allowed_hosts, host_allowed, is_web_url, resolve_url, url_host
+from planner.browser.chromium import BrowserUnavailable
+from planner.browser.controls import Controls
+from planner.browser.driver import Driver
+from planner.browser.failures import _ActionFailed, first_line, is_crash
+from planner.browser.fence import Fence, held_requests_error
+from planner.browser.marks import LISTENERS_JS
+from planner.browser.navigation import SETTLE_MS, Navigation, stop_loading
+from planner.browser.observer import ElementAction, Observer
+from planner.browser.page_events import PageEvents, tab_report
+from planner.browser.promises import PROMISES_JS, Promise, watch
+from planner.browser.screenshots import Screenshots
+from planner.browser.waiting import await_callbacks, await_download, await_popup
+from planner.effects import RequestRule
+from planner.guard import GuardRules, allowed_hosts, is_web_url, resolve_url
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
 from planner.secrets import Secrets
 
-__all__ = ["BrowserEnvironment", "BrowserThreadError"]
+__all__ = ["BrowserEnvironment"]
 
-_SETTLE_MS = 100
-"""Pause after clicks and submits so script-driven navigations and re-renders can start."""
-_POLL_MS = 50
 
-_TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider"})
-_LIST_ROLES = frozenset({"combobox", "listbox", "slider"})
-_SNAPSHOT_ATTEMPTS = 3
-_MIN_SCROLL_SHARE = 8
-"""A scroll that brings the first cut line to the top moves at least 1/8 of the screen, so it always moves on."""
-
-_ElementAction = Click | Hover | Type | Select
-_BrowserAction = _ElementAction | Scroll | GoBack | Goto
+_BrowserAction = ElementAction | Scroll | GoBack | Goto
 """Every action but `note`, which never reaches the browser."""
-_SCREENSHOT_NAME = re.compile(r"^(\d+)(?:-approval)?\.(?:jpg|png)$")
-"""An action's screenshot (`0007.jpg`) or an approval's preview (`0008-approval.jpg`): one numbering.
-A session resumed from an older log may have PNG ones."""
-_JPEG_QUALITY = 80
-"""Screenshots are JPEG: a third of a PNG's encoding time on a results page (33 vs 99 ms) and under half
-its size, and every place that shows one (live page, approval box, inspector, report) shrinks it anyway."""
-_SCROLL_TO_JS = "([x, y]) => window.scrollTo({left: x, top: y, behavior: 'instant'})"
-
-_FOCUS_EDITOR_JS = """e => {
-  const input = e.isContentEditable ? e : e.querySelector('textarea, [contenteditable=""], [contenteditable=true]') || e;
-  input.focus();
-  let focused = document.activeElement;
-  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
-  return focused === input;
-}"""
-"""Focuses an editor where it takes keys: a contenteditable root itself, or the text area hidden inside it;
-false when the focus went elsewhere."""
-_OPTIONS_JS = "e => e.tagName === 'SELECT' ? Array.from(e.options, o => o.label || o.text) : null"
-_SLIDER_JS = """(e, wanted) => {
-  if (e.tagName === 'INPUT' && e.type === 'range') {
-    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
-    setter.call(e, wanted);
-    e.dispatchEvent(new Event('input', { bubbles: true }));
-    e.dispatchEvent(new Event('change', { bubbles: true }));
-    return { native: true, value: e.value };
-  }
-  const number = name => { const v = parseFloat(e.getAttribute(name)); return Number.isFinite(v) ? v : null; };
-  return { native: false, now: number('aria-valuenow'), min: number('aria-valuemin'), max: number('aria-valuemax') };
-}"""
-"""Sets a native range input (its value setter, then the events a drag fires) or reads an ARIA
-slider's position, which only its keyboard handling can move."""
-_MAX_SLIDER_KEYS = 200
-_TARGET_JS = """e => {
-  const noEnter = ['checkbox', 'radio', 'submit', 'image', 'button', 'reset', 'file', 'hidden', 'range', 'color'];
-  const field = ['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(e.tagName);
-  const pressable = c => c.tagName === 'BUTTON' || (c.tagName === 'INPUT' && ['submit', 'button', 'reset', 'image'].includes(c.type));
-  const isSubmit = c => (c.tagName === 'BUTTON' || c.tagName === 'INPUT') && ['submit', 'image'].includes(c.type);
-  const texts = c => [
-    ['INPUT', 'SELECT', 'TEXTAREA'].includes(c.tagName) ? '' : c.innerText,
-    pressable(c) ? c.value : '',
-    c.getAttribute('aria-label'), c.getAttribute('title'), c.getAttribute('alt'), c.getAttribute('placeholder'),
-  ].filter(t => typeof t === 'string' && t.trim());
-  const form = field ? e.form : null;
-  const link = e.closest('a[href], area[href]');
-  const entersSubmit = e.tagName === 'INPUT' && !noEnter.includes(e.type);
-  const url = link ? link.href
-    : !form ? ''
-    : isSubmit(e) && e.hasAttribute('formaction') ? e.formAction
-    : isSubmit(e) || entersSubmit ? form.action : '';
-  return {
-    inputType: field ? String(e.type || '') : '',
-    texts: texts(e),
-    formSubmits: form && entersSubmit ? Array.from(form.elements).filter(isSubmit).flatMap(texts) : [],
-    url: url || '',
-  };
-}"""
-"""What the guard needs beyond role and name: every other name the element carries, the names of
-the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
-_DOWNLOAD_STARTS = "Download is starting"
-"""How Playwright fails a goto whose answer is a file to download."""
-_DOWNLOADS = "downloads"
-"""Where downloaded files go, inside the screenshot folder (the session's artifacts)."""
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_MAX_REDIRECTS = 20
-_SCROLL_JS = """dy => {
-  const y = window.scrollY;
-  window.scrollBy({top: dy, behavior: 'instant'});
-  const page = document.scrollingElement || document.documentElement;
-  return { moved: window.scrollY - y, scrollable: page.scrollHeight > window.innerHeight };
-}"""
-
-
-_SHORT_TIMER_MS = 1000
-"""A timer an action sets for at most this long is part of the action: its callback may ask a question."""
-_CALLBACK_WAIT_MS = 3000
-"""How long an action waits at most for the timers and requests it started to call back."""
-
-_PROMISES_JS = """(() => {
-  const key = Symbol.for('andor.promises');
-  if (window[key]) return;
-  const state = { click: null, clicked: null, submit: null, opened: '' };
-  Object.defineProperty(window, key, { value: state });
-  const named = name => Array.from(document.querySelectorAll('iframe[name], frame[name]')).some(f => f.name === name);
-  const newTab = target => {
-    const name = String(target || '').trim(), word = name.toLowerCase();
-    return word === '_blank' || (name !== '' && !['_self', '_parent', '_top'].includes(word) && !named(name));
-  };
-  const base = () => document.querySelector('base[target]')?.getAttribute('target') || '';
-  const own = e => (e.hasAttribute('target') ? e.getAttribute('target') : base());
-  const busy = new Set(), seen = new Set();
-  let watching = false;
-  state.watch = () => { busy.clear(); seen.clear(); watching = true; };
-  state.promised = () => {
-    const link = state.click && !state.click.defaultPrevented && state.clicked?.closest?.('a[href], area[href]');
-    const submit = state.submit && !state.submit.defaultPrevented ? state.submit : null;
-    const formTarget = submit && (submit.submitter?.hasAttribute('formtarget') ? submit.submitter.getAttribute('formtarget') : own(submit.target));
-    // Chromium downloads a same-origin, blob: or data: link that has a download attribute, whatever its target.
-    const download = !!link && link.hasAttribute('download')
-      && (/^(blob|data):/i.test(link.href) || new URL(link.href, location.href).origin === location.origin);
-    const tab = download ? '' : link && newTab(own(link)) ? 'the link opens a new tab'
-      : submit && newTab(formTarget) ? 'the form opens its result in a new tab'
-      : state.opened;
-    state.click = state.clicked = state.submit = null;
-    state.opened = '';
-    if (!busy.size) watching = false;
-    return { tab, download, busy: busy.size };
-  };
-  addEventListener('click', e => { state.click = e; state.clicked = e.composedPath()[0]; }, true);
-  addEventListener('submit', e => { state.submit = e; }, true);
-  const open = window.open;
-  window.open = function (url, target, features) {
-    const tab = open.apply(this, arguments);
-    const name = target === undefined ? '' : String(target).trim();
-    if ((tab !== null || /noopener|noreferrer/i.test(String(features || ''))) && (name === '' || newTab(name))) {
-      state.opened = 'the page opened a new window';
-    }
-    return tab;
-  };
-  // The work an action starts that calls back later: a short timer, a fetch or XHR, reading a fetched body.
-  // A key seen once in this action (a timer's delay and callback source, a request's method and URL) is not
-  // counted again, so a poll counts once rather than keeping the action busy.
-  const begin = seenKey => {
-    if (!watching || seen.has(seenKey)) return null;
-    if (seenKey !== null) seen.add(seenKey);
-    const token = {};
-    busy.add(token);
-    return token;
-  };
-  const end = token => { if (token) busy.delete(token); };
-  const settled = (promise, token) => {
-    if (token) promise.then(() => end(token), () => end(token));
-    return promise;
-  };
-  // A timer that sets itself again from its own callback (a clock, a poll) is the page's own rhythm, never counted.
-  const later = window.setTimeout, timers = new Map(), recurring = new Set();
-  let running = null;
-  window.setTimeout = function (callback, delay, ...rest) {
-    const ms = Number(delay) || 0;
-    if (typeof callback !== 'function' || ms > SHORT_TIMER_MS) return later.apply(window, arguments);
-    const timerKey = `${ms} ${Function.prototype.toString.call(callback)}`;
-    if (timerKey === running) recurring.add(timerKey);
-    const token = recurring.has(timerKey) ? null : begin(timerKey);
-    const id = later.call(window, function () {
-      timers.delete(id);
-      const outer = running;
-      running = timerKey;
-      try { return callback.apply(this, arguments); } finally { running = outer; end(token); }
-    }, delay, ...rest);
-    if (token) timers.set(id, token);
-    return id;
-  };
-  for (const name of ['clearTimeout', 'clearInterval']) {
-    const clear = window[name];
-    window[name] = function (id) { end(timers.get(id)); timers.delete(id); return clear.apply(window, arguments); };
-  }
-  const fetching = window.fetch;
-  if (fetching) window.fetch = function (input, init) {
-    const request = input instanceof Request ? input : null;
-    const seenKey = `fetch ${init?.method || request?.method || 'GET'} ${request ? request.url : String(input)}`;
-    return settled(fetching.apply(this, arguments), begin(seenKey));
-  };
-  for (const name of ['arrayBuffer', 'blob', 'formData', 'json', 'text']) {
-    const read = Response.prototype[name];
-    if (read) Response.prototype[name] = function () { return settled(read.apply(this, arguments), begin(null)); };
-  }
-  const opening = XMLHttpRequest.prototype.open, sending = XMLHttpRequest.prototype.send, requests = new WeakMap();
-  XMLHttpRequest.prototype.open = function (method, url) {
-    requests.set(this, `xhr ${method} ${url}`);
-    return opening.apply(this, arguments);
-  };
-  XMLHttpRequest.prototype.send = function () {
-    const token = begin(requests.get(this) ?? null);
-    if (token) this.addEventListener('loadend', () => end(token), { once: true });
-    try { return sending.apply(this, arguments); } catch (error) { end(token); throw error; }
-  };
-})()""".replace("SHORT_TIMER_MS", str(_SHORT_TIMER_MS))
-"""Runs in every document before its own scripts: notes what an action promises, so the environment
-waits for it instead of racing it. A new tab: a click on a link (or a submit of a form) that targets
-a new tab, unless a script prevented its default, or a `window.open` into a new tab. A download: a
-click on a link with a `download` attribute that Chromium honours (the page's own script clicking
-one it made counts too). Callbacks: from `watch()` (the action's start) on, the timers of up to
-`_SHORT_TIMER_MS` and the requests the page starts, until they have called back, since a callback
-can ask a question (a confirm) or open a tab that belongs to the action. `promised()` says what
-({tab: why or '', download: true or false, busy: callbacks still to come}), forgets the tab and
-download, and stops watching once nothing is left to come."""
-_PROMISED_JS = "() => window[Symbol.for('andor.promises')]?.promised() ?? {tab: '', download: false, busy: 0}"
-_WATCH_JS = "() => { const promises = window[Symbol.for('andor.promises')]; promises?.promised(); promises?.watch(); }"
-"""An element action's start: forget what the page's own scripts promised since the last one, and watch
-for the callbacks this action starts."""
-
-_drivers = threading.local()
-
-
-def _acquire_driver() -> Playwright:
-    """This thread's Playwright driver, started on first use; a second `sync_playwright()` on a
-    thread that already runs one fails with "using Playwright Sync API inside the asyncio loop"."""
-    if getattr(_drivers, "users", 0) == 0:
-        try:
-            _drivers.playwright = sync_playwright().start()
-        except Error as error:
-            raise BrowserUnavailable(
-                "Playwright cannot start on this thread, which already runs an asyncio loop or another "
-                "Playwright (such as pytest-playwright's fixtures); use a thread of its own "
-                f"({_first_line(error)})"
-            ) from error
-        _drivers.users = 0
-    _drivers.users += 1
-    return _drivers.playwright
-
-
-def _release_driver() -> None:
-    _drivers.users -= 1
-    if _drivers.users == 0:
-        _drivers.playwright.stop()
-        _drivers.playwright = None
-
-
-class BrowserThreadError(PlannerError):
-    """The environment was used from a thread other than the one its browser started on."""
-
-
-class _ActionFailed(Exception):
-    """An expected failure of one action; its message becomes `ActionResult.error`."""
-
-
-@dataclass(frozen=True)
-class _Promise:
-    """What an action promised that comes late (`_PROMISES_JS`): why a new tab opens, a download, and how
-    many of the callbacks it started are still to come."""
-
-    tab: str = ""
-    download: bool = False
-    busy: int = 0
-
-    def then(self, later: _Promise) -> _Promise:
-        """This promise updated by a later read: a tab or download promised in either, the later count."""
-        return _Promise(self.tab or later.tab, self.download or later.download, later.busy)
-
-
-def _first_line(error: BaseException) -> str:
-    """Playwright messages carry a call log after the first line; people need only the first."""
-    text = str(error).strip()
-    line = text.splitlines()[0] if text else type(error).__name__
-    return re.sub(r"^\w+\.\w+: ", "", line)
-
-
-def _is_crash(error: BaseException) -> bool:
-    text = str(error).lower()
-    return "target crashed" in text or "page crashed" in text
-
-
-def _last_screenshot_number(directory: Path | None) -> int:
-    """Continue numbering after existing screenshots, so a resumed session overwrites none."""
-    if directory is None or not directory.is_dir():
-        return 0
-    numbers = (int(m.group(1)) for p in directory.iterdir() if (m := _SCREENSHOT_NAME.match(p.name)))
-    return max(numbers, default=0)
 
 
 class BrowserEnvironment:
@@ -354,8 +72,8 @@ class BrowserEnvironment:
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
     `GuardRules()`) is dismissed unless the action was approved, and the action fails with
     `held_dialog` set, so the engine can ask an operator. A dialog asked from a timer or a request the
-    action started (`_SHORT_TIMER_MS`, `_CALLBACK_WAIT_MS`) is still the action's: the action waits for
-    them, and its approval lasts until the page it left is read.
+    action started (`planner.browser.promises`) is still the action's: the action waits for them, and
+    its approval lasts until the page it left is read.
 
     `secrets` (name -> value, `planner.secrets`) are what the task and the model write as `{{NAME}}`:
     a `type` action types the value (into a field, an editor or a slider), and nothing the model is
@@ -388,37 +106,21 @@ class BrowserEnvironment:
         self.timeout_ms = timeout_ms
         self.viewport = viewport
         self.headless = headless
-        self._hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
-        self._guard_rules = guard_rules if guard_rules is not None else GuardRules()
-        self._reports: list[str] = []
-        """What the page did since the last observation that the agent should know (dialogs, downloads)."""
-        self._held: DialogAnswer | None = None
-        self._effects = EffectFence(request_rules, self._reports.append)
-        self._downloads: list[Download] = []
-        self._thread: int | None = None
-        self._playwright: Playwright | None = None
+        self._last_good_url = start_url
+        self._driver = Driver()
         self._browser: Browser | None = None
         self._context: BrowserContext | None = None
         self._page: PlaywrightPage | None = None
-        self._elements: Mapping[int, Element] = {}
-        self._next_top: float | None = None
-        self._reading: tuple[str, float] = ("", 0.0)
-        """(URL, viewport y) where the observation starts reading: below 0 once a page scrolled to
-        its end still had lines cut on screen; any other URL reads from the top."""
-        self._last_page: Page | None = None
-        self._last_good_url = start_url
-        self._crashed = False
-        self._nav_status: tuple[str, int] | None = None
-        self._nav_requested = False
-        self._attachment = False
-        """The action's navigation was answered with an attachment, which Chromium downloads."""
-        self._nav_pending: set[Request] = set()
-        self._blocked_host: str | None = None
-        self._approved = False
-        self._acting = False
-        """An action runs: a dialog now is its own (held, when risky, as its failure), not the page's between actions."""
-        self._popups: list[PlaywrightPage] = []
-        self._counter = _last_screenshot_number(self.screenshot_dir)
+        self._reports: list[str] = []
+        """What the page did since the last observation that the agent should know (dialogs, downloads)."""
+        hosts = allowed_hosts(allowed_domains, start_url) if allowed_domains is not None else None
+        self._fence = Fence(hosts, request_rules, self._reports.append, timeout_ms)
+        rules = guard_rules if guard_rules is not None else GuardRules()
+        self._events = PageEvents(self._fence, rules, self._reports.append, self.screenshot_dir, timeout_ms)
+        self._navigation = Navigation(timeout_ms)
+        self._observer = Observer(self._secrets, observation_budget, viewport, timeout_ms, self._events.note_crash)
+        self._controls = Controls(self._observer, self._secrets, timeout_ms)
+        self._screenshots = Screenshots(self.screenshot_dir, self._secrets, viewport, timeout_ms)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -436,22 +138,22 @@ class BrowserEnvironment:
         Raises `BrowserUnavailable` when no Chromium can be started; call it early to fail fast.
         The protocol methods never raise it: actions fail with the reason, `observe()` shows it.
         """
-        self._check_thread()
+        self._driver.check_thread()
         self._ensure_page()
 
     def close(self) -> None:
         """Release page, context, browser and the Playwright driver; safe to call twice."""
-        if self._playwright is None:
+        if not self._driver.running:
             return
-        self._check_thread()
+        self._driver.check_thread()
         for closable in (self._context, self._browser):
             if closable is not None:
                 try:
                     closable.close()
                 except Error:
                     pass
-        _release_driver()
-        self._playwright = self._browser = self._context = self._page = None
+        self._driver.release()
+        self._browser = self._context = self._page = None
 
     # -- Environment protocol ---------------------------------------------------------------------
 
@@ -470,31 +172,34 @@ class BrowserEnvironment:
         once. `rules`: the session's request policy (None: `request_rules`, the browser's own).
         """
         started = time.perf_counter()
-        self._check_thread()
+        self._driver.check_thread()
         try:
             parsed = parse_action(action)
         except ActionSyntaxError as error:
-            return ActionResult(ok=False, error=str(error), page=self._last_page, duration_ms=_since(started))
+            return ActionResult(ok=False, error=str(error), page=self._observer.last_page, duration_ms=_since(started))
         if isinstance(parsed, Note):
-            page = self._last_page or self.observe()
+            page = self._observer.last_page or self.observe()
             return ActionResult(ok=True, page=page, duration_ms=_since(started))
         return self._hidden(self._run(parsed, started, approved, allow, rules))
 
     def goto(self, url: str) -> ActionResult:
         """Open a URL (absolute, or relative to the current page); also the engine's rollback."""
         started = time.perf_counter()
-        self._check_thread()
+        self._driver.check_thread()
         if not url.strip():
-            return ActionResult(ok=False, error="goto needs a URL", page=self._last_page, duration_ms=_since(started))
+            return ActionResult(
+                ok=False, error="goto needs a URL", page=self._observer.last_page, duration_ms=_since(started)
+            )
         return self._hidden(self._run(Goto(url=url.strip()), started))
 
     def observe(self) -> Page:
         """Snapshot the current page; element ids in later actions refer to this observation."""
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_page()
         except BrowserUnavailable as error:
-            return self._unreadable(f"browser unavailable: {error}")
+            url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
+            return self._observer.unreadable(f"browser unavailable: {error}", url)
         return self._observe_reporting(self._take_reports())[0]
 
     def check(self, action: str) -> str | None:
@@ -503,14 +208,14 @@ class BrowserEnvironment:
             parsed = parse_action(action)
         except ActionSyntaxError as error:
             return str(error)
-        if not isinstance(parsed, _ElementAction):
+        if not isinstance(parsed, ElementAction):
             return None
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable as error:
             return f"browser unavailable: {error}"
-        return self._element_problem(parsed)
+        return self._observer.element_problem(parsed)
 
     def target(self, action: str) -> ElementInfo | None:
         """What `action` would touch, for the guard: the element's role, names, input type, form
@@ -521,31 +226,14 @@ class BrowserEnvironment:
             return None
         if not isinstance(parsed, (Click, Type, Select, Goto)):
             return None
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable:
             return None  # execute() will report it
         if isinstance(parsed, Goto):
             return ElementInfo(url=self._goto_url(parsed.url) or "")
-        element = self._elements.get(parsed.element)
-        if element is None:
-            return None
-        details: dict[str, object] = {}
-        try:
-            locator = self._require_page().locator(f"aria-ref={element.ref}")
-            if locator.count():
-                details = locator.evaluate(_TARGET_JS, timeout=self.timeout_ms)
-        except Error:
-            pass  # the element went away; execute() will report it
-        return ElementInfo(
-            role=element.role,
-            name=element.name,
-            input_type=str(details.get("inputType", "")),
-            texts=tuple(str(text) for text in details.get("texts", ())),  # type: ignore[attr-defined]
-            form_submits=tuple(str(text) for text in details.get("formSubmits", ())),  # type: ignore[attr-defined]
-            url=str(details.get("url", "")),
-        )
+        return self._observer.target(self._require_page(), parsed.element)
 
     def preview(self, action: str) -> Preview | None:
         """A viewport screenshot with the action's element scrolled into view, and the element's box in
@@ -558,59 +246,24 @@ class BrowserEnvironment:
             parsed = parse_action(action)
         except ActionSyntaxError:
             return None
-        if self.screenshot_dir is None or not isinstance(parsed, _ElementAction | Goto):
+        if self.screenshot_dir is None or not isinstance(parsed, ElementAction | Goto):
             return None
-        self._check_thread()
+        self._driver.check_thread()
         try:
             self._ensure_observed()
         except BrowserUnavailable:
             return None
-        page = self._require_page()
-        try:
-            scrolled = page.evaluate("() => [window.scrollX, window.scrollY]")
-        except Error:
-            return None  # the page is going away; execute() will report it
-        try:
-            box = self._element_box(parsed.element) if isinstance(parsed, _ElementAction) else None
-            path = self._screenshot("-approval")
-        finally:
-            try:
-                page.evaluate(_SCROLL_TO_JS, scrolled)
-            except Error:
-                pass  # a navigation replaced the page: there is no scroll position to keep
-        return Preview(path, box) if path is not None else None
+        element = self._observer.elements.get(parsed.element) if isinstance(parsed, ElementAction) else None
+        return self._screenshots.preview(self._require_page(), element)
 
     def _hidden(self, result: ActionResult) -> ActionResult:
-        """`result` with its error and reports hidden as its page is (`_observe_now`): an HTTP error or a
-        browser message may quote a URL that holds a secret's value."""
+        """`result` with its error and reports hidden as its page is (`Observer.observe`): an HTTP error or
+        a browser message may quote a URL that holds a secret's value."""
         if not self._secrets or (result.error is None and not result.reports):
             return result
         hide = self._secrets.hide
         error = hide(result.error) if result.error is not None else None
         return replace(result, error=error, reports=tuple(hide(report) for report in result.reports))
-
-    def _element_box(self, element_id: int) -> Box | None:
-        """Where the element is on screen once scrolled into view, clipped to the viewport; None when it
-        is not on the page or not drawn (hidden, zero-sized, outside the screen)."""
-        element = self._elements.get(element_id)
-        if element is None:
-            return None
-        try:
-            locator = self._require_page().locator(f"aria-ref={element.ref}")
-            if not locator.count():
-                return None
-            locator.scroll_into_view_if_needed(timeout=self.timeout_ms)
-            drawn = locator.bounding_box(timeout=self.timeout_ms)
-        except Error:
-            return None
-        if drawn is None:
-            return None
-        width, height = self.viewport
-        left, top = max(0.0, drawn["x"]), max(0.0, drawn["y"])
-        right, bottom = min(float(width), drawn["x"] + drawn["width"]), min(float(height), drawn["y"] + drawn["height"])
-        if right <= left or bottom <= top:
-            return None
-        return Box(x=left, y=top, width=right - left, height=bottom - top)
 
     # -- the action pipeline ----------------------------------------------------------------------
 
@@ -626,20 +279,17 @@ class BrowserEnvironment:
             self._ensure_page()
         except BrowserUnavailable as error:
             return ActionResult(ok=False, error=f"browser unavailable: {error}", duration_ms=_since(started))
-        touches = isinstance(action, _ElementAction)
+        touches = isinstance(action, ElementAction)
         self._begin(touches)
-        self._nav_status, self._nav_requested, self._blocked_host = None, False, None
-        self._attachment = False
-        self._held = None
-        self._acting, self._approved = True, approved
-        self._effects.start(approved=approved, allow=allow, rules=rules)
+        self._navigation.start()
+        self._events.start()
+        self._fence.start(approved=approved, allow=allow, rules=rules)
         try:
             return self._act(action, started, touches)
         finally:
             # Only once the page is read: a question it asks late is still this action's, approved with it; then the
             # fences close again.
-            self._acting = self._approved = False
-            self._effects.stop()
+            self._fence.stop()
 
     def _begin(self, touches: bool) -> None:
         """Close what the page did since the last action before this one counts: a dialog it opened is
@@ -649,58 +299,56 @@ class BrowserEnvironment:
         its promise (scroll, back and goto leave that for the next to forget: one evaluate, not one a frame)."""
         page = self._require_page()
         if touches:
-            for frame in page.frames:
-                try:
-                    frame.evaluate(_WATCH_JS)
-                except Error:
-                    continue  # a frame detached or navigating: its new document watches nothing yet
+            watch(page)
         else:
             try:
                 page.evaluate("0")
             except Error:
                 pass  # a navigation is under way: events still reached this thread with the answer
-        self._close_stray_tabs()
+        self._events.close_stray_tabs(page)
 
     def _act(self, action: _BrowserAction, started: float, touches: bool) -> ActionResult:
         """Perform the action, wait for what it promised, and read the page it left."""
         error: str | None = None
         try:
             self._perform(action)
-            promise = self._await_callbacks() if touches else _Promise()
+            promise = await_callbacks(self._require_page(), self._navigation) if touches else Promise()
             self._follow_popup(promised=promise.tab)
-            if (promise.download or self._attachment) and not self._downloads:
-                self._await_download()
+            if (promise.download or self._navigation.attachment) and not self._events.download_started:
+                await_download(self._require_page(), self._events, self.timeout_ms)
             error = self._navigation_problem()
         except _ActionFailed as failure:
             error = str(failure)
         except PlaywrightTimeout:
-            what = "navigation" if self._nav_requested else _describe(action)
+            what = "navigation" if self._navigation.requested else _describe(action)
             error = f"{what} timed out after {self.timeout_ms / 1000:g} s"
-            self._stop_loading()
+            stop_loading(self._require_page())
         except Error as failure:
-            self._crashed = self._crashed or _is_crash(failure)
-            error = self._navigation_problem() or f"{_describe(action)} failed: {_first_line(failure)}"
+            if is_crash(failure):
+                self._events.note_crash()
+            error = self._navigation_problem() or f"{_describe(action)} failed: {first_line(failure)}"
         reports = self._take_reports()
-        if self._crashed:
+        if self._events.crashed:
             return ActionResult(ok=False, error="page crashed", duration_ms=_since(started), reports=reports)
-        screenshot = self._screenshot()
+        screenshot = self._screenshots.take(self._require_page())
         page, reports = self._observe_reporting(reports)
-        if self._crashed:
+        if self._events.crashed:
             return ActionResult(
                 ok=False, error="page crashed", screenshot=screenshot, duration_ms=_since(started), reports=reports
             )
-        held = self._held.held if self._held is not None else None
-        if self._held is not None:
-            error = self._held.report  # what the action was for did not happen: the page was told "cancel"
-        requests = self._effects.held
-        if error is not None and (passed := self._effects.passed):  # what was approved happened: never hide it
+        dialog = self._events.held
+        held = dialog.held if dialog is not None else None
+        if dialog is not None:
+            error = dialog.report  # what the action was for did not happen: the page was told "cancel"
+        requests = self._fence.held
+        if error is not None and (passed := self._fence.passed):  # what was approved happened: never hide it
             error += (
                 f" (before that, the page sent {passed[0].describe()}, which an operator approved: it went through)"
             )
         if requests and held is None:
-            error = _held_requests_error(requests)
-            if self._blocked_host is not None:  # the action did more than one thing; none of it is hidden
-                reports = (*reports, self._outside(self._blocked_host))
+            error = held_requests_error(requests)
+            if (refusal := self._fence.refusal) is not None:  # the action did more than one thing; hide none
+                reports = (*reports, refusal)
         self._save_storage()
         if error is None:
             self._last_good_url = page.url
@@ -720,236 +368,44 @@ class BrowserEnvironment:
         """Observe with `reports` at the head of the text. What the page did while it was read (a dialog
         or a tab no callback count foresaw, a download) joins them, and the page is read once more."""
         page = self._observe_now(reports)
-        self._close_stray_tabs()
-        if self._reports or self._downloads:
+        self._events.close_stray_tabs(self._require_page())
+        if self._reports or self._events.download_started:
             reports += self._take_reports()
             page = self._observe_now(reports)
         return page, reports
 
     def _take_reports(self) -> tuple[str, ...]:
-        """What the page did since the last observation, downloads saved first (`_save_download`)."""
-        while self._downloads:
-            self._reports.append(self._save_download(self._downloads.pop(0)))
+        """What the page did since the last observation, downloads saved first."""
+        self._events.save_downloads()
         reports = tuple(self._reports)
         self._reports.clear()
         return reports
 
-    def _save_download(self, download: Download) -> str:
-        """Keep a file the page downloaded in the session's artifacts (`downloads/`, beside the screenshots),
-        never opening it, and say what it was; without a screenshot folder it is dropped with the browser."""
-        url = download.url if len(download.url) <= 200 else download.url[:199] + "…"
-        name = _safe_name(download.suggested_filename)
-        try:
-            if self.screenshot_dir is None:
-                size = Path(download.path()).stat().st_size
-                return f"the page downloaded {name!r} ({size:,} bytes) from {url}; not kept (no artifacts folder)"
-            folder = self.screenshot_dir / _DOWNLOADS
-            folder.mkdir(parents=True, exist_ok=True)
-            path = _free_path(folder / name)
-            download.save_as(path)
-            size = path.stat().st_size
-        except (Error, OSError) as error:
-            return f"the page tried to download {name!r} from {url}, which failed: {_first_line(error)}"
-        return (
-            f"the page downloaded {name!r} ({size:,} bytes) from {url}; saved as {_DOWNLOADS}/{path.name}, not opened"
-        )
-
     def _perform(self, action: _BrowserAction) -> None:
         page = self._require_page()
         if isinstance(action, Click):
-            self._locate(action).click(timeout=self.timeout_ms)
-            self._settle()
+            self._observer.locate(page, action).click(timeout=self.timeout_ms)
+            self._navigation.settle(page)
         elif isinstance(action, Hover):
-            self._locate(action).hover(timeout=self.timeout_ms)
-            page.wait_for_timeout(_SETTLE_MS)
-        elif isinstance(action, Type) and self._role(action.element) == "slider":
-            self._slide(action, self._secrets.fill(action.text))
+            self._observer.locate(page, action).hover(timeout=self.timeout_ms)
+            page.wait_for_timeout(SETTLE_MS)
+        elif isinstance(action, Type) and self._observer.role(action.element) == "slider":
+            self._controls.slide(page, action, self._secrets.fill(action.text))
         elif isinstance(action, Type):
-            locator = self._locate(action)
-            if not locator.is_editable(timeout=self.timeout_ms):
-                raise _ActionFailed(_read_only(action.element))
-            if self._elements[action.element].editor:
-                self._type_into_editor(action, locator)
-            else:
-                locator.fill(self._secrets.fill(action.text), timeout=self.timeout_ms)
+            self._controls.type(page, action)
             if action.enter:
-                locator.press("Enter", timeout=self.timeout_ms)
-                self._settle()
+                self._navigation.settle(page)
         elif isinstance(action, Select):
-            self._select(action)
-            self._settle()
+            self._controls.select(page, action)
+            self._navigation.settle(page)
         elif isinstance(action, Scroll):
-            self._scroll(action.direction)
+            self._observer.scroll(page, action.direction)
         elif isinstance(action, GoBack):
-            self._reading = ("", 0.0)
-            before = page.url
-            response = page.go_back(wait_until="load", timeout=self.timeout_ms)
-            if response is None and page.url == before:
-                raise _ActionFailed("there is no previous page to go back to")
+            self._observer.read_from_top()
+            self._navigation.go_back(page)
         else:
-            self._reading = ("", 0.0)
+            self._observer.read_from_top()
             self._navigate(action.url)
-
-    def _locate(self, action: _ElementAction) -> Locator:
-        problem = self._element_problem(action)
-        if problem:
-            raise _ActionFailed(problem)
-        element = self._elements[action.element]
-        locator = self._require_page().locator(f"aria-ref={element.ref}")
-        if not locator.count():  # a missing ref would otherwise wait out the whole timeout
-            raise _ActionFailed(f"element {action.element} is no longer on the page")
-        return locator
-
-    def _type_into_editor(self, action: Type, locator: Locator) -> None:
-        """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
-        its hidden text area would only add to what the editor's own model holds; then read it back."""
-        page = self._require_page()
-        text = self._secrets.fill(action.text)
-        if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self.timeout_ms):
-            locator.click(timeout=self.timeout_ms)  # an editor that takes focus only from the pointer
-        page.keyboard.press("ControlOrMeta+A")
-        page.keyboard.press("Delete")
-        page.keyboard.insert_text(text)
-        held = locator.evaluate(EDITOR_TEXT_JS, timeout=self.timeout_ms)
-        if " ".join(held.split()) != " ".join(text.split()):
-            shown = self._secrets.hide(" ".join(held.split()))
-            shown = shown if len(shown) <= 120 else shown[:119] + "…"
-            raise _ActionFailed(
-                f"element {action.element} is an editor that did not take the text; it now holds {shown!r}"
-            )
-
-    def _role(self, element_id: int) -> str:
-        element = self._elements.get(element_id)
-        return element.role if element is not None else ""
-
-    def _element_problem(self, action: _ElementAction) -> str | None:
-        element = self._elements.get(action.element)
-        if element is None:
-            return f"element {action.element} is not on the page"
-        if isinstance(action, Type) and element.role not in _TEXT_FIELD_ROLES:
-            return f"element {action.element} is a {element.role}, not a text field"
-        if isinstance(action, Type) and element.readonly:
-            return _read_only(action.element)
-        if isinstance(action, Select) and element.role not in _LIST_ROLES:
-            return f"element {action.element} is a {element.role}, not a drop-down list"
-        return None
-
-    def _select(self, action: Select) -> None:
-        if self._role(action.element) == "slider":
-            self._slide(action, action.option)
-            return
-        locator = self._locate(action)
-        labels = locator.evaluate(_OPTIONS_JS, timeout=self.timeout_ms)
-        wanted = action.option.strip()
-        if labels is None:
-            self._pick(action.element, locator, wanted)
-            return
-        index = next((i for i, label in enumerate(labels) if label.strip() == wanted), None)
-        if index is None:
-            index = next((i for i, label in enumerate(labels) if label.strip().casefold() == wanted.casefold()), None)
-        if index is None:
-            shown = ", ".join(f'"{label}"' for label in labels[:10]) + (", ..." if len(labels) > 10 else "")
-            raise _ActionFailed(f'element {action.element} has no option "{wanted}"; its options are {shown}')
-        locator.select_option(index=index, timeout=self.timeout_ms)
-
-    def _pick(self, element_id: int, locator: Locator, wanted: str) -> None:
-        """Choose an option of a custom drop-down (the ARIA combobox and listbox patterns): open
-        it with a click unless it is a list already, then click the option with that name in it: a
-        listbox's own, a combobox's in the list its `aria-controls` names (another list open on the
-        page may show the same name), else anywhere on the page."""
-        listbox = self._role(element_id) == "listbox"
-        if not listbox and locator.get_attribute("aria-expanded", timeout=self.timeout_ms) != "true":
-            locator.click(timeout=self.timeout_ms)
-            self._require_page().wait_for_timeout(_SETTLE_MS)
-        scope = locator if listbox else self._controlled(locator)
-        for exact in (True, False):
-            options = scope.get_by_role("option", name=wanted, exact=exact).filter(visible=True)
-            if options.count():
-                options.first.click(timeout=self.timeout_ms)
-                return
-        shown = scope.get_by_role("option").filter(visible=True).all_inner_texts()[:10]
-        listed = ", ".join(f'"{" ".join(text.split())}"' for text in shown) or "none is showing"
-        raise _ActionFailed(f'element {element_id} has no option "{wanted}"; its options are {listed}')
-
-    def _controlled(self, locator: Locator) -> Locator | PlaywrightPage:
-        """The element(s) a combobox's `aria-controls` names, looked up in its own document or shadow
-        root as the attribute means them; the page when it names none that is there."""
-        names = (locator.get_attribute("aria-controls", timeout=self.timeout_ms) or "").split()
-        quoted = [f"'{name}'" if '"' in name else f'"{name}"' for name in names if not {'"', "'"} <= set(name)]
-        if quoted:  # an XPath string cannot hold both quotes; no real id does
-            ids = " or ".join(f"@id={name}" for name in quoted)
-            # From the combobox up to its document or shadow root, then down: a bare `//` would start at the combobox.
-            controlled = locator.locator(f"xpath=ancestor-or-self::node()[last()]//*[{ids}]")
-            if controlled.count():
-                return controlled
-        return self._require_page()
-
-    def _slide(self, action: Type | Select, wanted: str) -> None:
-        """Move a slider to a value: a native range input is set directly, an ARIA slider is moved
-        with the arrow keys from where it says it is."""
-        element_id = action.element
-        locator = self._locate(action)
-        try:
-            target = float(wanted.strip())
-        except ValueError:
-            raise _ActionFailed(
-                f"element {element_id} is a slider; give it a number, not {self._secrets.hide(wanted)!r}"
-            ) from None
-        state = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)
-        if state["native"]:
-            return
-        if state["now"] is None:
-            raise _ActionFailed(
-                f"element {element_id} is a slider that does not say its value; click or drag it instead"
-            )
-        low = state["min"] if state["min"] is not None else float("-inf")
-        high = state["max"] if state["max"] is not None else float("inf")
-        target = min(max(target, low), high)
-        locator.focus(timeout=self.timeout_ms)
-        now = state["now"]
-        for _ in range(_MAX_SLIDER_KEYS):
-            if now == target:
-                return
-            locator.press("ArrowRight" if now < target else "ArrowLeft", timeout=self.timeout_ms)
-            after = locator.evaluate(_SLIDER_JS, wanted.strip(), timeout=self.timeout_ms)["now"]
-            if after is None or after == now:
-                raise _ActionFailed(
-                    f"element {element_id} is a slider that stayed at {now:g} when its arrow keys were pressed"
-                )
-            if (after - target) * (now - target) < 0:
-                raise _ActionFailed(
-                    f"element {element_id} is a slider that cannot take {target:g}: its step went from {now:g} to "
-                    f"{after:g}"
-                )
-            now = after
-        raise _ActionFailed(
-            f"element {element_id} is a slider still at {now:g} after {_MAX_SLIDER_KEYS} arrow key presses "
-            f"toward {target:g}"
-        )
-
-    def _scroll(self, direction: str) -> None:
-        """Scroll the window by one viewport; pages that scroll an inner pane get a mouse wheel.
-
-        When the last observation was cut inside the viewport, scrolling down brings the first cut
-        line to the top instead, so no element is skipped.
-        """
-        page = self._require_page()
-        width, height = self.viewport
-        delta = height if direction == "down" else -height
-        next_top = self._next_top
-        cut_on_screen = next_top is not None and 0 < next_top < height
-        if direction == "down" and next_top is not None and cut_on_screen:
-            delta = max(int(next_top), height // _MIN_SCROLL_SHARE)
-        reading = self._reading_top(page.url)
-        scrolled = page.evaluate(_SCROLL_JS, delta)
-        if direction == "up":
-            self._reading = (page.url, 0.0)
-        elif cut_on_screen and scrolled["scrollable"] and scrolled["moved"] < delta:
-            self._reading = (page.url, reading + delta - scrolled["moved"])  # read on where scrolling could not
-        if not scrolled["moved"]:
-            page.mouse.move(width / 2, height / 2)
-            page.mouse.wheel(0, delta)
-            page.wait_for_timeout(_SETTLE_MS)
 
     def _goto_url(self, url: str) -> str | None:
         """The absolute URL a goto opens: resolved against the current web page (the last good one
@@ -963,291 +419,49 @@ class BrowserEnvironment:
         resolved = self._goto_url(self._secrets.fill(url))  # a URL the observation showed with {{NAME}} in it
         if resolved is None:
             raise _ActionFailed(f"cannot open {url!r}: it is not a valid URL")
-        if self._hosts is not None and not self._approved:
-            if not is_web_url(resolved):
-                scheme = resolved.split(":", 1)[0] + ":"
-                raise _ActionFailed(f"blocked: {scheme} URLs are not web pages; an operator must approve opening one")
-            host = url_host(resolved)
-            if not host_allowed(host, self._hosts):
-                raise _ActionFailed(self._outside(host))
+        if (problem := self._fence.goto_problem(resolved)) is not None:
+            raise _ActionFailed(problem)
         page = self._require_page()
-        try:
-            response = page.goto(resolved, wait_until="load", timeout=self.timeout_ms)
-        except Error as error:
-            if _DOWNLOAD_STARTS not in str(error):
-                raise
-            self._await_download()  # the URL is a file: the page stays, the file is saved and reported
-            return
-        if response is not None:
-            self._nav_status = (response.url, response.status)
-
-    def _await_download(self) -> None:
-        """Wait for the download the action started: Chromium reports it a moment after the goto failed
-        on it, the answer said "attachment" or the click on a download link, which on a loaded
-        machine is after the action has returned (its report then went with the next action)."""
-        page = self._require_page()
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._downloads and time.monotonic() < deadline:
-            page.wait_for_timeout(_POLL_MS)
-        if not self._downloads:
-            raise _ActionFailed(f"the action started a download that did not come within {self.timeout_ms / 1000:g} s")
-
-    def _settle(self) -> None:
-        """Give a click or submit time to start a navigation, then wait for any page to load.
-
-        Playwright already waits for navigations an action starts directly; this catches the ones
-        scripts start a moment later.
-        """
-        self._require_page().wait_for_timeout(_SETTLE_MS)
-        self._await_load()
-
-    def _await_load(self) -> None:
-        """Wait for a navigation that was requested to be answered, then for the page to load."""
-        page = self._require_page()
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while self._nav_pending and time.monotonic() < deadline:  # requested, no answer yet
-            page.wait_for_timeout(_POLL_MS)
-        try:
-            if self._nav_pending:
-                raise PlaywrightTimeout("no response")
-            remaining = max(deadline - time.monotonic(), 0.001) * 1000
-            page.wait_for_load_state("load", timeout=remaining)
-        except PlaywrightTimeout:
-            self._stop_loading()
-            raise _ActionFailed(f"navigation timed out after {self.timeout_ms / 1000:g} s") from None
-
-    def _stop_loading(self) -> None:
-        """Abandon a navigation that timed out, so the observation shows a page that stays put."""
-        page = self._require_page()
-        try:  # CDP rather than window.stop(): scripts cannot run until a pending navigation commits
-            session = page.context.new_cdp_session(page)
-            session.send("Page.stopLoading")
-            session.detach()
-        except Error:
-            pass  # the page is mid-commit; the observation retries until it settles
+        if not self._navigation.goto(page, resolved):  # the URL is a file: the page stays, the file is saved
+            await_download(page, self._events, self.timeout_ms)
 
     def _follow_popup(self, promised: str) -> None:
         """A link that opens a new tab is followed in this page, so history and ids stay in one place.
 
         Chromium reports a new tab only once its first document starts to arrive, which can be long
-        after the action: when the action promised a tab (`_PROMISES_JS`), it is awaited, and a tab
-        that never comes fails the action instead of leaving the agent silently on the old page. A
+        after the action: when the action promised a tab (`planner.browser.promises`), it is awaited, and
+        a tab that never comes fails the action instead of leaving the agent silently on the old page. A
         tab nothing promised (a script's own doing) is followed when it came during the action. A tab
         at no web address (`about:blank` a script wrote into, a `blob:`) cannot be opened here: it is
         closed and reported, as is every tab but the one followed.
         """
-        if promised and not self._popups:
-            self._await_popup(promised)
-        if not self._popups:
-            return
-        popup = self._popups[-1]
-        try:
-            popup.wait_for_load_state("domcontentloaded", timeout=self.timeout_ms)
-            url = popup.url
-        finally:
-            title = self._close_stray_tabs(followed=popup)
-        if self._blocked_host is not None:
-            return  # the fence refused the tab's page; the action fails saying so
+        if promised and not self._events.tab_opened:
+            await_popup(self._require_page(), promised, self._events, self._fence, self.timeout_ms)
+        followed = self._events.newest_tab(self._require_page())
+        if followed is None or self._fence.refusal is not None:
+            return  # no tab, or the fence refused the tab's page: the action fails saying so
+        url, title = followed
         if is_web_url(url):
             self._navigate(url)
         else:
-            self._reports.append(_tab_report(url, title))
-
-    def _close_stray_tabs(self, followed: PlaywrightPage | None = None) -> str:
-        """Close every tab but the page, reporting each but `followed`, whose title is returned for its own
-        report: a tab that came too late for its action to follow, or beside the one it followed, is never
-        left open unseen."""
-        self._popups.clear()
-        followed_title = ""
-        for tab in self._require_page().context.pages:
-            if tab is self._page:
-                continue
-            try:
-                url = tab.url
-                title = "" if is_web_url(url) else tab.title()  # a page a script wrote: its title says what it is
-                tab.close()
-            except Error:
-                continue  # it closed itself meanwhile
-            if tab is followed:
-                followed_title = title
-            else:
-                self._reports.append(_tab_report(url, title))
-        return followed_title
-
-    def _promised(self) -> _Promise:
-        """What the action promised so far, as the frames' `_PROMISES_JS` noted it (each forgets its tab and
-        download on reading)."""
-        promise = _Promise()
-        for frame in self._require_page().frames:
-            try:
-                found = frame.evaluate(_PROMISED_JS)
-            except Error:
-                continue  # a frame detached or navigating: its new document has promised nothing
-            tab, download = str(found.get("tab") or ""), bool(found.get("download"))
-            promise = _Promise(
-                promise.tab or tab, promise.download or download, promise.busy + int(found.get("busy") or 0)
-            )
-        return promise
-
-    def _await_callbacks(self) -> _Promise:
-        """What the action promised, once the timers and requests it started have called back (for at most
-        `_CALLBACK_WAIT_MS`): a question asked, a tab opened or a page requested from a callback is the
-        action's, so it is answered, followed or loaded before the action ends."""
-        promise = self._promised()
-        if not promise.busy:
-            return promise
-        page = self._require_page()
-        deadline = time.monotonic() + _CALLBACK_WAIT_MS / 1000
-        while promise.busy and time.monotonic() < deadline:
-            page.wait_for_timeout(_POLL_MS)
-            promise = promise.then(self._promised())
-        self._await_load()
-        return promise
-
-    def _await_popup(self, promised: str) -> None:
-        """Wait for the tab the action promised, until the fence refuses it or the timeout passes."""
-        page = self._require_page()
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while not self._popups and not self._refused() and time.monotonic() < deadline:
-            page.wait_for_timeout(_POLL_MS)
-        if not self._popups and not self._refused():
-            raise _ActionFailed(
-                f"{promised}, but no new tab appeared within {self.timeout_ms / 1000:g} s; the page stayed where it was"
-            )
-
-    def _refused(self) -> bool:
-        """A fence refused something this action sent: a tab it promised may never come."""
-        return self._blocked_host is not None or bool(self._effects.held)
+            self._reports.append(tab_report(url, title))
 
     def _navigation_problem(self) -> str | None:
         """An HTTP error or a blocked host on the navigation this action caused, if any."""
-        if self._blocked_host is not None:
-            return self._outside(self._blocked_host)
-        if self._nav_status is None or self._nav_status[1] < 400:
-            return None
-        url, status = self._nav_status
-        try:
-            title = self._require_page().title()
-        except Error:
-            title = ""
-        return f"HTTP {status} at {url}: {title}" if title else f"HTTP {status} at {url}"
+        return self._fence.refusal or self._navigation.http_error(self._require_page())
 
     # -- observation ------------------------------------------------------------------------------
 
     def _ensure_observed(self) -> None:
         self._ensure_page()
-        if self._last_page is None:
+        if self._observer.last_page is None:
             self._observe_now()
 
     def _observe_now(self, reports: Sequence[str] = ()) -> Page:
         """Read the page; `reports` (what the page did since the last observation) head the text."""
-        page = self._require_page()
-        failure = ""
-        for _ in range(_SNAPSHOT_ATTEMPTS):
-            try:
-                readonly, editors, markup, passwords = self._mark()
-                snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self.timeout_ms)
-                title = page.title()
-                observation = render_page(
-                    title,
-                    snapshot,
-                    self.observation_budget,
-                    passwords,
-                    readonly,
-                    self._reading_top(page.url),
-                    reports,
-                    editors,
-                    self.viewport[1],
-                )
-                hide = self._secrets.hide
-                result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
-            except Error as error:  # a navigation replaced the document mid-read; wait and retry
-                if _is_crash(error):
-                    self._crashed = True
-                    return self._unreadable("page crashed")
-                failure = _first_line(error)
-                try:
-                    page.wait_for_load_state("load", timeout=self.timeout_ms)
-                except Error:
-                    pass
-                continue
-            self._elements, self._next_top = observation.elements, observation.next_top
-            self._last_page = result
-            return result
-        return self._unreadable(failure)
-
-    def _unreadable(self, reason: str) -> Page:
-        """A page that could not be read: no ids, so every element action is refused."""
-        url = self._page.url if self._page is not None and not self._page.is_closed() else self._last_good_url
-        self._elements, self._next_top = {}, None
-        hide = self._secrets.hide
-        self._last_page = Page(url=hide(url), text=hide(f"(the page could not be read: {reason})"))
-        return self._last_page
-
-    def _reading_top(self, url: str) -> float:
-        reading_url, top = self._reading
-        return top if reading_url == url else 0.0
-
-    def _mark(self) -> tuple[list[Place], dict[Place, str], int, list[str]]:
-        """Mark clickables without a role, editors, and unnamed tabs in every frame (`marks.MARK_JS`);
-        returns the places of read-only text fields, the editors' places with the text they hold, the
-        size of the raw HTML the observation stands for (every frame's, its open shadow roots'
-        included), and the password fields' contents, to mask. A place is a box in its own frame's
-        pixels, as the snapshot gives it, with whether that frame is the page's main one: a field in
-        the page and one in a frame can have the same box."""
-        page = self._require_page()
-        readonly: list[Place] = []
-        editors: dict[Place, str] = {}
-        markup = 0
-        passwords: list[str] = []
-        for frame in page.frames:
-            try:
-                found = frame.evaluate(MARK_JS)
-            except Error:
-                continue  # a frame detached or navigating; the snapshot shows it as it is
-            main = frame is page.main_frame
-            readonly.extend((main, (float(x), float(y), float(w), float(h))) for x, y, w, h in found["readonly"])
-            editors.update({(main, (float(x), float(y), float(w), float(h))): t for x, y, w, h, t in found["editors"]})
-            markup += found["markup"]
-            passwords.extend(found["passwords"])
-        return readonly, editors, markup, passwords
-
-    def _screenshot(self, suffix: str = "") -> str | None:
-        """The viewport as a numbered JPEG in the screenshot folder (`suffix` marks an approval's preview);
-        in CSS pixels, the unit of an element's box, whatever the screen's pixel ratio. With secrets,
-        every field holding one is masked (`SECRET_FIELDS_JS` marks them)."""
-        if self.screenshot_dir is None:
-            return None
-        self._counter += 1
-        path = self.screenshot_dir / f"{self._counter:04d}{suffix}.jpg"
-        try:
-            self.screenshot_dir.mkdir(parents=True, exist_ok=True)
-            page = self._require_page()
-            masked: list[Locator] = []
-            if self._secrets:
-                page.evaluate(SECRET_FIELDS_JS, sorted(self._secrets.values()))
-                masked = [page.locator(f"[{SECRET_FIELD}]")]
-            page.screenshot(
-                path=path,
-                type="jpeg",
-                quality=_JPEG_QUALITY,
-                timeout=self.timeout_ms,
-                scale="css",
-                mask=masked,
-            )
-        except (Error, OSError):
-            return None
-        return str(path)
+        return self._observer.observe(self._require_page(), reports, self._last_good_url)
 
     # -- browser management -----------------------------------------------------------------------
-
-    def _check_thread(self) -> None:
-        current = threading.get_ident()
-        if self._thread is not None and self._thread != current and self._playwright is not None:
-            raise BrowserThreadError(
-                "this BrowserEnvironment's browser was started on another thread; Playwright's sync API "
-                "only works on the thread that started it"
-            )
 
     def _require_page(self) -> PlaywrightPage:
         if self._page is None:
@@ -1259,23 +473,12 @@ class BrowserEnvironment:
 
         A replacement page opens the last URL an action succeeded on.
         """
-        if self._playwright is None:
-            self._thread = threading.get_ident()
-            self._playwright = _acquire_driver()
         if self._browser is None or not self._browser.is_connected():
-            self._context = self._page = None
-            try:
-                if self.browser_endpoint is None:
-                    self._browser = launch(self._playwright, headless=self.headless)
-                else:
-                    self._browser = connect(self._playwright, self.browser_endpoint)
-            except BrowserUnavailable:
-                _release_driver()
-                self._playwright = self._browser = None
-                raise
+            self._browser = self._context = self._page = None  # until a new browser has started
+            self._browser = self._driver.new_browser(self.browser_endpoint, self.headless)
         if self._context is None:
             self._context = self._new_context(self._browser)
-        if self._page is None or self._crashed or self._page.is_closed():
+        if self._page is None or self._events.crashed or self._page.is_closed():
             if self._page is not None:
                 try:
                     self._page.close()
@@ -1300,330 +503,38 @@ class BrowserEnvironment:
         if self.storage_path is not None and self.storage_path.is_file():
             try:
                 context = browser.new_context(
-                    viewport=viewport, storage_state=self.storage_path, service_workers=self._service_workers
+                    viewport=viewport, storage_state=self.storage_path, service_workers=self._fence.service_workers
                 )
             except Error:
                 context = None  # an unreadable state file: start without cookies rather than not at all
         if context is None:
-            context = browser.new_context(viewport=viewport, service_workers=self._service_workers)
+            context = browser.new_context(viewport=viewport, service_workers=self._fence.service_workers)
         context.set_default_timeout(self.timeout_ms)
         context.set_default_navigation_timeout(self.timeout_ms)
-        context.add_init_script(_PROMISES_JS)
+        context.add_init_script(PROMISES_JS)
         context.add_init_script(LISTENERS_JS)
-        if self._hosts is not None:
-            # The fence fetches each navigation and hands the answer over, which leaves the page no address
-            # space: Chromium's local network access checks would then refuse its own loopback or intranet
-            # host's WebSocket. The fence already decides where a page may go.
-            try:
-                context.grant_permissions(["local-network-access"])
-            except Error:
-                pass  # a Chromium without these checks
-            context.route("**/*", self._route)
-            context.route_web_socket(re.compile(""), self._route_web_socket)
+        self._fence.install(context)
         return context
-
-    @property
-    def _service_workers(self) -> Literal["allow", "block"]:
-        """A service worker's own requests bypass routes, so a fenced browser runs none."""
-        return "allow" if self._hosts is None else "block"
 
     def _open_page(self, context: BrowserContext) -> None:
         page = context.new_page()
-        page.on("crash", self._on_crash)
-        page.on("request", self._on_request)
-        page.on("requestfailed", self._on_request_done)
-        page.on("response", self._on_response)
-        page.on("popup", self._on_popup)
-        page.on("dialog", self._on_dialog)
-        page.on("download", self._on_download)
-        self._page, self._crashed, self._last_page, self._elements = page, False, None, {}
-        self._nav_pending.clear()
+        self._page = page
+        self._observer.forget()
+        self._events.attach(page)
+        self._navigation.attach(page)
+        self._fence.attach(page)
         try:
             page.goto(self._secrets.fill(self._last_good_url), wait_until="load", timeout=self.timeout_ms)
         except Error:
             pass  # the first observation shows whatever did load; actions report their own errors
-
-    def _on_crash(self, page: PlaywrightPage) -> None:
-        if page is self._page:
-            self._crashed = True
-
-    def _on_popup(self, popup: PlaywrightPage) -> None:
-        self._popups.append(popup)
-
-    def _on_download(self, download: Download) -> None:
-        """Note a download as it starts; it is saved (waiting for it to finish) before the next observation."""
-        self._downloads.append(download)
-
-    def _on_dialog(self, dialog: Dialog) -> None:
-        """Answer a dialog at once (the page waits for it) and note it for the next observation; a risky
-        confirm dismissed for want of approval is remembered as the running action's failure. One the
-        page opens between actions (a timer longer than `_SHORT_TIMER_MS`) is answered unapproved and
-        reported as such: no action is there to hold."""
-        answer = answer_dialog(dialog.type, dialog.message, dialog.default_value, self._guard_rules, self._approved)
-        try:
-            if not answer.accept:
-                dialog.dismiss()
-            elif answer.text is not None:
-                dialog.accept(answer.text)
-            else:
-                dialog.accept()
-        except Error:
-            pass  # the page went away with its dialog
-        if not self._acting:
-            self._reports.append(f"between actions, {answer.report}")
-        else:
-            self._reports.append(answer.report)
-            if answer.held is not None:
-                self._held = answer
-
-    def _on_request(self, request: Request) -> None:
-        if _is_top_navigation(request):
-            self._nav_requested = True
-            self._nav_pending.add(request)
-
-    def _on_request_done(self, request: Request) -> None:
-        self._nav_pending.discard(request)
-
-    def _on_response(self, response: Response) -> None:
-        request = response.request
-        self._nav_pending.discard(request)
-        if _is_top_navigation(request):
-            self._nav_status = (response.url, response.status)
-            if response.headers.get("content-disposition", "").strip().lower().startswith("attachment"):
-                self._attachment = True  # Chromium downloads it instead: `_run` waits for the download
-
-    # -- the fence ----------------------------------------------------------------------------------
-
-    def _outside(self, host: str) -> str:
-        allowed = ", ".join(self._hosts or ())
-        return (
-            f"blocked: {host} is outside the allowed domains ({allowed}); an operator must approve an action "
-            "that leaves them"
-        )
-
-    def _may_reach(self, host: str) -> bool:
-        """Hostless URLs (data:, blob:, about:) reach no server; an approved action reaches any."""
-        return not host or self._approved or host_allowed(host, self._hosts or ())
-
-    def _route(self, route: Route) -> None:
-        """The fences: refuse every request to another host, and every request to an allowed one that
-        could change state there unless the effect fence admits it; fetch navigations to allowed hosts
-        hop by hop, since Playwright never shows a route the redirects that follow."""
-        request = route.request
-        host = url_host(request.url)
-        try:
-            if not self._may_reach(host):
-                self._refuse(route, host)
-            elif host and not self._effects.admits(request.method, request.url, lambda: _sent(request)):
-                self._refuse(route)
-            elif host and request.is_navigation_request() and not self._approved:
-                self._fetch_navigation(route)
-            else:
-                route.fallback()
-        except Error:
-            pass  # the page or request went away while it was decided (a timeout, a closed popup)
-
-    def _refuse(self, route: Route, host: str | None = None) -> None:
-        """Refuse a request (`host`: the one outside the allowed domains it was for; None: refused by the
-        effect fence). A navigation of this page is answered "204 No Content", which leaves the page
-        where it was rather than on an error page; anything else (a popup's navigation, a fetch, a
-        beacon) fails as blocked by the client."""
-        request = route.request
-        if host is not None and _is_top_navigation(request):
-            self._blocked_host = host
-        frame = _frame(request)
-        if request.is_navigation_request() and frame is not None and frame.page is self._page:
-            route.fulfill(status=204)
-        else:
-            route.abort("blockedbyclient")
-
-    def _give_up(self, route: Route) -> None:
-        """A navigation the fence fetched too slowly: this page's own stays where it was (the action
-        has already failed as timed out), as a refused one does; any other fails as timed out."""
-        frame = _frame(route.request)
-        if frame is not None and frame.page is self._page:
-            route.fulfill(status=204)
-        else:
-            route.abort("timedout")
-
-    def _fetch_navigation(self, route: Route) -> None:
-        """Fetch a navigation here, one redirect hop at a time, so no hop reaches another host.
-
-        The browser follows redirects past any route, so the fence follows them first, through the
-        context's own request client (which shares the browser's cookies): a hop outside the
-        allowed hosts blocks the navigation. Otherwise the browser gets the answer directly, or,
-        after redirects, a redirect straight to the last URL (which it then requests once more).
-        """
-        request = route.request
-        try:
-            response = route.fetch(max_redirects=0, timeout=self.timeout_ms)
-        except PlaywrightTimeout:
-            self._give_up(route)
-            return
-        except Error:
-            route.abort("failed")
-            return
-        url, method = request.url, request.method
-        for _ in range(_MAX_REDIRECTS):
-            target = _redirect_target(response, url)
-            if target is None:
-                break
-            if not is_web_url(target):
-                route.abort("failed")  # the browser refuses such redirects too (ERR_UNSAFE_REDIRECT)
-                return
-            if not self._may_reach(url_host(target)):
-                self._refuse(route, url_host(target))
-                return
-            if response.status == 303 or (response.status in (301, 302) and method == "POST"):
-                method = "GET"
-            if not self._effects.admits(method, target, partial(_sent, request, method, target)):
-                self._refuse(route)  # a 307 or 308 sends the body again, to another address: a request of its own
-                return
-            url = target
-            response = self._next_hop(request, url, method)
-        else:
-            route.abort("failed")  # a redirect loop; the browser gives up the same way
-            return
-        if url == request.url:
-            route.fulfill(response=response)
-        elif method == "GET":
-            route.fulfill(status=303, headers={"location": url})
-        else:
-            route.fulfill(response=response)  # a 307/308 chain kept its body; sending it twice could repeat an order
-
-    def _next_hop(self, request: Request, url: str, method: str) -> APIResponse:
-        keep_body = method == request.method and method != "GET"
-        headers = {k: v for k, v in request.headers.items() if keep_body or k.lower() != "content-type"}
-        context = self._require_page().context
-        return context.request.fetch(
-            url,
-            method=method,
-            headers=headers,
-            data=request.post_data_buffer if keep_body else None,
-            max_redirects=0,
-            timeout=self.timeout_ms,
-        )
-
-    def _route_web_socket(self, socket: WebSocketRoute) -> None:
-        """Connect a page's WebSocket on an allowed host, and pass each message the page sends through
-        the effect fence (a message the fence refuses is dropped; what the server sends always arrives)."""
-        if not self._may_reach(url_host(socket.url)):
-            socket.close(code=1008, reason="outside the allowed domains")
-            return
-        server = socket.connect_to_server()
-
-        def send(message: str | bytes) -> None:
-            sent = SentRequest(
-                method=WEBSOCKET, url=socket.url, kind="websocket", fields=(("message", _excerpt(message)),)
-            )
-            if self._effects.admits(WEBSOCKET, socket.url, lambda: sent):
-                try:
-                    server.send(message)
-                except Error:
-                    pass  # the server went away; the page learns it from its socket's close
-
-        socket.on_message(send)
-
-
-_KINDS = {"fetch": "fetch", "xhr": "xhr", "ping": "beacon", "document": "form", "websocket": "websocket"}
-
-
-def _sent(request: Request, method: str | None = None, url: str | None = None) -> SentRequest:
-    """A request as an operator judges it (`method` and `url`: a redirect hop's, when it goes elsewhere)."""
-    kind = _KINDS.get(request.resource_type, request.resource_type or "other")
-    if kind == "form" and request.method in ("GET", "HEAD"):
-        kind = "navigation"
-    try:
-        body = request.post_data_buffer
-    except Error:
-        body = None
-    fields = request_fields(request.headers.get("content-type", ""), body)
-    return SentRequest(method=(method or request.method).upper(), url=url or request.url, kind=kind, fields=fields)
-
-
-def _excerpt(message: str | bytes) -> str:
-    text = message if isinstance(message, str) else f"({len(message):,} bytes of binary data)"
-    text = " ".join(text.split())
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _held_requests_error(requests: Sequence[SentRequest]) -> str:
-    """The failure of an action whose requests wait for an operator: what they are, first one first."""
-    first = requests[0].describe()
-    more = f" and {len(requests) - 1} more request{'s' if len(requests) > 2 else ''}" if len(requests) > 1 else ""
-    return f"held for an operator's approval: the page sent {first}{more}, which could change state on the server"
-
-
-def _frame(request: Request) -> Frame | None:
-    """The frame a request belongs to; None for a popup's first navigation, sent before its frame exists."""
-    try:
-        return request.frame
-    except Error:
-        return None
-
-
-def _is_top_navigation(request: Request) -> bool:
-    if not request.is_navigation_request():
-        return False
-    frame = _frame(request)
-    return frame is None or frame.parent_frame is None
-
-
-def _redirect_target(response: APIResponse, url: str) -> str | None:
-    """Where a redirect answer points, absolute; None when the answer is not a redirect."""
-    location = response.headers.get("location")
-    if response.status not in _REDIRECTS or not location:
-        return None
-    return resolve_url(location, url) or ""
-
-
-_UNSAFE_NAME = re.compile(r"[^\w .()+,=@-]")
-_MAX_NAME = 120
-
-
-def _safe_name(suggested: str) -> str:
-    """A downloaded file's name as it is saved and reported: the last part of what the page suggested
-    (a path with / or \\ is cut to its end), control and formatting characters (a right-to-left override
-    that turns "gpj.exe" into "exe.jpg" on screen) and anything but letters, digits and plain punctuation
-    replaced by "_", no leading dot (no hidden file), at most `_MAX_NAME` characters with its extension kept."""
-    name = unicodedata.normalize("NFC", re.split(r"[/\\]", suggested)[-1])
-    name = "".join("_" if unicodedata.category(c)[0] == "C" else c for c in name)
-    name = _UNSAFE_NAME.sub("_", name).strip(" .")
-    if len(name) > _MAX_NAME:
-        _, dot, extension = name.rpartition(".")
-        keep = f".{extension}" if dot and len(extension) <= 10 else ""
-        name = name[: _MAX_NAME - len(keep)] + keep
-    return name or "download"
-
-
-def _free_path(path: Path) -> Path:
-    """`path`, or `name (2).ext`, `name (3).ext`... when a file of that name was downloaded before."""
-    candidate, number = path, 1
-    while candidate.exists():
-        number += 1
-        candidate = path.with_name(f"{path.stem} ({number}){path.suffix}")
-    return candidate
-
-
-def _tab_report(url: str, title: str) -> str:
-    """What the agent learns of a tab it was not taken to: where it was, and how to open it if it can be."""
-    shown = url if len(url) <= 200 else url[:199] + "…"
-    opened = f"the page opened a new tab at {shown}" + (f" titled {title.strip()!r}" if title.strip() else "")
-    if not is_web_url(url):
-        return f"{opened}, which is no web address to open here; the tab was closed"
-    return f"{opened}, which was not followed; the tab was closed (goto its URL to open it)"
 
 
 def _since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _read_only(element_id: int) -> str:
-    return f"element {element_id} is read-only (a picker or a script fills it); click it and choose a value instead"
-
-
 def _describe(action: _BrowserAction) -> str:
-    if isinstance(action, _ElementAction):
+    if isinstance(action, ElementAction):
         return f"{action.kind} on element {action.element}"
     if isinstance(action, (GoBack, Goto)):
         return "navigation"
