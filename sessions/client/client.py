@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sessions.client.history import TimeTravel
 from sessions.client.outcomes import CommandRefused, Outcome, OutcomeKind
-from sessions.client.templates import TemplateLibrary
-from sessions.client.view import Follower, SessionView
 from sessions.errors import InvalidCommand
 from sessions.store import EventStore, SessionFinished, SessionInfo, database_target
 from sessions.store.feed import Changes, Polling, Reads, open_feed
-from sessions.store.reading import load_events
 
 if TYPE_CHECKING:
     from planner.commands import Command
@@ -36,6 +33,9 @@ if TYPE_CHECKING:
     from planner.state import SessionState
     from sessions.catalogue import Bundled, Catalogue, Listed
     from sessions.client.counterfactual import Counterfactual
+    from sessions.client.history import TimeTravel
+    from sessions.client.templates import TemplateLibrary
+    from sessions.client.view import Follower, SessionView
     from sessions.worker.pool import Runners
 
 __all__ = ["SessionClient"]
@@ -58,9 +58,20 @@ class SessionClient:
         self._changes = changes or Polling()
         self._reads = Reads(store, self._changes)
         self._catalogue = catalogue
-        self._history = TimeTravel(store)
         self.artifacts = artifacts
-        self.templates = TemplateLibrary(store)
+
+    @cached_property
+    def templates(self) -> TemplateLibrary:
+        """The store's plan templates (`sessions.client.templates`)."""
+        from sessions.client.templates import TemplateLibrary
+
+        return TemplateLibrary(self._store)
+
+    @cached_property
+    def _history(self) -> TimeTravel:
+        from sessions.client.history import TimeTravel
+
+        return TimeTravel(self._store)
 
     @classmethod
     def connect(cls, db: str | None = None, *, runner: str | None = None) -> SessionClient:
@@ -212,6 +223,8 @@ class SessionClient:
 
     def follow(self, session_id: str) -> Follower:
         """A follower of the session's log: each `watch()` reads only what changed since the last."""
+        from sessions.client.view import Follower
+
         return Follower(session_id, self._reads, self._changes, self._runners)
 
     def watch(self, session_id: str) -> SessionView:
@@ -223,6 +236,8 @@ class SessionClient:
     ) -> list[Event]:
         """The log (or its events past `after` up to `upto`), masked; with `view`, by that view's secrets,
         so only the events asked for are read."""
+        from sessions.store.reading import load_events
+
         return load_events(self._store, session_id, upto, after=after, secrets=view.secrets if view else None)
 
     def state_at(self, session_id: str, seq: int, view: SessionView | None = None) -> SessionState:

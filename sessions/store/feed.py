@@ -21,8 +21,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-import psycopg
-
 from sessions.store import EventStore, QueuedCommand, SessionInfo
 
 if TYPE_CHECKING:
@@ -105,6 +103,8 @@ class ChangeFeed:
                 self._last[session_id] = self._seq
 
     def _follow(self) -> None:
+        import psycopg  # only a feed on PostgreSQL needs it: a quick look at SQLite loads no driver
+
         while not self._stopping.is_set():
             connection = None
             try:
