@@ -37,13 +37,21 @@ from ui.views.sidebar import RATE_WINDOW, render_sessions
 from ui.views.timeline import keep_timeline, render_timeline
 from ui.views.tree import render_node_picker, render_tree
 
-__all__ = ["FINISHED_REFRESH_SECONDS", "REFRESH_SECONDS", "STILL_REFRESH_SECONDS", "render_live_panel"]
+__all__ = [
+    "FINISHED_REFRESH_SECONDS",
+    "QUEUED_REFRESH_SECONDS",
+    "REFRESH_SECONDS",
+    "STILL_REFRESH_SECONDS",
+    "render_live_panel",
+]
 
 REFRESH_SECONDS = 0.75
-
-
+"""How often the panel of a running session is redrawn."""
 STILL_REFRESH_SECONDS = 0.75
 """How often a page whose session is not running asks the store whether anything changed."""
+QUEUED_REFRESH_SECONDS = 0.1
+"""The same while commands wait in the session's queue: a press returns at once, so its effect (a
+paused run's step, say) shows as soon as the runner has applied it, not at the next tick."""
 FINISHED_REFRESH_SECONDS = 3.0
 """The same for a finished session, which only the inbox or the listing can change."""
 
@@ -90,6 +98,8 @@ def _live(ctx: Console, session_id: str, running: bool) -> None:
     fleet = _panel(ctx, view, sessions)
     if not running:  # what the watcher compares the store with
         st.session_state[_DRAWN] = (session_id, view.state.seq, sessions if fleet else None)
+        if view.pending:  # drawn in the panel: a press reruns only the panel, not the page's watcher
+            _watch_queued(ctx, session_id)
 
 
 _running_panel = st.fragment(run_every=REFRESH_SECONDS)(_guarded(_live))
@@ -101,6 +111,12 @@ _still_panel = st.fragment(_guarded(_live))
 @st.fragment(run_every=STILL_REFRESH_SECONDS)
 def _watch(ctx: Console, session_id: str) -> None:
     """Draws nothing: asks for a whole run once the store differs from what the still panel shows."""
+    _rerun_if_changed(ctx, session_id)
+
+
+@st.fragment(run_every=QUEUED_REFRESH_SECONDS)
+def _watch_queued(ctx: Console, session_id: str) -> None:
+    """`_watch` while commands are queued: soon after the runner applies them."""
     _rerun_if_changed(ctx, session_id)
 
 
