@@ -267,7 +267,11 @@ def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProce
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
     reason = page.locator('[class*="st-key-approval_reason-"] input')
-    expect(reason, "the approval box's reason field").to_have_count(1, timeout=30_000)
+    # The box is hidden until it is whole (`ui.layout`): keys sent to a hidden field reach the page
+    # and its shortcuts (the reason holds A and X), so the field must be on screen and focused first.
+    expect(reason, "the approval box's reason field, on screen").to_be_visible(timeout=30_000)
+    reason.click()
+    expect(reason, "the reason field has the keyboard").to_be_focused()
     reason.press_sequentially("no extra purchases")
     expect(reason).to_have_value("no extra purchases")
     queued(page, console, lambda: press(page, "reject", button(page, "reject_submit")), "reject key")
