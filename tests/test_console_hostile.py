@@ -516,7 +516,10 @@ class Visit:
         for _ in range(30):
             if not closed.count():
                 return
-            closed.first.click()
+            try:
+                closed.first.click(timeout=5_000)
+            except PlaywrightTimeoutError:
+                continue  # a redraw replaced the one counted (or opened it): count again
         raise AssertionError(f"{closed.count()} expanders stayed closed after 30 clicks")
 
     def hover_node(self, node_id: str) -> None:
