@@ -66,6 +66,14 @@ def markdown_text(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
+def fill_own_brownie_task(at: AppTest) -> None:
+    """The new-session form filled for the brownie task as one's own, on a dry run with its script."""
+    at.selectbox(key="new_task_choice").select("Your own task…")
+    at.text_area(key="new_task_text").input(BROWNIE_TASK)
+    at.text_input(key="new_start_url").input("")
+    at.text_input(key="new_model").input(BROWNIE)
+
+
 def test_empty_console_invites_a_first_session(db: str) -> None:
     at = app()
     assert "No sessions yet" in at.sidebar.info[0].value
@@ -75,10 +83,7 @@ def test_empty_console_invites_a_first_session(db: str) -> None:
 def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANDOR_OPERATOR", "gina")  # the console's operator on loopback, who starts it
     at = app()
-    at.selectbox(key="new_task_choice").select("Your own task…")
-    at.text_area(key="new_task_text").input(BROWNIE_TASK)
-    at.text_input(key="new_start_url").input("")
-    at.text_input(key="new_model").input(BROWNIE)
+    fill_own_brownie_task(at)
     at.form_submit_button(key="start_session").click()
     at.run()
     assert not at.exception, at.exception
@@ -98,10 +103,7 @@ def test_a_start_press_applied_twice_starts_one_session(db: str, monkeypatch: py
     from, so it opens the session the press started instead of starting another."""
     monkeypatch.setattr("ui.commands.new_command_id", lambda: "one-drawing")  # every press: one drawing
     at = app()
-    at.selectbox(key="new_task_choice").select("Your own task…")
-    at.text_area(key="new_task_text").input(BROWNIE_TASK)
-    at.text_input(key="new_start_url").input("")
-    at.text_input(key="new_model").input(BROWNIE)
+    fill_own_brownie_task(at)
     at.form_submit_button(key="start_session").click()
     at.run()
     at.form_submit_button(key="start_session").click()
