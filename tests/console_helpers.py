@@ -26,6 +26,7 @@ from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
 from ui.app import HEADING_CHARS
+from ui.layout import RULES_PROBE
 from ui.server import ConsoleProcess
 
 TASKS = {task.id: task for task in load_tasks()}
@@ -56,9 +57,19 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 """The console's entry point, for AppTest."""
 
 
+def console_app(session_id: str | None = None, *, timeout: float = 30) -> AppTest:
+    """The console headless (AppTest, in this process), not yet run, on `session_id` when given. There is
+    no browser, so this stands in for the tab's report that the page rules are in force (`ui.layout`)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if session_id is not None:
+        at.query_params["session"] = session_id
+    at.session_state[RULES_PROBE] = {"in_force": True}
+    return at
+
+
 def app() -> AppTest:
-    """The console run once headless (AppTest, in this process), failing on any exception it drew."""
-    at = AppTest.from_file(APP, default_timeout=30)
+    """The console run once headless, failing on any exception it drew."""
+    at = console_app()
     at.run()
     assert not at.exception, at.exception
     return at
@@ -66,8 +77,7 @@ def app() -> AppTest:
 
 def approval_box(session_id: str) -> AppTest:
     """The console headless on `session_id`, once its approval box is drawn (the stored session waits for one)."""
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     deadline = time.monotonic() + 30
     while not any("Approval required" in m.value for m in at.markdown):

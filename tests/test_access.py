@@ -6,14 +6,12 @@ the refusal off loopback."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS, load
-from console_helpers import node_picker
+from console_helpers import console_app, node_picker
 from streamlit import config
 from streamlit.runtime.context import StreamlitHeaders
-from streamlit.testing.v1 import AppTest
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import COMMAND_MODELS, Approve, Prune
@@ -39,7 +37,6 @@ from ui.access import (
     parse_roles,
 )
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 NONE = StreamlitHeaders([])
 PROXY = {"ANDOR_AUTH_HEADER": "X-Forwarded-User"}
@@ -236,7 +233,7 @@ def test_a_watchers_prune_is_refused_and_nothing_is_queued(app_db: str, monkeypa
     before = _handled(store, session_id)
     monkeypatch.setenv("ANDOR_OPERATOR", "bob")
     monkeypatch.setenv("ANDOR_ROLES", "bob=edit,*=edit+approve")
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     node_picker(at).select("0.1")
     at.run()
@@ -263,7 +260,7 @@ def test_a_watcher_starts_no_session_and_saves_no_template(app_db: str, monkeypa
     session_id = _paused_with_two_goals(store)
     monkeypatch.setenv("ANDOR_OPERATOR", "bob")
     monkeypatch.setenv("ANDOR_ROLES", "bob=edit")
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     _keyed(at.text_input, "tpl_name").input("two goals")
     monkeypatch.setenv("ANDOR_ROLES", "bob=watch")
@@ -294,8 +291,7 @@ def test_an_approvers_approval_is_signed_with_their_name(app_db: str, monkeypatc
     assert load_state(store, session_id).status is RunStatus.AWAITING_APPROVAL
     monkeypatch.setenv("ANDOR_OPERATOR", "carol@x.org")
     monkeypatch.setenv("ANDOR_ROLES", "carol@x.org=approve,*=edit")
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     approve = at.form_submit_button(key="approve_submit")
     assert not approve.disabled and at.form_submit_button(key="edit_action_submit").disabled, (
@@ -316,7 +312,7 @@ def test_an_approvers_approval_is_signed_with_their_name(app_db: str, monkeypatc
 
 def test_beyond_loopback_without_sign_in_the_console_draws_only_the_refusal(app_db: str) -> None:
     config.set_option("server.address", "0.0.0.0")  # app_db puts it back
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     assert not at.exception, at.exception
     [refusal] = at.error
@@ -331,7 +327,7 @@ def test_beyond_loopback_a_header_sign_in_without_the_proxys_secret_draws_only_t
     monkeypatch.setenv("ANDOR_AUTH_HEADER", "X-Forwarded-User")
     monkeypatch.delenv("ANDOR_AUTH_PROXY_SECRET", raising=False)
     config.set_option("server.address", "0.0.0.0")  # app_db puts it back
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     assert not at.exception, at.exception
     [refusal] = at.error

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import APP, app, node_picker
+from console_helpers import app, console_app, node_picker
 from streamlit.testing.v1 import AppTest
 
 from planner.config import Breakpoint, EngineConfig
@@ -126,8 +126,7 @@ def test_a_fork_press_applied_twice_makes_one_fork(db: str, monkeypatch: pytest.
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
     Runner(store, session_id, backend=Backend(ScriptedModel(load("brownie.json")), DryEnvironment())).run()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     show_tab(at, "Timeline")
     at.slider(key=f"timeline_{session_id}").set_value(3)
@@ -541,8 +540,7 @@ def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
 
     store_sessions(open_store(db), HOST)
     views: list[tuple[str, list[str]]] = []
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = LIVE
+    at = console_app(LIVE)
     at.run()
     assert not at.exception, at.exception
     calls = [e.seq for e in open_store(db).load(LIVE) if e.kind is Kind.MODEL_CALL]
@@ -556,8 +554,7 @@ def test_every_markdown_string_of_a_hostile_session_is_escaped(db: str) -> None:
     at.slider(key=f"timeline_{LIVE}").set_value(20)
     at.run()
     views.append(("the timeline at event 20", markdown_strings(at)))
-    done = AppTest.from_file(APP, default_timeout=30)
-    done.query_params["session"] = DONE
+    done = console_app(DONE)
     done.run()
     views.append(("the failed session", markdown_strings(done)))
     for view, strings in views:
@@ -670,8 +667,7 @@ def test_a_bundled_tasks_answer_is_checked_beside_the_status(db: str) -> None:
     store = open_store(db)
     session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
     Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     assert not at.exception, at.exception
     assert [w.value for w in at.warning if "Answer check" in w.value] == [
@@ -694,8 +690,7 @@ def test_a_failed_sessions_diagnosis_is_shown_with_buttons_to_its_nodes(db: str)
     Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment(script.fail_actions))).run()
     found = diagnose_session(store, session_id, "demo").diagnosis
     assert found is not None and found.critical_steps
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     show_tab(at, "Task & answer")
     assert not at.exception, at.exception
@@ -726,8 +721,7 @@ def test_the_timeline_draws_the_past_plan_and_compares_a_fork_with_its_parent(db
     failing = load("brownie_fail.json")
     queue_command(store, fork, {"kind": "resume"})
     Runner(store, fork, backend=Backend(ScriptedModel(failing), DryEnvironment(failing.fail_actions))).run()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = fork
+    at = console_app(fork)
     at.run()
     show_tab(at, "Timeline")
     assert not at.exception, at.exception
@@ -834,8 +828,7 @@ def test_only_the_open_lower_tab_is_drawn_and_the_timeline_keeps_its_place(db: s
     session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
     script = load("brownie.json")
     Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     slider = f"timeline_{session_id}"
     assert not [s for s in at.slider if s.key == slider], "the closed Timeline tab is drawn"
@@ -907,8 +900,7 @@ def test_a_link_to_a_session_the_store_does_not_have_says_so(db: str) -> None:
     store = open_store(db)
     older = create_session(store, "an older task", BROWNIE, start_url="dry://start", paused=True)
     newest = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = "gone0000"
+    at = console_app("gone0000")
     at.run()
     assert not at.exception, at.exception
     assert [w.value for w in at.warning] == [
@@ -930,7 +922,7 @@ def test_a_database_the_console_cannot_reach_is_one_sentence_not_a_traceback(
     monkeypatch.setenv("ANDOR_SHOP", "0")
     st.cache_resource.clear()
     try:
-        at = AppTest.from_file(APP, default_timeout=30)
+        at = console_app()
         at.run()
         assert not at.exception, at.exception
         [error] = [e.value for e in at.error]

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
+from console_helpers import console_app
 from streamlit.testing.v1 import AppTest
 
 from sessions.client.creation import create_session
@@ -21,7 +21,6 @@ from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
 
@@ -43,7 +42,7 @@ def settled(at: AppTest, check: Callable[[], bool], what: str) -> None:
 def expanded(store: EventStore) -> tuple[str, AppTest]:
     """A paused dry session whose root has its sub-goals, on screen with the root selected."""
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     for steps in (1, 2):  # the constraints, then the root's expansion
         at.button(key="ctl_step").click().run()

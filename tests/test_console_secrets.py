@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from console_helpers import APP, node_picker
+from console_helpers import console_app, node_picker
 from streamlit.testing.v1 import AppTest
 from test_console_app import show_tab
 from test_secrets_sessions import FOUND_TASK, PASSWORD, _PasswordField, _script
@@ -53,8 +53,7 @@ def page_text(at: AppTest) -> str:
 
 
 def _open(session_id: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -108,7 +107,7 @@ def test_a_password_found_after_the_page_drew_is_masked_everywhere_it_shows(db: 
 
 
 def test_the_new_session_form_takes_secrets_and_refuses_a_placeholder_without_one(db: str) -> None:
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     task = "Sign in with {{PASSWORD}} and stop"
     at.selectbox(key="new_task_choice").select("Your own task…")

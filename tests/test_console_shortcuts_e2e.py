@@ -10,13 +10,13 @@ says what it did.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
 from console_helpers import (
     NODE_PICKER,
     TASKS,
+    console_app,
     node_picker,
     open_console,
     queued,
@@ -28,7 +28,6 @@ from console_helpers import (
 )
 from playwright.sync_api import Locator, Page, expect
 from streamlit.elements.lib.shortcut_utils import normalize_shortcut
-from streamlit.testing.v1 import AppTest
 
 from demo.tasks import check_answer
 from planner.events import CommandApplied, CommandRejected
@@ -38,8 +37,6 @@ from sessions.store.reading import load_state
 from sessions.store.sql import open_store
 from ui.server import ConsoleProcess
 from ui.shortcuts import SHORTCUTS, ShortcutName
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def key_of(name: ShortcutName) -> str:
@@ -66,7 +63,7 @@ def test_the_buttons_carry_the_maps_keys_and_the_node_buttons_walk_the_tree(db: 
     session_id = create_session(
         store, BROWNIE_TASK, f"script:{SCRIPTS / 'brownie.json'}", start_url="dry://start", paused=True
     )
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     for steps in (1, 2):  # the constraints, then the root's expansion
         at.button(key="ctl_step").click().run()

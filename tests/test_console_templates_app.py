@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import APP
 from console_helpers import app as closed_app
+from console_helpers import console_app
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
@@ -67,7 +67,7 @@ def _save_three(store: EventStore) -> None:
 
 def app() -> AppTest:
     """The console with the template library open (a closed one builds nothing inside)."""
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.session_state["template_library"] = True
     at.run()
     assert not at.exception, at.exception

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import APP, app
+from console_helpers import app, console_app
 from postgres import fresh_database
 from streamlit.testing.v1 import AppTest
 
@@ -119,7 +119,7 @@ def test_a_runner_choice_that_names_nothing_is_refused_in_one_sentence(
     app_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANDOR_RUNNER", "threads")
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     assert not at.exception, at.exception
     [error] = at.error
@@ -205,7 +205,7 @@ def test_a_console_on_postgresql_reads_no_session_state_while_nothing_changes(
     monkeypatch.setenv("ANDOR_RUNNER", "workers")
     st.cache_resource.clear()
     try:
-        at = AppTest.from_file(APP, default_timeout=30)
+        at = console_app()
         ctx = console()
         assert isinstance(ctx.client.changes, ChangeFeed) and ctx.client.changes.wait_listening(10), (
             "the console's feed to LISTEN"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from cli_helpers import finish, spawn, start_fleet, wait_until
-from console_helpers import APP
+from console_helpers import console_app
 from postgres import password_database
 from streamlit.testing.v1 import AppTest
 
@@ -272,8 +272,7 @@ def test_the_console_shows_the_password_nowhere(
     finally:
         store.close()
     monkeypatch.setenv("ANDOR_DB", secret)
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["session"] = session_id
+    at = console_app(session_id, timeout=60)
     at.run()
     assert not at.exception, at.exception
     page = _page_text(at)
@@ -284,7 +283,7 @@ def test_the_console_shows_the_password_nowhere(
 
     st.cache_resource.clear()
     monkeypatch.setenv("ANDOR_DB", _with_password(secret, "not" + password))
-    refused = AppTest.from_file(APP, default_timeout=60)
+    refused = console_app(timeout=60)
     refused.run()
     shown = _page_text(refused) + "".join(str(e.value) for e in refused.exception)
     assert "password authentication failed" in shown, shown[:1000]

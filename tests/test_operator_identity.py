@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import node_picker
+from console_helpers import console_app, node_picker
 from pydantic import ValidationError
-from streamlit.testing.v1 import AppTest
 
 from planner.commands import describe_command_error, parse_command
 from planner.events import CommandApplied, CommandRejected, Event, Kind
@@ -27,7 +26,6 @@ from sessions.store.sql import SqlStore, open_store
 from sessions.worker.runner import Runner
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def _apply_queued(store: EventStore, session_id: str) -> None:
@@ -238,7 +236,7 @@ def test_the_inspector_says_which_operator_made_or_edited_a_node(db: str) -> Non
     store.close()
 
     def line(node_id: str) -> str:
-        at = AppTest.from_file(APP, default_timeout=30)
+        at = console_app()
         at.run()
         node_picker(at).select(node_id)
         at.run()
@@ -261,7 +259,7 @@ def test_the_operators_name_is_markdown_escaped_in_the_inspector(db: str) -> Non
     )
     _apply_queued(store, session_id)
     store.close()
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = console_app()
     at.run()
     node_picker(at).select("0.1")
     at.run()

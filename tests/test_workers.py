@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from cli_helpers import ROOT, cli, finish, last_json, spawn, wait_until
+from console_helpers import console_app
 from postgres import fresh_database
 
 from planner.actions import is_note
@@ -381,7 +382,6 @@ def test_the_consoles_status_line_names_the_worker_that_runs_the_session(
 ) -> None:
     """In workers mode the status line says which worker holds a running session ("run by host:pid"
     of its lease), and that it waits for one once the lease is released."""
-    from streamlit.testing.v1 import AppTest
 
     from sessions.client.markdown import md
     from sessions.store.sql import open_store
@@ -391,8 +391,7 @@ def test_the_consoles_status_line_names_the_worker_that_runs_the_session(
     session_id = create_session(store, TASK, script_model(tmp_path), start_url=DRY_START)
     lease = store.claim(session_id, "worker-host:4242:wdeadbeef", time.time(), 15.0, pid=4242)
     assert lease is not None
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
-    at.query_params["session"] = session_id
+    at = console_app(session_id)
     at.run()
     assert not at.exception, at.exception
     shown = "\n".join(m.value for m in at.markdown)

@@ -13,7 +13,6 @@ from ui.access import Operator, admit, show_operator
 from ui.context import console, database_trouble
 from ui.layout import draw_page_rules
 from ui.url import missing_session, read_url, write_url
-from ui.views.edit import APPROVAL_DEFERRED
 from ui.views.export import render_exports
 from ui.views.inbox import render_inbox
 from ui.views.live import watch
@@ -70,5 +69,3 @@ def _page(operator: Operator) -> None:
         if exports.open:
             render_exports(ctx, view)
     render_live_panel(ctx, view)
-    if st.session_state.pop(APPROVAL_DEFERRED, False):
-        st.rerun()  # the approval box, now that the page's rules are in place

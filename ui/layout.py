@@ -11,6 +11,8 @@ checks in Chromium that the opened form really comes first.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "APPROVAL_BOX",
     "APPROVAL_NO_PICTURE",
     "APPROVAL_PICTURE",
+    "RULES_PROBE",
     "draw_page_rules",
     "first_in_column",
     "rules_in_place",
@@ -33,36 +36,58 @@ APPROVAL_BOX = "approval_box"
 APPROVAL_ACTION = "approval_code"
 APPROVAL_PICTURE = "approval_picture"
 APPROVAL_NO_PICTURE = "approval_no_picture"
-_RULES = "page_rules"
-_SENT = "_page_rules_sent"
-_IN_PLACE = "_page_rules_in_place"
 """The keys of the approval box, its held action's code block, and its picture or the line saying there
 is none, (`ui.views.edit.render_approval`)."""
 _APPROVAL_LAST = "reject_pause_submit"
 """The key of the approval box's last element: once it is on the page, the rest of the box is."""
+_RULES = "page_rules"
+"""The key of the container that holds the rules; the rules hide it, which is how the page knows."""
+RULES_PROBE = "page_rules_probe"
+"""The key of the component carrying the rules: its state says whether this tab reported them in force
+(an AppTest, which has no browser, stands in for it by setting `{"in_force": True}` under this key)."""
 
 
-def draw_page_rules() -> None:
-    """The console's own CSS, drawn first in every run of the page, so it is in force long before what
-    it styles arrives (the browser puts a style element in place a few frames after it arrives).
-
-    The approval box is hidden until it is whole: a run sends the box's elements one by one and the
+def _rules() -> str:
+    """The approval box is hidden until it is whole: a run sends the box's elements one by one and the
     browser draws each as it comes, and a code block draws its text only once its highlighter has
     loaded, an image its `img` once it has been placed. So the box shows only once its last button, the
     action's text and its picture (or the line saying there is none) are there."""
     box = f".st-key-{APPROVAL_BOX}"
     picture = f":not(:has(.st-key-{APPROVAL_PICTURE} img)):not(:has(.st-key-{APPROVAL_NO_PICTURE}))"
-    rules = (
+    return (
         f"{box}:not(:has(.st-key-{_APPROVAL_LAST})), {box}:not(:has(.st-key-{APPROVAL_ACTION} pre)), "
         f"{box}{picture} {{ visibility: hidden; }} .st-key-{_RULES} {{ display: none; }}"
     )
-    st.session_state[_IN_PLACE] = _RULES in st.session_state.get(_SENT, ())  # sent by an earlier run
-    with st.container(key=_RULES):  # Markdown: `st.html` puts its style in place later still
-        st.markdown(f"<style>{rules}</style>", unsafe_allow_html=True)
-    st.session_state[_SENT] = (_RULES,)
+
+
+_carrier = st.components.v2.component(
+    "andor_page_rules",
+    css=_rules(),
+    js=(Path(__file__).resolve().parent / "assets" / "page_rules.js").read_text(),
+    isolate_styles=False,  # the rules style the page, not a shadow root
+)
+
+
+def draw_page_rules() -> None:
+    """The console's own CSS, drawn first in every run of the page, so it is in force long before what
+    it styles arrives. On a fresh page it is not: the browser puts a stylesheet in place some frames
+    (hundreds of milliseconds on a cold page) after the elements drawn beside it, so the tab reports
+    when the rules are in force (`ui/assets/page_rules.js`), and that report runs the page again."""
+    known = rules_in_place()
+    with st.container(key=_RULES):
+        _carrier(
+            key=RULES_PROBE,
+            data={"container": _RULES, "known": known},
+            default={"in_force": False},
+            on_in_force_change=_noop,
+        )
+
+
+def _noop() -> None:
+    """Streamlit keeps a component's state value only when it has a callback; the report needs none."""
 
 
 def rules_in_place() -> bool:
-    """Whether this tab's page had the rules before this run: on a fresh page the style element comes a
-    few frames after the elements drawn in the same run, so what needs it waits for the next run."""
-    return bool(st.session_state.get(_IN_PLACE))
+    """Whether this tab has reported the page rules in force: what they must hide is drawn only then."""
+    reported = st.session_state.get(RULES_PROBE)
+    return bool(reported and reported.get("in_force"))

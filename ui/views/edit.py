@@ -58,7 +58,7 @@ from ui.views.outline import outlined_url
 from ui.views.sidebar import BREAKPOINT_LABELS
 from ui.views.templates import render_template_inject, render_template_library, render_template_save
 
-__all__ = ["APPROVAL_DEFERRED", "APPROVAL_PICTURE_ALT", "render_approval", "render_node_edit", "render_settings"]
+__all__ = ["APPROVAL_PICTURE_ALT", "render_approval", "render_node_edit", "render_settings"]
 
 _ENDED = "This session has ended. Fork it from the timeline to change the plan and run again."
 _SHOWN_ACTION = 300
@@ -88,9 +88,8 @@ def render_approval(ctx: Console, view: SessionView) -> None:
     approval = state.approval
     if state.status is not RunStatus.AWAITING_APPROVAL or approval is None:
         return
-    if not rules_in_place():  # a fresh page: the box comes with the next run (`ui.layout.rules_in_place`)
+    if not rules_in_place():  # a fresh page: the box comes once the tab reports the rules in force
         st.markdown(f"**:material/front_hand: Approval required** at {md(approval.node_id)}: {md(approval.rule)}")
-        st.session_state[APPROVAL_DEFERRED] = True
         return
     where = scope(view.session_id, "approval", approval.node_id, str(view.approval_request))
     picture = outlined_url(view.approval_picture, approval.box) if view.approval_picture is not None else None
@@ -112,8 +111,6 @@ def render_approval(ctx: Console, view: SessionView) -> None:
             show_result(view, where, "approval")
 
 
-APPROVAL_DEFERRED = "_approval_deferred"
-"""Session state: the approval box waits for the page's next run, which the page asks for at its end."""
 APPROVAL_PICTURE_ALT = "the page the held action would act on, its element outlined"
 """The approval picture's alternative text (what a screen reader, or a test, finds it by)."""
 _SHOWN_NAME = 200
