@@ -29,7 +29,7 @@ from sessions.client.creation import create_session
 from sessions.store import EventStore
 from sessions.worker.runner import Runner
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 
 def _output_file(text: str) -> Path:
@@ -174,11 +174,15 @@ _SUBCOMMANDS = {
 }
 
 
+_PROG = "python -m demo"
+_DESCRIPTION = "Run the bundled demo tasks on the demo shop and check the answers."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of `python -m demo` (docs/cli.md is checked against it)."""
+    return cli.build_parser(_SUBCOMMANDS, prog=_PROG, description=_DESCRIPTION)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m demo`: the demo's subcommands, with the sessions CLI's errors, `--db` and exit codes."""
-    return cli.main(
-        argv,
-        subcommands=_SUBCOMMANDS,
-        prog="python -m demo",
-        description="Run the bundled demo tasks on the demo shop and check the answers.",
-    )
+    return cli.main(argv, subcommands=_SUBCOMMANDS, prog=_PROG, description=_DESCRIPTION)

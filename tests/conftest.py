@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -275,11 +276,13 @@ def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
         from console_helpers import store_of
 
         from sessions.client.commands import queue_command
+        from sessions.store import SessionFinished
 
         store = store_of(request.getfixturevalue("console"))
         for info in store.sessions():
             if info.status in ("running", "awaiting_approval"):
-                queue_command(store, info.id, {"kind": "pause"})
+                with contextlib.suppress(SessionFinished):  # it ended since the listing: nothing to pause
+                    queue_command(store, info.id, {"kind": "pause"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,8 +7,6 @@ there. Pure parsing: no store, no server.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import re
 from functools import cache
 from itertools import product
@@ -17,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import demo.cli
-from demo.shop.__main__ import main as shop_main
+import demo.shop.__main__
 from sessions.cli import build_parser
 from sessions.worker import fleet
 
@@ -27,7 +25,6 @@ CLI_MD = ROOT / "docs" / "cli.md"
 CommandPath = tuple[str, ...]
 """A program and the verbs typed after it: ("sessions", "command", "inject"), ("demo.shop",)."""
 
-SHOP = ("demo.shop",)
 NEW_SESSION, VERBS, OTHERS = "Options of a new session", "Command verbs", "Other entry points"
 
 _OPTION = re.compile(r"--[a-z][a-z0-9-]*")
@@ -38,13 +35,12 @@ _ONLY = re.compile(r"`([a-z-]+)` only")
 
 @cache
 def _parsers() -> dict[str, argparse.ArgumentParser]:
-    """Each program's parser but the shop's (see `_shop_options`). `demo.cli._SUBCOMMANDS` and `fleet._parser`
-    are private: each module's `main` builds its parser from them and parses at once, and no public name
-    gives the parser."""
+    """Each program's parser, as its `main` builds it."""
     return {
         "sessions": build_parser(),
-        "demo": build_parser(demo.cli._SUBCOMMANDS, prog="python -m demo"),
-        "sessions.worker.fleet": fleet._parser(),
+        "demo": demo.cli.build_parser(),
+        "demo.shop": demo.shop.__main__.build_parser(),
+        "sessions.worker.fleet": fleet.build_parser(),
     }
 
 
@@ -54,15 +50,6 @@ def _insides(parser: argparse.ArgumentParser) -> tuple[set[str], dict[str, argpa
     leans on argparse's insides."""
     verbs = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
     return set(parser._option_string_actions), dict(verbs.choices) if verbs else {}
-
-
-def _shop_options() -> set[str]:
-    """The options in `python -m demo.shop --help`'s usage line: the shop builds its parser inside `main`,
-    so its help (printed before any server starts) is the only way to it."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit):
-        shop_main(["--help"])
-    return set(_OPTION.findall(printed.getvalue().partition("\n\n")[0]))
 
 
 def _parser(path: CommandPath) -> argparse.ArgumentParser:
@@ -149,14 +136,14 @@ def test_the_reference_is_read_whole() -> None:
     assert (("sessions", "command", "undo"), "--provenance") in OPTIONS
 
 
-@pytest.mark.parametrize("path", [p for p in PATHS if p != SHOP], ids=" ".join)
+@pytest.mark.parametrize("path", PATHS, ids=" ".join)
 def test_every_verb_the_reference_writes_exists(path: CommandPath) -> None:
     _parser(path)
 
 
 @pytest.mark.parametrize(("path", "option"), OPTIONS, ids=[f"{' '.join(path)} {option}" for path, option in OPTIONS])
 def test_every_option_the_reference_writes_exists(path: CommandPath, option: str) -> None:
-    options = _shop_options() if path == SHOP else _insides(_parser(path))[0]
+    options = _insides(_parser(path))[0]
     assert option in options, f"docs/cli.md gives `python -m {' '.join(path)}` the option {option}, which it lacks"
 
 

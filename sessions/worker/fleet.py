@@ -29,7 +29,7 @@ from sessions.errors import SessionsError
 from sessions.store.pgserver import PostgresServer, PostgresServerError
 from sessions.store.sql import open_store, without_password
 
-__all__ = ["FleetError", "main"]
+__all__ = ["FleetError", "build_parser", "main"]
 
 
 class FleetError(SessionsError):
@@ -52,7 +52,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     root = Path(tempfile.mkdtemp(prefix="andor-fleet-"))
@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("fleet: stopped", flush=True)
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of `python -m sessions.worker.fleet` (docs/cli.md is checked against it)."""
     parser = argparse.ArgumentParser(prog="python -m sessions.worker.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=3, help="worker processes to start (default 3)")
     parser.add_argument("--port", type=int, default=8501, help="the console's port (default 8501)")
