@@ -22,6 +22,8 @@ from planner.state import Recorder, SessionState
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserType, Playwright
 
+    from sessions.store import EventStore
+    from sessions.store.sql import SqlStore
     from ui.server import ConsoleProcess
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -161,6 +163,29 @@ def postgres_url() -> Any:
         server.stop()
 
 
+BACKENDS = ("memory", "disk", "postgres")
+"""The store's backends: SQLite in memory, SQLite on disk, and PostgreSQL on the run's throwaway server."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes `store` runs on every backend, or on those its `backends` mark names."""
+    if "store" in metafunc.fixturenames:
+        marked = metafunc.definition.get_closest_marker("backends")
+        metafunc.parametrize("store", marked.args if marked else BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+    """A fresh, empty store of one backend (see `pytest_generate_tests`)."""
+    from postgres import database_for
+
+    from sessions.store.sql import SqlStore
+
+    backend = SqlStore(database_for(request.param, request, tmp_path))
+    yield backend
+    backend.close()
+
+
 @pytest.fixture(scope="module")
 def gallery_site() -> Iterator[str]:
     """The browser gallery's pages (tests/pages/gallery_*.html) served for a test file, as `bench.browser`
@@ -243,6 +268,16 @@ def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loopback: None) -
     st.cache_resource.clear()
 
 
+@pytest.fixture
+def app_store(app_db: str) -> Iterator[SqlStore]:
+    """The store of the console run headless on `app_db`."""
+    from sessions.store.sql import open_store
+
+    store = open_store(app_db)
+    yield store
+    store.close()
+
+
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
     """A `streamlit run app.py` console of the module's own, on free ports with its own database."""
@@ -251,6 +286,14 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess
     running = start_console(tmp_path_factory.mktemp("console") / "console.db")
     yield running
     running.stop()
+
+
+@pytest.fixture
+def console_store(console: ConsoleProcess) -> EventStore:
+    """The store of the module's console (`console_helpers.store_of`: one per console, reused)."""
+    from console_helpers import store_of
+
+    return store_of(console)
 
 
 @pytest.fixture(autouse=True)

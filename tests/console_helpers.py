@@ -131,15 +131,39 @@ def wait_for_the_end(
         expect(page.locator("svg text").first, "the session's tree, drawn again").to_be_visible(timeout=30_000)
 
 
+_RUNS = """() => {
+  if (window.__runs === undefined) {
+    window.__runs = 0;
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running') window.__runs += 1; })
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  return window.__runs;
+}"""
+
+
+def page_runs(page: Page) -> int:
+    """How many times the page has run (a whole run or a fragment's) since this was first asked."""
+    return cast(int, page.evaluate(_RUNS))
+
+
+def wait_for_runs(page: Page, runs: int, what: str, timeout: float = 60.0) -> None:
+    """Let the page run `runs` more times: a window measured in the page's own redraws, not in seconds."""
+    start = page_runs(page)
+    wait_until(lambda: page_runs(page) >= start + runs, timeout, f"{runs} more runs of the page ({what})")
+
+
 def count_dom_changes(page: Page, seconds: float) -> int:
-    """How many DOM changes the page makes in `seconds`, after a moment for the last redraw to settle."""
+    """How many DOM changes a page that should stand still makes in `seconds`, after a moment for the
+    last redraw to settle. A still page has no run to count, so this window is one of time: it observes,
+    it never waits for something to happen."""
     time.sleep(2)
     page.evaluate(
         """() => { window.__changes = 0; new MutationObserver(m => { window.__changes += m.length; })
         .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true}); }"""
     )
     time.sleep(seconds)
-    return page.evaluate("() => window.__changes")
+    return cast(int, page.evaluate("() => window.__changes"))
 
 
 def open_console(page: Page, console: ConsoleProcess) -> None:

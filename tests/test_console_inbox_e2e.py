@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from console_helpers import SESSION_PICKER, readme_shot, wait_until
+from console_helpers import SESSION_PICKER, readme_shot, wait_for_runs, wait_until
 from playwright.sync_api import Page, expect
 
 from planner.config import EngineConfig
 from planner.events import Event, Kind
 from planner.state import Recorder, SessionState
 from sessions.store import EventStore
-from sessions.store.sql import open_store
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -35,11 +33,6 @@ window.Notification = class {
 };
 """
 """Stands in for the browser's notifications: records each one the page shows."""
-
-
-@pytest.fixture
-def store(console: ConsoleProcess) -> Iterator[EventStore]:
-    yield open_store(console.db)
 
 
 @pytest.fixture
@@ -111,12 +104,12 @@ def open_session(page: Page, console: ConsoleProcess, session_id: str, task: str
 
 
 def test_the_inbox_lists_what_needs_the_operator_and_opens_it(
-    inbox_page: Page, console: ConsoleProcess, store: EventStore
+    inbox_page: Page, console: ConsoleProcess, console_store: EventStore
 ) -> None:
     page = inbox_page
-    succeeded(store, "done-a", "Task done A")
-    failed(store, "failed-a", "Task failed A")
-    waiting(store, "wait-a", "Task waiting A")
+    succeeded(console_store, "done-a", "Task done A")
+    failed(console_store, "failed-a", "Task failed A")
+    waiting(console_store, "wait-a", "Task waiting A")
     open_session(page, console, "done-a", "Task done A")
     expect_items(page, ["Task waiting A", "Task failed A"], "approval first, then the failure")
     assert "approval required: a button named Buy" in items(page)[0]
@@ -124,7 +117,7 @@ def test_the_inbox_lists_what_needs_the_operator_and_opens_it(
     wait_until(lambda: page.title() == "(2) AND/OR console", 30, f"the title to count 2, not {page.title()!r}")
     assert notified(page) == [], "what the inbox held when the page opened was notified"
 
-    waiting(store, "wait-b", "Task waiting B")  # arrives while a finished session is on screen
+    waiting(console_store, "wait-b", "Task waiting B")  # arrives while a finished session is on screen
     expect_items(page, ["Task waiting B", "Task waiting A", "Task failed A"], "the new approval, newest first")
     wait_until(lambda: page.title() == "(3) AND/OR console", 30, f"the title to count 3, not {page.title()!r}")
     wait_until(lambda: len(notified(page)) == 1, 30, "a notification for the new approval")
@@ -139,38 +132,38 @@ def test_the_inbox_lists_what_needs_the_operator_and_opens_it(
     page.locator(".st-key-inbox_wait-a button:visible").click()  # a session that can still change: the live panel runs
     expect(page.get_by_role("heading", name="Task waiting A")).to_be_visible(timeout=60_000)
     wait_until(lambda: "session=wait-a" in page.url, 30, f"the URL to name wait-a, not {page.url}")
-    failed(store, "failed-b", "Task failed B")  # arrives while a live session is on screen
+    failed(console_store, "failed-b", "Task failed B")  # arrives while a live session is on screen
     expect_items(page, ["Task waiting B", "Task waiting A", "Task failed B", "Task failed A"], "the new failure")
     wait_until(lambda: page.title() == "(4) AND/OR console", 30, f"the title to count 4, not {page.title()!r}")
     wait_until(lambda: len(notified(page)) == 2, 30, "a notification for the new failure")
     assert notified(page)[1]["title"] == "Session failed" and "Task failed B" in notified(page)[1]["body"]
     readme_shot(page, "console-inbox.png")
-    time.sleep(4)  # more redraws of both kinds: nothing is notified twice
+    wait_for_runs(page, 5, "more redraws of both kinds: nothing is notified twice")
     assert len(notified(page)) == 2, f"notified again: {notified(page)}"
 
 
 def test_a_finished_page_with_a_full_inbox_stays_still(
-    inbox_page: Page, console: ConsoleProcess, store: EventStore
+    inbox_page: Page, console: ConsoleProcess, console_store: EventStore
 ) -> None:
-    """The inbox watches the store on a finished session's page; while nothing new comes it changes
+    """The inbox watches the console_store on a finished session's page; while nothing new comes it changes
     nothing there, however many items it holds."""
     page = inbox_page
-    succeeded(store, "done-still", "Task done still")
+    succeeded(console_store, "done-still", "Task done still")
     for n in range(10):
-        waiting(store, f"wait-still-{n}", f"Task waiting still {n}")
+        waiting(console_store, f"wait-still-{n}", f"Task waiting still {n}")
     open_session(page, console, "done-still", "Task done still")
     expect(page.locator("svg text").first).to_be_visible(timeout=30_000)
     wait_until(lambda: "Task waiting still 9" in " ".join(items(page)), 60, "the inbox to list the newest approval")
     expect(page.locator(".st-key-inbox").get_by_text(re.compile(r"and \d+ more"))).to_be_visible(timeout=30_000)
-    time.sleep(2)  # let the last redraw settle before counting
+    wait_for_runs(page, 1, "the last redraw settled before counting")
     page.evaluate(
         """() => { window.__changes = []; new MutationObserver(m => { window.__changes.push(...m.map(
         r => r.type + ' ' + String(r.target.className || r.target.nodeName).slice(0, 40))); })
         .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true}); }"""
     )
-    time.sleep(7)  # two or three of the inbox's looks at the store
+    wait_for_runs(page, 2, "two of the inbox's looks at the console_store")
     changes = page.evaluate("() => window.__changes")
-    assert len(changes) < 50, f"{len(changes)} DOM changes in 7 s on a finished session's page: {changes[:20]}"
+    assert len(changes) < 50, f"{len(changes)} DOM changes in two runs of a finished session's page: {changes[:20]}"
     assert notified(page) == [], "the items on screen when the page opened were notified"
 
 
@@ -187,12 +180,12 @@ window.Notification = class {
 
 
 def test_notifications_are_asked_for_by_a_click_never_on_their_own(
-    page: Page, console: ConsoleProcess, store: EventStore
+    page: Page, console: ConsoleProcess, console_store: EventStore
 ) -> None:
     """Firefox and Safari ignore a permission request no click made (the inbox asked on its own)."""
     page.add_init_script(ASK_FOR_NOTIFICATIONS)
     page.set_viewport_size({"width": 1500, "height": 1150})
-    succeeded(store, "done-ask", "Task done ask")
+    succeeded(console_store, "done-ask", "Task done ask")
     open_session(page, console, "done-ask", "Task done ask")
     offer = page.locator(".st-key-inbox").get_by_role("button", name="Notify me of new items")
     expect(offer, "the offer to notify").to_be_visible(timeout=30_000)

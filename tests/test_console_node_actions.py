@@ -11,7 +11,6 @@ import re
 import time
 from collections.abc import Callable
 
-import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
 from console_helpers import console_app
 from streamlit.testing.v1 import AppTest
@@ -19,14 +18,8 @@ from streamlit.testing.v1 import AppTest
 from sessions.client.creation import create_session
 from sessions.store import EventStore
 from sessions.store.reading import load_state
-from sessions.store.sql import open_store
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
-
-
-@pytest.fixture
-def store(app_db: str) -> EventStore:
-    return open_store(app_db)
 
 
 def settled(at: AppTest, check: Callable[[], bool], what: str) -> None:
@@ -50,8 +43,8 @@ def expanded(store: EventStore) -> tuple[str, AppTest]:
     return session_id, at
 
 
-def test_a_button_that_does_not_apply_is_disabled_and_says_why(store: EventStore) -> None:
-    _, at = expanded(store)
+def test_a_button_that_does_not_apply_is_disabled_and_says_why(app_store: EventStore) -> None:
+    _, at = expanded(app_store)
     bar = {button.key: button for button in at.get("button") if button.key}
     assert "**Edit the plan at 0** (AND, VISITED)" in [m.value for m in at.markdown]
     assert not bar["breakpoint_btn"].disabled and bar["breakpoint_btn"].label == "Break here (0)"
@@ -81,8 +74,8 @@ def shown_first(at: AppTest) -> str | None:
     return moved[1] if moved else None
 
 
-def test_a_button_that_needs_input_opens_the_edit_plan_tab_on_its_form(store: EventStore) -> None:
-    _, at = expanded(store)
+def test_a_button_that_needs_input_opens_the_edit_plan_tab_on_its_form(app_store: EventStore) -> None:
+    _, at = expanded(app_store)
     assert at.session_state["panel"] == "Node", "the inspector is open before any press"
     usual = ["prune", "force", "inject", "template_inject", "edit", "template_save", "last_edit"]
     assert forms(at) == usual and shown_first(at) is None
@@ -96,19 +89,19 @@ def test_a_button_that_needs_input_opens_the_edit_plan_tab_on_its_form(store: Ev
     assert forms(at) == usual and shown_first(at) is None, "another node's forms keep their usual order"
 
 
-def test_plan_changes_lists_each_edit_with_its_diff_escaped(store: EventStore) -> None:
-    session_id, at = expanded(store)
+def test_plan_changes_lists_each_edit_with_its_diff_escaped(app_store: EventStore) -> None:
+    session_id, at = expanded(app_store)
     at.button(key="open_inject").click().run()
     [goals] = [area for area in at.text_area if (area.key or "").startswith("inject_goals-")]
     goals.input("<img src=x onerror=alert(1)> check the rating")
     at.form_submit_button(key="inject_submit").click().run()
-    settled(at, lambda: len(load_state(store, session_id).edits) == 1, "the inject applied")
+    settled(at, lambda: len(load_state(app_store, session_id).edits) == 1, "the inject applied")
     assert not [b for b in at.button if (b.key or "").startswith("plan_change_")], "the closed tab is drawn"
     at.session_state["tab"] = "Plan changes"
     at.run()
     changes = [m.value for m in at.markdown]
     [heading] = [m for m in changes if "operator: inject at 0" in m]
-    seq = load_state(store, session_id).edits[0].seq
+    seq = load_state(app_store, session_id).edits[0].seq
     assert heading.startswith(f"**Event {seq}** · ")
     assert r"added 0.4 · \<img src=x onerror=alert(1)\> check the rating" in changes, changes
     assert [b.label for b in at.button if b.key == f"plan_change_select_{seq}"] == ["Select 0"]

@@ -5,7 +5,6 @@ as an ordinary operator edit that says where it came from, and taken back by Und
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,21 +24,16 @@ from sessions.client.commands import queue_command
 from sessions.client.counterfactual import Counterfactual, ReaskError, adopt, reask
 from sessions.client.creation import create_session
 from sessions.store.reading import load_state
-from sessions.store.sql import SqlStore, open_store
+from sessions.store.sql import SqlStore
 from sessions.worker.runner import Runner
+
+pytestmark = pytest.mark.backends("disk")
 
 REVIEW = MECHANICS.model_copy(update={"review_first_plan": True})
 SEARCH, SELECT, NOTE = "Search for vegan chocolate brownie", "Select a recipe rated 4+", "Note the recipe"
 INSTRUCTION = "check that the recipe is vegan before noting it"
 NEW_PLAN = [SELECT, "Note the recipe name and its rating", "Check that the recipe is vegan"]
 """The root's plan under INSTRUCTION: the search removed, the selection the same, the note reworded, a check added."""
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqlStore]:
-    backend = open_store(str(tmp_path / "sessions.db"))
-    yield backend
-    backend.close()
 
 
 @pytest.fixture
@@ -292,7 +286,7 @@ def test_the_cli_prints_both_answers_and_the_diff_and_adopts_signed_by_the_opera
     """`--adopt` signs its commands as `command` does: `--operator`, else $ANDOR_OPERATOR (else the user name)."""
     session_id = _reviewing(store, BROWNIE_TASK, f"script:{script}")
     call = _call(store, session_id, Question.EXPAND)
-    db = str(tmp_path / "sessions.db")
+    db = store.url
     monkeypatch.setenv("ANDOR_OPERATOR", "dana")
     adopting = ("--db", db, "reask", session_id, "--call", str(call), "--instruction", INSTRUCTION, "--adopt")
     result = cli(*adopting)

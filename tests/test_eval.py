@@ -41,6 +41,8 @@ def in_chromium(test: Callable[..., None]) -> Callable[..., None]:
     return pytest.mark.browser(pytest.mark.slow(test))
 
 
+pytestmark = pytest.mark.backends("memory")
+
 TASKS = {task.id: task for task in load_tasks()}
 CORRECTED = sorted(task.id for task in TASKS.values() if task.correction is not None)
 """The baseline failures: tests/test_demo_suite.py checks that the offline model fails exactly these."""
@@ -52,13 +54,6 @@ Rescues = tuple[SqlStore, dict[str, RunResult]]
 def shop() -> Iterator[ShopServer]:
     with start_shop() as server:
         yield server
-
-
-@pytest.fixture
-def store() -> Iterator[SqlStore]:
-    store = SqlStore("sqlite://")
-    yield store
-    store.close()
 
 
 def _operate(store: SqlStore, shop: ShopServer, task_id: str, policy: Policy) -> RunResult:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import MECHANICS
-from postgres import database_for
 
 from planner.browser.dry import DRY_START, DryEnvironment
 from planner.events import Kind
@@ -31,13 +29,6 @@ SCRIPT = Script.model_validate(
         "final_answer": "done",
     }
 )
-
-
-@pytest.fixture(params=["memory", "disk", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    backend = SqlStore(database_for(request.param, request, tmp_path))
-    yield backend
-    backend.close()
 
 
 def _session(store: SqlStore, session_id: str = "s", paused: bool = False) -> str:

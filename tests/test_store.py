@@ -8,25 +8,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from postgres import database_for
 
 from planner.events import ActionExecuted, Event, Kind, NoteAdded
 from sessions.store import EventStore, LeaseLost, SeqConflict, SessionFinished, SessionNotFound
 from sessions.store.sql import _MIGRATIONS, SqlStore, database_url
-
-BACKENDS = ["memory", "disk", "postgres"]
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    backend = SqlStore(database_for(request.param, request, tmp_path))
-    yield backend
-    backend.close()
 
 
 def _events(start: int, count: int) -> list[Event]:

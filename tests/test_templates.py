@@ -6,7 +6,6 @@ command queue as one edit whose nodes record the template they came from (and on
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -286,13 +285,6 @@ def test_a_version_one_nodes_added_event_is_upgraded_on_load() -> None:
 
 
 # -- the store, on every backend ---------------------------------------------------------------------
-
-
-@pytest.fixture(params=["memory", "disk", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    backend = SqlStore(database_for(request.param, request, tmp_path))
-    yield backend
-    backend.close()
 
 
 def test_saving_a_name_again_makes_its_next_version(store: SqlStore) -> None:
