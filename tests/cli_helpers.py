@@ -11,8 +11,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -71,17 +69,6 @@ def finish(process: subprocess.Popen[str], what: str, timeout: float = DEADLINE_
         process.kill()
         _, err = process.communicate()
         raise AssertionError(f"gave up after {timeout:g} s waiting for {what}; its stderr: {err[-1000:]}") from None
-
-
-def wait_until(check: Callable[[], T], what: str, timeout: float = DEADLINE_S, interval: float = 0.1) -> T:
-    """Poll `check` until it returns something truthy, and return that; fails naming `what` at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"gave up after {timeout:g} s waiting for {what}"
-        time.sleep(interval)
 
 
 def session_status(db: str, session_id: str) -> str | None:

@@ -11,13 +11,14 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import FloatRect, Locator, Page, expect
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Selectbox
+from waiting import wait_until
 
 from demo.tasks import load_tasks
 from planner.state import RunStatus, SessionState
@@ -88,6 +89,55 @@ def approval_box(session_id: str) -> AppTest:
     return at
 
 
+def redraw_until(at: AppTest, check: Callable[[AppTest], bool], what: str, timeout: float = 30.0) -> None:
+    """Draw the page again until `check` holds for it: a press only queues its command, and each redraw
+    shows what the console's runner has made of it so far (`Outcome.settled` against the redraw's view)."""
+    at.run()
+    wait_until(lambda: check(at), f"the page to show {what}", timeout=timeout, pump=lambda: _redraw(at))
+    assert not at.exception, at.exception
+
+
+def _redraw(at: AppTest) -> None:
+    time.sleep(0.05)
+    at.run()
+
+
+def settled(at: AppTest, check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Wait until the store says `check` (the runner applies a command at its own pace), then draw the
+    page once more, so it shows at least that moment."""
+    wait_until(check, what, timeout=timeout)
+    at.run()
+    assert not at.exception, at.exception
+
+
+def answered(at: AppTest, answer: str, timeout: float = 30.0) -> None:
+    """Redraw until a form shows the runner's answer `answer`."""
+    redraw_until(at, lambda at: any(answer in s.value for s in at.success), f"the answer {answer!r}", timeout)
+
+
+def keyed(widgets: Any, name: str) -> Any:
+    """The one widget of a form whose key is `name` in the scope on screen (`ui.forms.Scope.key`)."""
+    [widget] = [w for w in widgets if (w.key or "").startswith(f"{name}-")]
+    return widget
+
+
+def show_tab(at: AppTest, name: str) -> None:
+    """Open a tab: of the lower set (only the open one of Timeline and All sessions is drawn) or, for
+    Task & answer, of the set beside the tree (drawn only while open)."""
+    from ui.views.node_actions import PANEL_KEY
+
+    key = PANEL_KEY if name == "Task & answer" else "tab"
+    at.session_state[key] = name
+    at.query_params[key] = name  # the tabs are bound to the URL, which a run reads them from
+    at.run()
+    assert not at.exception, at.exception
+
+
+def markdown_text(at: AppTest) -> str:
+    """Every Markdown string the page drew, one per line."""
+    return "\n".join(m.value for m in at.markdown)
+
+
 def node_picker(at: AppTest) -> Selectbox[str]:
     """The node selector of an AppTest run: keyed by the node it shows (`ui.url.picker_key`)."""
     [picker] = [box for box in at.selectbox if (box.key or "").startswith("node_pick_")]
@@ -104,15 +154,6 @@ def store_of(console: ConsoleProcess) -> EventStore:
     return _STORES[console.db]
 
 
-def wait_until(check: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def state_of(console: ConsoleProcess, session_id: str) -> SessionState:
     return load_state(store_of(console), session_id)
 
@@ -125,7 +166,7 @@ def wait_for_the_end(
     a core for the whole wait; a test that has done what it came to do has nothing to watch there."""
     url = page.url
     page.goto("about:blank")
-    wait_until(lambda: state_of(console, session_id).finished, timeout, what)
+    wait_until(lambda: state_of(console, session_id).finished, what, timeout=timeout)
     if back:
         page.goto(url)
         expect(page.locator("svg text").first, "the session's tree, drawn again").to_be_visible(timeout=30_000)
@@ -150,7 +191,7 @@ def page_runs(page: Page) -> int:
 def wait_for_runs(page: Page, runs: int, what: str, timeout: float = 60.0) -> None:
     """Let the page run `runs` more times: a window measured in the page's own redraws, not in seconds."""
     start = page_runs(page)
-    wait_until(lambda: page_runs(page) >= start + runs, timeout, f"{runs} more runs of the page ({what})")
+    wait_until(lambda: page_runs(page) >= start + runs, f"{runs} more runs of the page ({what})", timeout=timeout)
 
 
 def count_dom_changes(page: Page, seconds: float) -> int:
@@ -186,7 +227,7 @@ def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: boo
         sidebar.get_by_text("Start paused").click()
     expect(toggle).to_be_checked(checked=paused)
     sidebar.locator(".st-key-start_session button").click()
-    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
+    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), "the new session", timeout=30)
     session_id = store_of(console).sessions()[0].id
     expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
     expect(page.get_by_role("heading", name=short(task.task, HEADING_CHARS))).to_be_visible(timeout=30_000)
@@ -198,8 +239,8 @@ def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: boo
                 (state := state_of(console, session_id)).status is RunStatus.PAUSED
                 and (state.reason or "").startswith("plan review: 0 ")
             ),
-            120,
             "the pause for the review of the first plan (started paused: Chromium starts first)",
+            timeout=120,
         )
     return session_id
 
@@ -241,7 +282,8 @@ def step_once(page: Page, console: ConsoleProcess, session_id: str) -> None:
     control(page, console, "step")
     wait_until(
         lambda: (state := state_of(console, session_id)).steps > before and state.status is RunStatus.PAUSED,
-        what=f"step {before + 1}",
+        f"step {before + 1}",
+        timeout=60,
     )
     expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
 
@@ -252,7 +294,9 @@ def click_node(page: Page, node_id: str) -> None:
     The chart animates when the plan changes, so wait for the label to stand still, and click again
     if a redraw swallowed the click.
     """
-    pattern = re.compile(rf"^(?:\S+ )*(?:AND|OR|ACT|\?) {re.escape(node_id)}(?: ·.*)?$")
+    # The id starts the label's first line, after its marks and type, or, when ECharts has wrapped that
+    # line (its bold font measured roughly on a slow page), a line of its own.
+    pattern = re.compile(rf"^(?:(?:\S+ )*(?:AND|OR|ACT|\?) )?{re.escape(node_id)}(?: ·.*)?$")
     labels = page.locator("svg text").filter(visible=True)
     picked = page.locator(NODE_PICKER)
     for _ in range(4):
@@ -307,7 +351,9 @@ def open_tab(page: Page, name: str) -> None:
 def box_of(locator: Locator, what: str) -> FloatRect:
     """Where `locator` is drawn, once it is: a redraw right after a start can hide it for a moment."""
     boxes: list[FloatRect] = []
-    wait_until(lambda: boxes.append(locator.bounding_box()) or boxes[-1] is not None, 30, f"{what} to be laid out")
+    wait_until(
+        lambda: boxes.append(locator.bounding_box()) or boxes[-1] is not None, f"{what} to be laid out", timeout=30
+    )
     return cast(FloatRect, boxes[-1])
 
 
@@ -326,7 +372,9 @@ def queued(page: Page, console: ConsoleProcess, press: Callable[[], object], wha
     session_id = parse_qs(urlparse(page.url).query)["session"][0]
     before = store_of(console).session(session_id).last_order
     press()
-    wait_until(lambda: store_of(console).session(session_id).last_order > before, 30, f"the {what} to be queued")
+    wait_until(
+        lambda: store_of(console).session(session_id).last_order > before, f"the {what} to be queued", timeout=30
+    )
 
 
 def control(page: Page, console: ConsoleProcess, verb: str) -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Annotated
 
 import pytest
-from cli_helpers import ROOT, cli, command, finish, last_json, session_status, spawn, wait_until
+from cli_helpers import ROOT, cli, command, finish, last_json, session_status, spawn
 from conftest import BROWNIE_TASK, SCRIPTS, Billed, load
 from pydantic import Field
+from waiting import wait_until
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import COMMAND_MODELS, Prune, Spelling
@@ -96,7 +97,9 @@ def test_commands_from_another_process_steer_a_paused_run(tmp_path: Path) -> Non
         "abc",
     )
     try:
-        wait_until(lambda: session_status(db, "abc") == "paused", "the run to pause at its first breakpoint")
+        wait_until(
+            lambda: session_status(db, "abc") == "paused", "the run to pause at its first breakpoint", timeout=120
+        )
         rejected = cli(
             "command", "abc", "--db", db, "--wait", "--timeout", "120", "prune", "--node", "0", "--reason", "x"
         )
@@ -173,7 +176,7 @@ def test_pause_then_resume_command_continues_in_a_new_process(tmp_path: Path) ->
     db = str(tmp_path / "s.db")
     runner = spawn("run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--id", "p1")
     try:
-        wait_until(lambda: session_status(db, "p1") == "paused", "the session created paused to be listed")
+        wait_until(lambda: session_status(db, "p1") == "paused", "the session created paused to be listed", timeout=120)
         runner.terminate()  # Ctrl-C / SIGTERM leaves it paused and resumable
         out, _ = finish(runner, "the runner to leave after SIGTERM")
     finally:
@@ -239,7 +242,7 @@ def test_constraints_and_lookahead_are_set_from_the_command_line(tmp_path: Path)
         "run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--paused", "--lookahead", "0", "--id", "c1"
     )
     try:
-        wait_until(lambda: session_status(db, "c1") == "paused", "the session created paused to be listed")
+        wait_until(lambda: session_status(db, "c1") == "paused", "the session created paused to be listed", timeout=120)
         set_ = command(db, "c1", "constraints", "vegan", "rated 4 or more")
         assert set_["result"] == "applied", set_
         resumed = command(db, "c1", "resume")

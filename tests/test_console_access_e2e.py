@@ -10,8 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import SCRIPTS
-from console_helpers import store_of, wait_until
+from console_helpers import store_of
 from playwright.sync_api import Browser, expect
+from waiting import wait_until
 
 from planner.events import CommandApplied
 from sessions.client.creation import create_session
@@ -59,7 +60,7 @@ def test_the_proxys_operator_is_shown_and_signs_the_command(browser: Browser, co
                 if isinstance(e.payload, CommandApplied) and e.payload.command.get("kind") == "resume"
             ]
 
-        wait_until(lambda: bool(resumed_by()), 60, "the runner to apply the Start pressed in Chromium")
+        wait_until(lambda: bool(resumed_by()), "the runner to apply the Start pressed in Chromium", timeout=60)
         assert resumed_by() == ["alice@x.org"], "the command carries the proxy's operator"
     finally:
         context.close()

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import app, console_app, node_picker
+from console_helpers import answered, app, console_app, keyed, markdown_text, node_picker, show_tab
 from streamlit.testing.v1 import AppTest
+from waiting import wait_until
 
 from planner.config import Breakpoint, EngineConfig
 from planner.events import Kind
@@ -30,40 +31,6 @@ BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 @pytest.fixture
 def db(app_db: str) -> str:
     return app_db
-
-
-def wait_for(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
-def answered(at: AppTest, answer: str, timeout: float = 30.0) -> None:
-    """Redraw until the form shows the runner's answer: a press only queues its command, and each
-    redraw shows what the runner has made of it so far (`Outcome.settled` against the redraw's view)."""
-    deadline = time.monotonic() + timeout
-    while not any(answer in s.value for s in at.success):
-        assert time.monotonic() < deadline, f"the page never showed {answer!r}; it shows {[i.value for i in at.info]}"
-        time.sleep(0.05)
-        at.run()
-
-
-def show_tab(at: AppTest, name: str) -> None:
-    """Open a tab: of the lower set (only the open one of Timeline and All sessions is drawn) or, for
-    Task & answer, of the set beside the tree (drawn only while open)."""
-    from ui.views.node_actions import PANEL_KEY
-
-    key = PANEL_KEY if name == "Task & answer" else "tab"
-    at.session_state[key] = name
-    at.query_params[key] = name  # the tabs are bound to the URL, which a run reads them from
-    at.run()
-
-
-def markdown_text(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown)
 
 
 def fill_own_brownie_task(at: AppTest) -> None:
@@ -89,7 +56,7 @@ def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path, monkeypa
     assert not at.exception, at.exception
     store = open_store(db)
     [info] = store.sessions()
-    wait_for(lambda: load_state(store, info.id).finished)
+    wait_until(lambda: load_state(store, info.id).finished, "load_state(store, info.id).finished")
     assert load_state(store, info.id).started_by == "gina"
     at.run()
     assert "succeeded" in markdown_text(at)
@@ -165,12 +132,12 @@ def test_controls_send_commands_and_show_the_result(db: str) -> None:
     assert at.button(key="ctl_pause").disabled
     at.button(key="ctl_step").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).steps == 1)
+    wait_until(lambda: load_state(store, session_id).steps == 1, "load_state(store, session_id).steps == 1")
     at.run()
     assert "paused after one step" in markdown_text(at)
     at.button(key="ctl_resume").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).finished)
+    wait_until(lambda: load_state(store, session_id).finished, "load_state(store, session_id).finished")
     at.run()
     assert "succeeded" in markdown_text(at)
     show_tab(at, "All sessions")
@@ -391,14 +358,11 @@ def expanded_and_paused(store: EventStore) -> tuple[str, AppTest]:
     at = app()
     at.button(key="ctl_resume").click()
     at.run()
-    wait_for(lambda: (state := load_state(store, session_id)).status.value == "paused" and len(state.tree) > 1)
+    wait_until(
+        lambda: (state := load_state(store, session_id)).status.value == "paused" and len(state.tree) > 1,
+        '(state := load_state(store, session_id)).status.value == "paused" and len(state.tree) > 1',
+    )
     return session_id, at
-
-
-def keyed(widgets, name: str):  # type: ignore[no-untyped-def]
-    """The one widget of a form whose key is `name` in the scope on screen (`ui.forms.Scope.key`)."""
-    [widget] = [w for w in widgets if (w.key or "").startswith(f"{name}-")]
-    return widget
 
 
 def test_hostile_text_is_shown_as_text(db: str) -> None:
@@ -422,10 +386,16 @@ def test_breakpoints_form_changes_a_running_session(db: str) -> None:
     keyed(at.multiselect, "bp_choice").select(Breakpoint.BEFORE_ACTION)
     at.form_submit_button(key="bp_submit").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).config.breakpoints == {Breakpoint.BEFORE_ACTION})
+    wait_until(
+        lambda: load_state(store, session_id).config.breakpoints == {Breakpoint.BEFORE_ACTION},
+        "load_state(store, session_id).config.breakpoints == {Breakpoint.BEFORE_ACTION}",
+    )
     at.button(key="ctl_resume").click()
     at.run()
-    wait_for(lambda: "breakpoint: before 0.1" in (load_state(store, session_id).reason or ""))
+    wait_until(
+        lambda: "breakpoint: before 0.1" in (load_state(store, session_id).reason or ""),
+        '"breakpoint: before 0.1" in (load_state(store, session_id).reason or "")',
+    )
 
 
 def test_an_interrupted_session_can_be_resumed(db: str) -> None:
@@ -435,7 +405,7 @@ def test_an_interrupted_session_can_be_resumed(db: str) -> None:
     assert "interrupted (no runner is active)" in markdown_text(at)
     at.button(key="ctl_resume").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).finished)
+    wait_until(lambda: load_state(store, session_id).finished, "load_state(store, session_id).finished")
 
 
 def test_status_line_says_what_the_agent_does() -> None:
@@ -470,7 +440,10 @@ def test_constraints_are_shown_and_set_from_the_edit_tab(db: str) -> None:
     box.input("vegan\n\n  rating 4 or more ")
     at.form_submit_button(key="constraints_submit").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).constraints == ["vegan", "rating 4 or more"])
+    wait_until(
+        lambda: load_state(store, session_id).constraints == ["vegan", "rating 4 or more"],
+        'load_state(store, session_id).constraints == ["vegan", "rating 4 or more"]',
+    )
     at.run()
     assert any(m.value == "- vegan" for m in at.markdown)
     [box] = [t for t in at.text_area if t.label.startswith("Task constraints")]
@@ -485,7 +458,10 @@ def test_the_inspector_says_when_an_action_was_planned_ahead(db: str) -> None:
     for node_id in ("0.1", "0.2.1", "0.3"):
         at.button(key="ctl_resume").click()
         at.run()
-        wait_for(lambda: f"before {node_id} " in (load_state(store, session_id).reason or ""))  # noqa: B023
+        wait_until(
+            lambda: f"before {node_id} " in (load_state(store, session_id).reason or ""),  # noqa: B023
+            f"the pause before {node_id}",
+        )
         at.run()
     node_picker(at).select("0.3")
     at.run()
@@ -500,7 +476,10 @@ def test_the_cost_cap_is_set_from_the_edit_tab_and_shown_in_the_status(db: str) 
     cap.set_value(2.5)
     at.form_submit_button(key="budget_submit").click()
     at.run()
-    wait_for(lambda: load_state(store, session_id).config.max_cost_usd == 2.5)
+    wait_until(
+        lambda: load_state(store, session_id).config.max_cost_usd == 2.5,
+        "load_state(store, session_id).config.max_cost_usd == 2.5",
+    )
     at.run()
     assert "cost cap $2.5" in markdown_text(at)
     answered(at, "cost cap applied")  # the form's name, never the command's kind ("budget applied")
@@ -616,7 +595,7 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     from ui.context import console
 
     console().client.restart(failing)
-    wait_for(lambda: load_state(store, failing).finished)
+    wait_until(lambda: load_state(store, failing).finished, "load_state(store, failing).finished")
     at = app()
     node_picker(at).select("0.2.1")
     at.run()
@@ -640,7 +619,10 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     queue_command(store, pruned, {"kind": "inject", "parent": "0", "node_type": "AND", "goals": ["look it up"]})
     queue_command(store, pruned, {"kind": "prune", "node": "0.1", "reason": reason})
     console().client.restart(pruned)
-    wait_for(lambda: (node := load_state(store, pruned).tree.get("0.1")) is not None and node.status is Status.PRUNED)
+    wait_until(
+        lambda: (node := load_state(store, pruned).tree.get("0.1")) is not None and node.status is Status.PRUNED,
+        '(node := load_state(store, pruned).tree.get("0.1")) is not None and node.status is Status.PRUNED',
+    )
     at = app()
     node_picker(at).select("0.1")
     at.run()
@@ -864,7 +846,10 @@ def test_a_model_calls_prompt_and_answer_are_drawn_only_while_its_expander_is_op
     at = app()
     at.button(key="ctl_step").click()  # the root's expansion: one model call for node 0
     at.run()
-    wait_for(lambda: any(e.kind is Kind.MODEL_CALL for e in store.load(session_id)))
+    wait_until(
+        lambda: any(e.kind is Kind.MODEL_CALL for e in store.load(session_id)),
+        "any(e.kind is Kind.MODEL_CALL for e in store.load(session_id))",
+    )
     at.run()
     [call] = [e for e in store.load(session_id) if e.kind is Kind.MODEL_CALL]
     assert [e.label for e in at.expander if e.label.startswith(f"#{call.seq} ")], "the call is listed"
@@ -889,7 +874,10 @@ def test_the_exports_of_a_session_that_moved_while_it_stood_still_reach_its_newe
     assert [b.label for b in at.button if b.label.startswith("Refresh: ")] == ["Refresh: the files reach event 1"]
     queue_command(store, session_id, {"kind": "budget", "max_cost_usd": 3.0})
     console().client.restart(session_id)
-    wait_for(lambda: load_state(store, session_id).config.max_cost_usd == 3.0)
+    wait_until(
+        lambda: load_state(store, session_id).config.max_cost_usd == 3.0,
+        "load_state(store, session_id).config.max_cost_usd == 3.0",
+    )
     at.run()
     seq = load_state(store, session_id).seq
     assert [b.label for b in at.button if b.label.startswith("Refresh: ")] == [f"Refresh: the files reach event {seq}"]

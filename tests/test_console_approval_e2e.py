@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from console_helpers import only, open_console, readme_shot, start_demo, state_of, wait_until
+from console_helpers import only, open_console, readme_shot, start_demo, state_of
 from playwright.sync_api import Page, expect
+from waiting import wait_until
 
 from planner.events import Cause
 from planner.state import RunStatus
@@ -27,7 +28,9 @@ def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_
     open_console(page, console)
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(
-        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 120, "the guarded Add to cart"
+        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL,
+        "the guarded Add to cart",
+        timeout=120,
     )
     held = state_of(console, session_id)
     approval = held.approval
@@ -39,8 +42,8 @@ def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_
     expect(picture, "the outlined page in the approval box").to_be_visible(timeout=30_000)
     wait_until(
         lambda: picture.evaluate("i => i.complete && i.naturalWidth > 0 && i.naturalHeight > 0"),
-        30,
         "the approval picture to load",
+        timeout=30,
     )
     assert picture.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [1280, 800], "the viewport, in CSS pixels"
     expect(page.get_by_text("button “Add to cart”"), "the element's role and name").to_be_visible(timeout=30_000)
@@ -56,7 +59,9 @@ def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_
 
     only(page, '[class*="st-key-approval_reason-"] input').fill("no purchases in a demo")
     page.locator(".st-key-reject_pause_submit button").click()
-    wait_until(lambda: state_of(console, session_id).status is not RunStatus.AWAITING_APPROVAL, 60, "the rejection")
+    wait_until(
+        lambda: state_of(console, session_id).status is not RunStatus.AWAITING_APPROVAL, "the rejection", timeout=60
+    )
     state = state_of(console, session_id)
     reason = "rejected by operator: no purchases in a demo"
     assert (state.status, state.cause, state.reason) == (RunStatus.PAUSED, Cause.OPERATOR, reason)
@@ -100,10 +105,14 @@ def test_an_approval_box_is_never_seen_without_its_element_action_picture_and_bu
     open_console(page, console)
     session_id = start_demo(page, console, "add-backpack-to-cart")
     wait_until(
-        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 120, "the guarded Add to cart"
+        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL,
+        "the guarded Add to cart",
+        timeout=120,
     )
     for drawing in range(3):
-        wait_until(lambda: page.evaluate("() => window.__box.complete") > 0, 60, f"the whole box seen ({drawing})")
+        wait_until(
+            lambda: page.evaluate("() => window.__box.complete") > 0, f"the whole box seen ({drawing})", timeout=60
+        )
         incomplete = page.evaluate("() => window.__box.incomplete")
         assert incomplete == [], f"drawing {drawing}: the box was seen without some of its parts: {incomplete[:3]}"
         page.reload()  # the box drawn from nothing again, on a fresh page

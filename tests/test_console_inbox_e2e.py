@@ -13,8 +13,9 @@ import time
 from typing import Any
 
 import pytest
-from console_helpers import SESSION_PICKER, readme_shot, wait_for_runs, wait_until
+from console_helpers import SESSION_PICKER, readme_shot, wait_for_runs
 from playwright.sync_api import Page, expect
+from waiting import wait_until
 
 from planner.config import EngineConfig
 from planner.events import Event, Kind
@@ -114,28 +115,28 @@ def test_the_inbox_lists_what_needs_the_operator_and_opens_it(
     expect_items(page, ["Task waiting A", "Task failed A"], "approval first, then the failure")
     assert "approval required: a button named Buy" in items(page)[0]
     assert "failed: no plan worked" in items(page)[1]
-    wait_until(lambda: page.title() == "(2) AND/OR console", 30, f"the title to count 2, not {page.title()!r}")
+    wait_until(lambda: page.title() == "(2) AND/OR console", f"the title to count 2, not {page.title()!r}", timeout=30)
     assert notified(page) == [], "what the inbox held when the page opened was notified"
 
     waiting(console_store, "wait-b", "Task waiting B")  # arrives while a finished session is on screen
     expect_items(page, ["Task waiting B", "Task waiting A", "Task failed A"], "the new approval, newest first")
-    wait_until(lambda: page.title() == "(3) AND/OR console", 30, f"the title to count 3, not {page.title()!r}")
-    wait_until(lambda: len(notified(page)) == 1, 30, "a notification for the new approval")
+    wait_until(lambda: page.title() == "(3) AND/OR console", f"the title to count 3, not {page.title()!r}", timeout=30)
+    wait_until(lambda: len(notified(page)) == 1, "a notification for the new approval", timeout=30)
     [note] = notified(page)
     assert note["title"] == "Approval needed" and "Task waiting B" in note["body"] and "wait-b" in note["tag"], note
 
     page.locator(".st-key-inbox_failed-a button:visible").click()
     expect(page.get_by_role("heading", name="Task failed A")).to_be_visible(timeout=60_000)
-    wait_until(lambda: "session=failed-a" in page.url, 30, f"the URL to name failed-a, not {page.url}")
+    wait_until(lambda: "session=failed-a" in page.url, f"the URL to name failed-a, not {page.url}", timeout=30)
     expect(page.locator(SESSION_PICKER)).to_have_value(re.compile(r"failed-a$"), timeout=30_000)
 
     page.locator(".st-key-inbox_wait-a button:visible").click()  # a session that can still change: the live panel runs
     expect(page.get_by_role("heading", name="Task waiting A")).to_be_visible(timeout=60_000)
-    wait_until(lambda: "session=wait-a" in page.url, 30, f"the URL to name wait-a, not {page.url}")
+    wait_until(lambda: "session=wait-a" in page.url, f"the URL to name wait-a, not {page.url}", timeout=30)
     failed(console_store, "failed-b", "Task failed B")  # arrives while a live session is on screen
     expect_items(page, ["Task waiting B", "Task waiting A", "Task failed B", "Task failed A"], "the new failure")
-    wait_until(lambda: page.title() == "(4) AND/OR console", 30, f"the title to count 4, not {page.title()!r}")
-    wait_until(lambda: len(notified(page)) == 2, 30, "a notification for the new failure")
+    wait_until(lambda: page.title() == "(4) AND/OR console", f"the title to count 4, not {page.title()!r}", timeout=30)
+    wait_until(lambda: len(notified(page)) == 2, "a notification for the new failure", timeout=30)
     assert notified(page)[1]["title"] == "Session failed" and "Task failed B" in notified(page)[1]["body"]
     readme_shot(page, "console-inbox.png")
     wait_for_runs(page, 5, "more redraws of both kinds: nothing is notified twice")
@@ -153,7 +154,9 @@ def test_a_finished_page_with_a_full_inbox_stays_still(
         waiting(console_store, f"wait-still-{n}", f"Task waiting still {n}")
     open_session(page, console, "done-still", "Task done still")
     expect(page.locator("svg text").first).to_be_visible(timeout=30_000)
-    wait_until(lambda: "Task waiting still 9" in " ".join(items(page)), 60, "the inbox to list the newest approval")
+    wait_until(
+        lambda: "Task waiting still 9" in " ".join(items(page)), "the inbox to list the newest approval", timeout=60
+    )
     expect(page.locator(".st-key-inbox").get_by_text(re.compile(r"and \d+ more"))).to_be_visible(timeout=30_000)
     wait_for_runs(page, 1, "the last redraw settled before counting")
     page.evaluate(

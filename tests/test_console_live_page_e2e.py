@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from console_helpers import SESSION_PICKER, TASKS, open_console, state_of, store_of, wait_until
+from console_helpers import SESSION_PICKER, TASKS, open_console, state_of, store_of
 from playwright.sync_api import Page, WebSocket, expect
+from waiting import wait_until
 
 from planner.events import ActionExecuted
 from planner.state import RunStatus
@@ -38,7 +39,7 @@ def start_session(page: Page, console: ConsoleProcess, choice: str, fill: Callab
     expect(sidebar.locator(".st-key-new_task_choice input")).to_have_value(choice)
     fill()
     sidebar.locator(".st-key-start_session button").click()
-    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), 30, "the new session")
+    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), "the new session", timeout=30)
     session_id = store_of(console).sessions()[0].id
     expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
     return session_id
@@ -81,7 +82,7 @@ def test_the_live_page_follows_the_run_and_is_left_alone_between_actions(page: P
         seen.update(image.evaluate_all("images => images.map(i => i.src.length + ':' + i.src.slice(-80))"))
         page.wait_for_timeout(200)
     queue_command(store_of(console), session_id, {"kind": "pause"})
-    wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, what="the pause")
+    wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, "the pause", timeout=60)
 
     # The newest screenshot, with the latest action's page as its caption.
     last = latest_action(console, session_id)
@@ -89,13 +90,13 @@ def test_the_live_page_follows_the_run_and_is_left_alone_between_actions(page: P
     shown = thumbnail_url(last.screenshot)  # the live page's copy, at most 640 px wide
     wait_until(
         lambda: image.evaluate_all("images => images.map(i => i.src)") == [shown],
-        30,
         "the latest action's screenshot, alone, on the live page",
+        timeout=30,
     )
     wait_until(
         lambda: f"after {last.action[:30]}" in live.inner_text().replace(_WORD_JOINER, ""),
-        30,
         "the caption to name the latest action",
+        timeout=30,
     )
     # Paused, the page stands still: the caption gives the time the screenshot was taken (an age would
     # stop counting), and the image is neither sent again nor replaced.

@@ -8,11 +8,9 @@ tests/test_console_node_actions_e2e.py presses the same buttons in a real browse
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import console_app
+from console_helpers import console_app, settled
 from streamlit.testing.v1 import AppTest
 
 from sessions.client.creation import create_session
@@ -20,16 +18,6 @@ from sessions.store import EventStore
 from sessions.store.reading import load_state
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
-
-
-def settled(at: AppTest, check: Callable[[], bool], what: str) -> None:
-    """Redraw until `check` holds: the runner applies a command at its own pace."""
-    deadline = time.monotonic() + 30
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-        at.run()
-    assert not at.exception, at.exception
 
 
 def expanded(store: EventStore) -> tuple[str, AppTest]:

@@ -24,10 +24,10 @@ from console_helpers import (
     state_of,
     store_of,
     wait_for_the_end,
-    wait_until,
 )
 from playwright.sync_api import Locator, Page, expect
 from streamlit.elements.lib.shortcut_utils import normalize_shortcut
+from waiting import wait_until
 
 from demo.tasks import check_answer
 from planner.events import CommandApplied, CommandRejected
@@ -67,7 +67,7 @@ def test_the_buttons_carry_the_maps_keys_and_the_node_buttons_walk_the_tree(db: 
     at.run()
     for steps in (1, 2):  # the constraints, then the root's expansion
         at.button(key="ctl_step").click().run()
-        wait_until(lambda steps=steps: load_state(store, session_id).steps == steps, what=f"step {steps}")
+        wait_until(lambda steps=steps: load_state(store, session_id).steps == steps, f"step {steps}", timeout=60)
     at.run()
     assert not at.exception, at.exception
     keys = {button.key: button.proto.shortcut for button in at.button}
@@ -163,7 +163,7 @@ def steady(field: Locator, what: str) -> None:
         seen.append(field.get_attribute("id"))
         return len(seen) >= 6 and len(set(seen[-6:])) == 1
 
-    wait_until(same_for_a_while, 60, f"{what} to stand still")
+    wait_until(same_for_a_while, f"{what} to stand still", timeout=60)
 
 
 def select_by_key(page: Page, name: ShortcutName, node_id: str) -> None:
@@ -183,7 +183,7 @@ def select_by_key(page: Page, name: ShortcutName, node_id: str) -> None:
     expect(selected(page), f"node {node_id} selected by {name}").to_have_value(
         re.compile(rf"^{re.escape(node_id)} · "), timeout=30_000
     )
-    wait_until(lambda: url_node(page) == node_id, 60, f"the URL to hold ?node={node_id}")
+    wait_until(lambda: url_node(page) == node_id, f"the URL to hold ?node={node_id}", timeout=60)
 
 
 def step_by_key(page: Page, console: ConsoleProcess, session_id: str) -> None:
@@ -192,7 +192,8 @@ def step_by_key(page: Page, console: ConsoleProcess, session_id: str) -> None:
     press(page, "step", control(page, "step"))
     wait_until(
         lambda: (state := state_of(console, session_id)).steps > before and state.status is RunStatus.PAUSED,
-        what=f"step {before + 1} by key",
+        f"step {before + 1} by key",
+        timeout=60,
     )
     assert state_of(console, session_id).reason == "paused after one step"
     expect(page.get_by_text("paused after one step").first).to_be_visible(timeout=30_000)
@@ -227,7 +228,7 @@ def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: Co
     assert state_of(console, session_id).status is RunStatus.PAUSED
 
     press(page, "resume", control(page, "resume"))
-    wait_until(lambda: state_of(console, session_id).steps > 2, 60, "the run to go on after G")
+    wait_until(lambda: state_of(console, session_id).steps > 2, "the run to go on after G", timeout=60)
     # Typed into a field while the run goes on (P enabled), P does not pause it; outside a field it does.
     # The task is a long one (about 100 steps): the run must still be going when P is pressed.
     expect(control(page, "pause"), "P enabled: the run goes on").to_be_enabled(timeout=30_000)
@@ -238,7 +239,7 @@ def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: Co
     assert commands(console, session_id, "pause") == 0, "P typed into a field paused the run"
     assert state_of(console, session_id).status is RunStatus.RUNNING, "the run was still going (P enabled)"
     press(page, "pause", control(page, "pause"))
-    wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, 60, "the pause by key")
+    wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, "the pause by key", timeout=60)
     assert state_of(console, session_id).reason == "paused by operator"
 
 
@@ -247,7 +248,9 @@ def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: Co
 def test_approve_by_key(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "add-backpack-to-cart")
-    wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
+    wait_until(
+        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, "the approval request", timeout=60
+    )
     queued(page, console, lambda: press(page, "approve", button(page, "approve_submit")), "approve key")
     wait_for_the_end(page, console, session_id, 90, "the run to finish after A")
     state = state_of(console, session_id)
@@ -262,7 +265,9 @@ def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProce
     """The reason holds A and X (approve, reject) and S: typed into the field, none of them fires."""
     open_console(page, console)
     session_id = start_demo(page, console, "add-backpack-to-cart")
-    wait_until(lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, 60, "the approval request")
+    wait_until(
+        lambda: state_of(console, session_id).status is RunStatus.AWAITING_APPROVAL, "the approval request", timeout=60
+    )
     reason = page.locator('[class*="st-key-approval_reason-"] input')
     # The box is hidden until it is whole (`ui.layout`): keys sent to a hidden field reach the page
     # and its shortcuts (the reason holds A and X), so the field must be on screen and focused first.
@@ -306,15 +311,17 @@ def test_ten_rapid_step_presses_run_exactly_ten_steps(page: Page, console: Conso
     for pressed in range(1, 11):
         expect(step, f"Step enabled for press {pressed}").to_be_enabled(timeout=30_000)
         step.click()
-        wait_until(lambda n=pressed: commands(console, session_id, "step") >= n, 30, f"press {pressed} to arrive")
+        wait_until(
+            lambda n=pressed: commands(console, session_id, "step") >= n, f"press {pressed} to arrive", timeout=30
+        )
     wait_until(
         lambda: (
             not store_of(console).pending(session_id)
             and (state := state_of(console, session_id)).status is RunStatus.PAUSED
             and state.single_steps == 0
         ),
-        120,
         "every press handled, its steps run and the session paused",
+        timeout=120,
     )
     state = state_of(console, session_id)
     assert commands(console, session_id, "step") == 10, "ten presses, ten commands: none lost, none replayed"

@@ -7,13 +7,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import app, console_app
+from console_helpers import app, console_app, markdown_text
 from postgres import fresh_database
-from streamlit.testing.v1 import AppTest
+from waiting import wait_until
 
 from planner.config import Breakpoint
 from planner.events import Kind
@@ -28,19 +27,6 @@ from sessions.worker.processes import Worker
 from sessions.worker.runner import Runner
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
-
-
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    """Poll `predicate` until it is truthy; fail saying what was waited for."""
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"waited {timeout:g} s for {what}"
-        time.sleep(0.05)
-    return value
-
-
-def markdown_text(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown)
 
 
 def runner_threads() -> list[str]:

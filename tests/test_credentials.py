@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from cli_helpers import finish, spawn, start_fleet, wait_until
+from cli_helpers import finish, spawn, start_fleet
 from console_helpers import console_app
 from postgres import password_database
 from streamlit.testing.v1 import AppTest
+from waiting import wait_until
 
 from planner.browser.dry import DRY_START
 from sessions.cli import main
@@ -136,6 +137,7 @@ def test_a_password_is_in_no_event_row_report_or_output(
         wait_until(
             lambda: [s.status for s in store.sessions()] == ["succeeded"] * 3,
             "the worker to finish the three sessions",
+            timeout=120,
         )
         assert cli("a missing session", "--db", secret, "command", "nosuch", "pause") == 2
         assert cli("list", "--db", secret, "list") == 0
@@ -201,13 +203,16 @@ def test_the_fleet_prints_no_password_and_gives_it_to_no_childs_command_line(
         wait_until(
             lambda: fleet.poll() is not None or any("Ctrl-C stops them all" in line for line in lines),
             "the fleet to say it is up",
+            timeout=120,
         )
         assert fleet.poll() is None, f"the fleet exited while starting: {lines}"
         children = _descendants(fleet.pid)
         assert len(children) >= 4, f"two workers, the demo shop and the console: {children}"
         seen.update({f"the command line of process {pid}": _command_line(pid) for pid in children})
         session_id = create_session(store, TASK, f"script:{script}", start_url=DRY_START)
-        wait_until(lambda: store.session(session_id).status == "succeeded", "a fleet worker to finish the session")
+        wait_until(
+            lambda: store.session(session_id).status == "succeeded", "a fleet worker to finish the session", timeout=120
+        )
         root = Path(next(m[1] for line in lines if (m := re.search(r"temporary files in (\S+)\)", line))))
         for log in root.glob("*.log"):
             seen[f"log {log.name}"] = log.read_text(errors="replace")

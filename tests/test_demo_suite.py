@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
+from cli_helpers import cli, command, finish, last_json, session_status, spawn
+from waiting import wait_until
 
 from demo.shop import ShopServer, start_shop
 from demo.suite import run_suite
@@ -145,7 +146,9 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
         "fig13",
     )
     try:
-        wait_until(lambda: session_status(db, "fig13") == "paused", "the session created paused to be listed")
+        wait_until(
+            lambda: session_status(db, "fig13") == "paused", "the session created paused to be listed", timeout=120
+        )
         for steps in (1, 2):  # the task's constraints, then the root's expansion
             stepping = command(db, "fig13", "step")
             assert stepping["result"] == "applied", stepping
@@ -155,7 +158,7 @@ def test_figure_13_operator_injects_the_corrective_subgoals_through_the_cli(tmp_
                 done = trace["session"]["status"] == "paused" and trace["metrics"]["steps"] >= steps
                 return trace if done else None
 
-            trace = wait_until(stepped, f"step {steps} to finish and the session to pause again")
+            trace = wait_until(stepped, f"step {steps} to finish and the session to pause again", timeout=120)
         naive = [n["description"] for n in trace["nodes"] if n["parent"] == "0"]
         assert naive[0] == "search for backpacks from the top keyboard brand"
         inject = ["inject", "--parent", correction.parent, "--position", str(correction.position)]

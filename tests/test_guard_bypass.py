@@ -14,7 +14,6 @@ import html
 import re
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Request, Response
 from test_guard import HARMLESS_NAMES, NO_OP_SCRIPT_LINKS, OUTSIDE_URLS, RISKY_NAMES, SAME_HOST_URLS, spell
+from waiting import wait_until
 
 from planner.browser.chromium import find_chromium
 from planner.browser.environment import BrowserEnvironment
@@ -239,17 +239,8 @@ def at(env: BrowserEnvironment, url: str) -> None:
         assert result.ok, result.error
 
 
-def wait_until(
-    condition: Callable[[], bool], what: str, pause: Callable[[], object] = lambda: time.sleep(0.05)
-) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {DEADLINE_S:g} s for {what}"
-        pause()
-
-
 def wait_for_contact(other: _CountingServer, what: str) -> None:
-    wait_until(lambda: other.contacts > 0, f"{what} to reach {OTHER_HOST}")
+    wait_until(lambda: other.contacts > 0, f"{what} to reach {OTHER_HOST}", timeout=DEADLINE_S)
 
 
 def browser_resolves(env: BrowserEnvironment, url: str) -> str:
@@ -394,9 +385,19 @@ def test_every_kind_of_request_is_fenced(
         assert refused(result), result.error
         assert result.page is not None and result.page.url == kinds, "a refused navigation left the page"
     elif kind == "web socket":
-        wait_until(lambda: browser.title() == "ws closed", "the refused web socket to close", browser.wait_for_timeout)
+        wait_until(
+            lambda: browser.title() == "ws closed",
+            "the refused web socket to close",
+            timeout=DEADLINE_S,
+            pump=browser.wait_for_timeout,
+        )
     else:
-        wait_until(lambda: bool(refusals), f"the fence to refuse the {kind}", lambda: browser.wait_for_timeout(50))
+        wait_until(
+            lambda: bool(refusals),
+            f"the fence to refuse the {kind}",
+            timeout=DEADLINE_S,
+            pump=lambda: browser.wait_for_timeout(50),
+        )
     assert other.requests == 0, f"the {kind} reached {OTHER_HOST} through the fence"
     if KINDS[kind][1]:
         at(env, kinds)

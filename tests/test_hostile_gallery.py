@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +30,7 @@ from typing import Literal
 import pytest
 from conftest import drive
 from hostile_site import HOME, OTHER, HostileSite
+from waiting import wait_until
 
 from planner.browser.chromium import find_chromium
 from planner.browser.environment import BrowserEnvironment
@@ -253,13 +253,6 @@ def expected() -> dict[tuple[str, str], int]:
     return {}
 
 
-def wait_until(condition: Callable[[], bool], what: str, pump: Callable[[], object]) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {DEADLINE_S:g} s for {what}"
-        pump()
-
-
 def pump(env: BrowserEnvironment) -> Callable[[], object]:
     """Let the browser's events reach this thread (the fence decides a request only then) for 50 ms."""
     return lambda: env._require_page().wait_for_timeout(50)  # no public API needs it; this test does
@@ -270,7 +263,12 @@ def open_case(env: BrowserEnvironment, site: HostileSite, case: Case, run: str) 
     result = env.execute(f"goto [{site.url(run, case.page)}]", rules=())  # not the last case's rules
     assert result.ok, result.error
     if case.ready:
-        wait_until(lambda: CONNECTING not in env.observe().text, "the page's socket to open or close", pump(env))
+        wait_until(
+            lambda: CONNECTING not in env.observe().text,
+            "the page's socket to open or close",
+            timeout=DEADLINE_S,
+            pump=pump(env),
+        )
     text = env.observe().text
     assert case.ready in text, text
     ids = re.findall(rf"^\[(\d+)\] {case.control}", text, re.MULTILINE)
@@ -352,7 +350,9 @@ def held_then_approved(
 
     apply_command(engine.state, Approve())
     log = run_on(engine)
-    wait_until(lambda: harm(site, case, run) >= 1, f"the approved {case.harm} to arrive", pump(env))
+    wait_until(
+        lambda: harm(site, case, run) >= 1, f"the approved {case.harm} to arrive", timeout=DEADLINE_S, pump=pump(env)
+    )
     assert harm(site, case, run) == 1
     assert engine.state.status is not RunStatus.AWAITING_APPROVAL, engine.state.reason
     assert site.at_other_host() == []
@@ -422,7 +422,9 @@ def test_a_get_that_acts_passes_the_default_policy(
     engine = start_run(env, site.url(run, case.page), [action])
     run_on(engine)
     assert engine.state.status is RunStatus.SUCCEEDED, engine.state.reason
-    wait_until(lambda: harm(site, case, run) >= 1, f"the unapproved {case.harm} to arrive", pump(env))
+    wait_until(
+        lambda: harm(site, case, run) >= 1, f"the unapproved {case.harm} to arrive", timeout=DEADLINE_S, pump=pump(env)
+    )
     assert harm(site, case, run) == 1
     expected[(run, case.harm)] = 1
 
@@ -439,7 +441,9 @@ def test_a_request_sent_between_actions_is_refused_and_reported(
     assert engine.state.status is RunStatus.SUCCEEDED, engine.state.reason
     site.arm(run)
     report = f"between actions, the page sent POST /{run}/order on {HOME}, which could change state on the server"
-    wait_until(lambda: report in env.observe().text, "the refused post to be reported", pump(env))
+    wait_until(
+        lambda: report in env.observe().text, "the refused post to be reported", timeout=DEADLINE_S, pump=pump(env)
+    )
     assert harm(site, case, run) == 0
     assert site.count(run, "GET", "armed") >= 1, "the page asked the server, so its timer ran"
     expected[(run, case.harm)] = 0
@@ -459,7 +463,12 @@ def test_always_allow_lets_the_same_request_through_unasked(
 
     apply_command(engine.state, Approve(always=True))
     log += run_on(engine)
-    wait_until(lambda: harm(site, case, run) >= 2, "the approved post and the one allowed by the rule", pump(env))
+    wait_until(
+        lambda: harm(site, case, run) >= 2,
+        "the approved post and the one allowed by the rule",
+        timeout=DEADLINE_S,
+        pump=pump(env),
+    )
     assert harm(site, case, run) == 2
     assert engine.state.status is RunStatus.SUCCEEDED, engine.state.reason
     assert [e.kind for e in log].count(Kind.APPROVAL_REQUESTED) == 1, "the second action was not held"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
+from cli_helpers import cli, command, finish, last_json, session_status, spawn
 from conftest import BROWNIE_TASK, SCRIPTS, new_state, snapshot
 from postgres import database_for, migrated_to
+from waiting import wait_until
 
 from planner.commands import Inject, Undo, apply_command, parse_command, undo_refusal
 from planner.events import Event, Kind, NodesAdded
@@ -455,7 +456,9 @@ def test_the_cli_injects_a_template_with_params_and_refuses_a_missing_one(tmp_pa
         "run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--breakpoint", "after_expansion", "--id", "t1"
     )
     try:
-        wait_until(lambda: session_status(db, "t1") == "paused", "the run to pause at its first breakpoint")
+        wait_until(
+            lambda: session_status(db, "t1") == "paused", "the run to pause at its first breakpoint", timeout=120
+        )
         saved = last_json(
             cli(
                 "template",

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli, command, finish, last_json, session_status, spawn, wait_until
+from cli_helpers import cli, command, finish, last_json, session_status, spawn
 from conftest import BROWNIE_TASK, SCRIPTS, new_state, snapshot
+from waiting import wait_until
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Edit, EditAction, Force, Inject, Prune, Reopen, Undo, apply_command, undo_refusal
@@ -272,7 +273,9 @@ def test_the_cli_undo_verb_takes_back_the_last_edit(tmp_path: Path) -> None:
         "run", "--db", db, "--task", BROWNIE_TASK, "--model", BROWNIE, "--breakpoint", "after_expansion", "--id", "u1"
     )
     try:
-        wait_until(lambda: session_status(db, "u1") == "paused", "the run to pause at its first breakpoint")
+        wait_until(
+            lambda: session_status(db, "u1") == "paused", "the run to pause at its first breakpoint", timeout=120
+        )
         injected = command(db, "u1", "inject", "--parent", "0", "--goal", "look again")
         assert injected["result"] == "applied", injected
         undone = command(db, "u1", "undo")

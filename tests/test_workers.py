@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from cli_helpers import ROOT, cli, finish, last_json, spawn, wait_until
+from cli_helpers import ROOT, cli, finish, last_json, spawn
 from console_helpers import console_app
 from postgres import fresh_database
+from waiting import wait_until
 
 from planner.actions import is_note
 from planner.browser.chromium import launch_args
@@ -115,6 +116,7 @@ def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(post
             wait_until(
                 lambda: sum(held_by(s, victim.pid) for s in store.sessions() if s.id in shop_ids) == 2,
                 "the first worker to take the two oldest sessions, on the shop",
+                timeout=120,
             )
             workers += [spawn("worker", "--db", url, *options) for _ in range(2)]
             # Kill the victim while a session of its has acted in the browser: mid-run by construction.
@@ -125,7 +127,7 @@ def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(post
                     if s.id in shop_ids and held_by(s, victim.pid) and s.status == "running" and acted(store, s.id)
                 ],
                 "the first worker's browser to act for a session on the shop",
-                interval=0.02,
+                timeout=120,
             )
             victim.send_signal(signal.SIGKILL)
             victim.wait(60)
@@ -140,7 +142,7 @@ def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(post
                 return moved if len(moved) == len(orphans) else {}
 
             moved: dict[str, float] = {}
-            wait_until(taken_over, "the killed worker's sessions to be taken over", interval=0.05)
+            wait_until(taken_over, "the killed worker's sessions to be taken over", timeout=120)
             for session_id, at in moved.items():
                 ran_out = orphans[session_id].heartbeat_at + LEASE_S  # type: ignore[operator]
                 assert at - ran_out <= 10.0, f"{session_id} was taken over {at - ran_out:.1f} s after its lease ran out"
@@ -148,6 +150,7 @@ def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(post
             wait_until(
                 lambda: all(s.status in ("succeeded", "failed") for s in store.sessions()),
                 "all 30 sessions to end on the two surviving workers",
+                timeout=120,
             )
             assert [s.status for s in store.sessions()] == ["succeeded"] * 30
             problems = [problem for session_id in ids for problem in ended_exactly_once(store, session_id)]
@@ -205,7 +208,7 @@ def run_worker_until(worker: Worker, done: Any, what: str) -> None:
     thread = threading.Thread(target=worker.run, name="test-worker")
     thread.start()
     try:
-        wait_until(done, what)
+        wait_until(done, what, timeout=120)
     finally:
         worker.stop()
         thread.join(120)
@@ -313,6 +316,7 @@ def test_a_worker_without_a_local_chromium_runs_a_whole_demo_task_through_a_brow
             wait_until(
                 lambda: store.session(session_id).status in ("succeeded", "failed", "paused"),
                 "the worker to run the task to its end",
+                timeout=120,
             )
         finally:
             worker.send_signal(signal.SIGTERM)
@@ -360,10 +364,14 @@ def test_a_worker_is_woken_by_notify_to_take_a_new_session_long_before_its_poll(
     thread = threading.Thread(target=worker.run, name="test-worker")
     thread.start()
     try:
-        wait_until(lambda: listening(url) == 1, "the worker, finding nothing to run, to LISTEN")
+        wait_until(lambda: listening(url) == 1, "the worker, finding nothing to run, to LISTEN", timeout=120)
         session_id = create_session(store, TASK, script_model(tmp_path), start_url=DRY_START)
         wait_until(lambda: worker.runs == 1, "the NOTIFY to wake the worker (its poll is 600 s)", timeout=60)
-        wait_until(lambda: store.session(session_id).status == "succeeded", "the woken worker to finish the session")
+        wait_until(
+            lambda: store.session(session_id).status == "succeeded",
+            "the woken worker to finish the session",
+            timeout=120,
+        )
         assert ended_exactly_once(store, session_id) == []
     finally:
         worker.stop()
@@ -416,6 +424,7 @@ def test_submit_queues_sessions_that_a_worker_runs_on_sqlite(tmp_path: Path) -> 
         wait_until(
             lambda: all(s["status"] == "succeeded" for s in last_json(cli("--db", db, "list"))["sessions"]),
             "the worker to finish the three submitted sessions",
+            timeout=120,
         )
     finally:
         worker.send_signal(signal.SIGTERM)
