@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 
-.PHONY: run test bench browser postgres fleet
+.PHONY: run test coverage bench browser postgres fleet
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -29,6 +29,13 @@ test: browser postgres
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -n 2 --dist loadfile
+
+# The same suite under coverage.py; prints the product code's coverage (settings in pyproject.toml).
+coverage: browser postgres
+	$(PY) -m coverage erase
+	$(PY) -m coverage run -m pytest -q -n 2 --dist loadfile
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report --sort=cover
 
 bench: browser
 	$(PY) -m bench.engine
