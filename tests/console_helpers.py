@@ -378,5 +378,7 @@ def queued(page: Page, console: ConsoleProcess, press: Callable[[], object], wha
 
 
 def control(page: Page, console: ConsoleProcess, verb: str) -> None:
-    """Press a run control, once its command is queued (see `queued`)."""
-    queued(page, console, page.locator(f".st-key-ctl_{verb} button").click, f"{verb} press")
+    """Press a run control, once its command is queued (see `queued`). Until a run ends, Streamlit keeps
+    the control it replaces on the page, marked stale (see `SESSION_PICKER`): the press goes to the new one."""
+    button = page.locator(f'.st-key-ctl_{verb}[data-stale="false"] button')
+    queued(page, console, button.click, f"{verb} press")
