@@ -430,6 +430,46 @@ def test_status_line_says_what_the_agent_does() -> None:
     assert status_line(state) == "paused by operator"
 
 
+def test_status_line_names_the_check_on_a_finished_goal_and_the_recovery_of_a_failed_one() -> None:
+    """The moments a redraw rarely lands on: a goal checked once its children are done, and a failed
+    node being recovered, with the reason it failed."""
+    from conftest import load, new_state
+
+    from planner.browser.dry import DryEnvironment
+    from planner.engine import Engine
+    from planner.models.scripted import ScriptedModel
+    from ui.status import status_line
+
+    script = load("brownie_fail.json")
+    state, _ = new_state(BROWNIE_TASK, EngineConfig())
+    engine = Engine(state, ScriptedModel(script), DryEnvironment(script.fail_actions))
+    said = [status_line(state)]
+    while engine.step():
+        said.append(status_line(state))
+    assert "checking whether 0 is done" in said, said
+    assert "recovering 0.2.1 (dry run: 'click [31]' is scripted to fail)" in said, said
+
+
+def test_time_travel_keeps_the_newest_states_and_forgets_the_oldest(db: str) -> None:
+    from conftest import load
+
+    from planner.browser.dry import DryEnvironment
+    from planner.models.scripted import ScriptedModel
+    from sessions.backends import Backend
+    from sessions.client.history import TimeTravel
+    from sessions.worker.runner import Runner
+
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
+    Runner(store, session_id, backend=Backend(ScriptedModel(load("brownie.json")), DryEnvironment())).run()
+    travel = TimeTravel(store, size=2)
+    first = travel.at(session_id, 2)
+    assert travel.at(session_id, 2) is first, "a state asked for again comes from the cache"
+    travel.at(session_id, 3)
+    travel.at(session_id, 4)  # a third state: the least recently used one goes
+    assert travel.at(session_id, 2) is not first and travel.at(session_id, 2).seq == first.seq == 2
+
+
 def test_constraints_are_shown_and_set_from_the_edit_tab(db: str) -> None:
     store = open_store(db)
     session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
