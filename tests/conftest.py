@@ -279,11 +279,14 @@ def app_store(app_db: str) -> Iterator[SqlStore]:
 
 
 @pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    """A `streamlit run app.py` console of the module's own, on free ports with its own database."""
+def console(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
+    """A `streamlit run app.py` console of the module's own, on free ports with its own database; a
+    module's `console_env` mark adds to its environment (`ANDOR_SHOP="0"`: no demo shop)."""
     from ui.server import start_console
 
-    running = start_console(tmp_path_factory.mktemp("console") / "console.db")
+    marked = request.node.get_closest_marker("console_env")
+    env = marked.kwargs if marked else None
+    running = start_console(tmp_path_factory.mktemp("console") / "console.db", env=env)
     yield running
     running.stop()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import parse_qs, urlparse
 
+from conftest import BROWNIE_TASK, SCRIPTS
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import FloatRect, Locator, Page, expect
 from streamlit.testing.v1 import AppTest
@@ -21,7 +22,9 @@ from streamlit.testing.v1.element_tree import Selectbox
 from waiting import wait_until
 
 from demo.tasks import load_tasks
+from planner.config import EngineConfig
 from planner.state import RunStatus, SessionState
+from sessions.client.creation import create_session
 from sessions.client.markdown import short
 from sessions.store import EventStore
 from sessions.store.reading import load_state
@@ -31,6 +34,8 @@ from ui.layout import RULES_PROBE
 from ui.server import ConsoleProcess
 
 TASKS = {task.id: task for task in load_tasks()}
+BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
+"""The brownie task's scripted model, for dry sessions."""
 SESSION_PICKER = '.st-key-session [data-stale="false"] input'
 """The sidebar's session picker. It is keyed by the session it shows (`ui.url.picker_key`), and
 Streamlit keeps the picker it replaces on the page, marked stale, until the run that replaced it ends."""
@@ -138,6 +143,37 @@ def markdown_text(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
+def expanded(
+    store: EventStore, task: str = BROWNIE_TASK, model: str = BROWNIE, config: EngineConfig | None = None
+) -> tuple[str, AppTest]:
+    """A paused dry session whose root has its sub-goals, on screen with the root selected."""
+    session_id = create_session(store, task, model, start_url="dry://start", paused=True, config=config)
+    at = console_app()
+    at.run()
+    for steps in (1, 2):  # the constraints, then the root's expansion
+        step(at, store, session_id, steps)
+    return session_id, at
+
+
+def step(at: AppTest, store: EventStore, session_id: str, steps: int) -> None:
+    """Press Step and wait until the run has taken its `steps`-th step and paused again, and the page shows it."""
+    at.button(key="ctl_step").click().run()
+    settled(
+        at,
+        lambda: (state := load_state(store, session_id)).steps == steps and state.status is RunStatus.PAUSED,
+        f"step {steps}",
+    )
+    caught_up(at, store, session_id)
+
+
+def caught_up(at: AppTest, store: EventStore, session_id: str) -> None:
+    """Redraw until the page shows the session as the store has it now (the status line's event number): a
+    redraw that began before the runner's last write shows the step before."""
+    seq = load_state(store, session_id).seq
+    shown = re.compile(rf" · event {seq}\b")
+    redraw_until(at, lambda _: any(shown.search(m.value) for m in at.markdown), f"the page to show event {seq}")
+
+
 def node_picker(at: AppTest) -> Selectbox[str]:
     """The node selector of an AppTest run: keyed by the node it shows (`ui.url.picker_key`)."""
     [picker] = [box for box in at.selectbox if (box.key or "").startswith("node_pick_")]
@@ -216,12 +252,30 @@ def open_console(page: Page, console: ConsoleProcess) -> None:
 def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: bool = False) -> str:
     """Start a demo task from the sidebar form, the way an operator does; returns the session id.
     `paused`: started paused, it returns once the run stops for the review of its first plan (the
-    task's constraints extracted and the root expanded)."""
+    task's constraints extracted and the root expanded; Chromium starts first)."""
     task = TASKS[task_id]
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    choose(page, sidebar.locator(".st-key-new_task_choice input"), task.title, f"{task.title} ({task.kind.value})")
+    return _press_start(page, console, task.task, paused=paused, review_timeout=120 if paused else None)
+
+
+def start_own(page: Page, console: ConsoleProcess, task: str, model: str, *, paused: bool) -> str:
+    """Start one's own task as a dry run (no start URL: no browser) with `model`, from the sidebar form;
+    returns the session id once the page shows it. `paused`: a `BROWNIE` run started paused returns
+    once it stops for the review of its first plan (the root expanded)."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    choose(page, sidebar.locator(".st-key-new_task_choice input"), "Your own", "Your own task…")
+    sidebar.locator(".st-key-new_task_text textarea").fill(task)
+    sidebar.locator(".st-key-new_start_url input").fill("")
+    sidebar.locator(".st-key-new_model input").fill(model)
+    return _press_start(page, console, task, paused=paused, review_timeout=30 if paused and model == BROWNIE else None)
+
+
+def _press_start(page: Page, console: ConsoleProcess, task: str, *, paused: bool, review_timeout: float | None) -> str:
+    """Set Start paused, press Start once, and return the one session it made once the page shows it;
+    with `review_timeout`, once the run has stopped for the review of its first plan."""
     before = {info.id for info in store_of(console).sessions()}
     sidebar = page.locator('[data-testid="stSidebar"]')
-    choice = f"{task.title} ({task.kind.value})"
-    choose(page, sidebar.locator(".st-key-new_task_choice input"), task.title, choice)
     toggle = sidebar.locator(".st-key-new_paused input")
     if toggle.is_checked() != paused:  # the form keeps the toggle as the last start left it
         sidebar.get_by_text("Start paused").click()
@@ -230,17 +284,17 @@ def start_demo(page: Page, console: ConsoleProcess, task_id: str, *, paused: boo
     wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), "the new session", timeout=30)
     session_id = store_of(console).sessions()[0].id
     expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
-    expect(page.get_by_role("heading", name=short(task.task, HEADING_CHARS))).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name=short(task, HEADING_CHARS))).to_be_visible(timeout=30_000)
     started = {info.id for info in store_of(console).sessions()} - before
     assert started == {session_id}, f"one press of Start, one session: {started}"
-    if paused:
+    if review_timeout is not None:
         wait_until(
             lambda: (
                 (state := state_of(console, session_id)).status is RunStatus.PAUSED
                 and (state.reason or "").startswith("plan review: 0 ")
             ),
-            "the pause for the review of the first plan (started paused: Chromium starts first)",
-            timeout=120,
+            "the pause for the review of the first plan",
+            timeout=review_timeout,
         )
     return session_id
 

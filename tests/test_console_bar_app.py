@@ -15,12 +15,21 @@ button's tooltip and the B key.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from conftest import BROWNIE_TASK, SCRIPTS, load
-from console_helpers import answered, console_app, keyed, node_picker, redraw_until, settled, show_tab
+from conftest import load
+from console_helpers import (
+    answered,
+    caught_up,
+    expanded,
+    keyed,
+    node_picker,
+    redraw_until,
+    settled,
+    show_tab,
+    step,
+)
 from streamlit.testing.v1 import AppTest
 
 from planner.config import Breakpoint, EngineConfig
@@ -30,12 +39,8 @@ from planner.frames import Frame, next_position
 from planner.models.scripted import Script
 from planner.state import RunStatus
 from planner.tree import NodeType, Origin, Status, TemplateRef
-from sessions.client.creation import create_session
 from sessions.store import EventStore
 from sessions.store.reading import load_state
-
-BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
-
 
 # -- helpers ----------------------------------------------------------------------------------------------
 
@@ -44,37 +49,6 @@ def description_field(at: AppTest) -> Any:
     """The Edit form's description field: its key carries a digest of the description it was drawn with."""
     [field] = [area for area in at.text_area if (area.key or "").startswith("edit_description_")]
     return field
-
-
-def expanded(
-    store: EventStore, task: str = BROWNIE_TASK, model: str = BROWNIE, config: EngineConfig | None = None
-) -> tuple[str, AppTest]:
-    """A paused dry session whose root has its sub-goals, on screen with the root selected."""
-    session_id = create_session(store, task, model, start_url="dry://start", paused=True, config=config)
-    at = console_app()
-    at.run()
-    for steps in (1, 2):  # the constraints, then the root's expansion
-        step(at, store, session_id, steps)
-    return session_id, at
-
-
-def step(at: AppTest, store: EventStore, session_id: str, steps: int) -> None:
-    """Press Step and wait until the run has taken its `steps`-th step and paused again, and the page shows it."""
-    at.button(key="ctl_step").click().run()
-    settled(
-        at,
-        lambda: (state := load_state(store, session_id)).steps == steps and state.status is RunStatus.PAUSED,
-        f"step {steps}",
-    )
-    caught_up(at, store, session_id)
-
-
-def caught_up(at: AppTest, store: EventStore, session_id: str) -> None:
-    """Redraw until the page shows the session as the store has it now (the status line's event number): a
-    redraw that began before the runner's last write shows the step before."""
-    seq = load_state(store, session_id).seq
-    shown = re.compile(rf" · event {seq}\b")
-    redraw_until(at, lambda _: any(shown.search(m.value) for m in at.markdown), f"the page to show event {seq}")
 
 
 def pick(at: AppTest, node_id: str) -> None:

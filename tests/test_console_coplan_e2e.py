@@ -11,8 +11,6 @@ second Chromium.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from console_helpers import TASKS, count_dom_changes, open_console, readme_shot, state_of, store_of
 from playwright.sync_api import Page, expect
@@ -23,17 +21,9 @@ from planner.state import RunStatus
 from sessions.client.commands import queue_command
 from sessions.client.creation import create_session
 from sessions.worker.runner import Runner
-from ui.server import ConsoleProcess, start_console
+from ui.server import ConsoleProcess
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    """The console without its demo shop: the session here runs on the dry environment."""
-    running = start_console(tmp_path_factory.mktemp("console") / "console.db", env={"ANDOR_SHOP": "0"})
-    yield running
-    running.stop()
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.console_env(ANDOR_SHOP="0")]
 
 
 def test_a_paused_plan_review_stands_still_yet_follows_a_change_made_elsewhere(

@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BROWNIE_TASK, SCRIPTS
+from conftest import BROWNIE_TASK
 from console_helpers import (
+    BROWNIE,
     NODE_PICKER,
     RETAKE,
     SESSION_PICKER,
@@ -37,9 +38,9 @@ from console_helpers import (
     open_tab,
     readme_shot,
     start_demo,
+    start_own,
     state_of,
     step_once,
-    store_of,
     wait_for_the_end,
 )
 from playwright.sync_api import Locator, Page, expect
@@ -48,13 +49,10 @@ from waiting import wait_until
 from demo.tasks import check_answer
 from planner.state import RunStatus
 from planner.tree import Origin, Status
-from sessions.client.markdown import short
-from ui.app import HEADING_CHARS
 from ui.server import ConsoleProcess, start_console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 """A dry session's model: it plans and finishes the brownie task in a few steps, with no browser."""
 
 
@@ -62,37 +60,6 @@ def shot(page: Page, name: str) -> None:
     """A screenshot for the docs: the top of the page, once the tree is drawn."""
     expect(page.locator("svg text").first).to_be_visible(timeout=20_000)
     readme_shot(page, name)
-
-
-def start_own(page: Page, console: ConsoleProcess, task: str, model: str, *, paused: bool) -> str:
-    """Start one's own task as a dry run (no start URL: no browser) with `model`, from the sidebar form;
-    returns the session id once the page shows it. `paused`: a `BROWNIE` run started paused returns
-    once it stops for the review of its first plan (the root expanded)."""
-    before = {info.id for info in store_of(console).sessions()}
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    choose(page, sidebar.locator(".st-key-new_task_choice input"), "Your own", "Your own task…")
-    sidebar.locator(".st-key-new_task_text textarea").fill(task)
-    sidebar.locator(".st-key-new_start_url input").fill("")
-    sidebar.locator(".st-key-new_model input").fill(model)
-    toggle = sidebar.locator(".st-key-new_paused input")
-    if toggle.is_checked() != paused:  # the form keeps the toggle as the last start left it
-        sidebar.get_by_text("Start paused").click()
-    expect(toggle).to_be_checked(checked=paused)
-    sidebar.locator(".st-key-start_session button").click()
-    wait_until(lambda: {i.id for i in store_of(console).sessions()} - before != set(), "the new session", timeout=30)
-    session_id = store_of(console).sessions()[0].id
-    expect(sidebar.locator(SESSION_PICKER)).to_have_value(re.compile(rf"{session_id}$"), timeout=30_000)
-    expect(page.get_by_role("heading", name=short(task, HEADING_CHARS))).to_be_visible(timeout=30_000)
-    if paused and model == BROWNIE:
-        wait_until(
-            lambda: (
-                (state := state_of(console, session_id)).status is RunStatus.PAUSED
-                and (state.reason or "").startswith("plan review: 0 ")
-            ),
-            "the pause for the review of the first plan",
-            timeout=30,
-        )
-    return session_id
 
 
 def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import approval_box, console_app, keyed, node_picker, redraw_until, settled
+from console_helpers import approval_box, console_app, expanded, keyed, node_picker, redraw_until, settled
 from streamlit.testing.v1 import AppTest
 
 from planner.browser.dry import DryEnvironment
@@ -27,7 +27,6 @@ from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.worker.runner import Runner
 
-BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 BROWNIE_FAIL = f"script:{SCRIPTS / 'brownie_fail.json'}"
 
 
@@ -45,12 +44,7 @@ def test_a_pending_step_pruned_from_the_console_never_runs_and_its_siblings_do(a
     """The prune form on a step not yet expanded, then Resume: the runner skips the step (never expanded,
     never run) with the operator's reason, and the later sibling still runs to a successful end."""
     store = app_store
-    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
-    at = console_app()
-    at.run()
-    for steps in (1, 2):  # the constraints, then the root's expansion
-        at.button(key="ctl_step").click().run()
-        settled(at, lambda steps=steps: load_state(store, session_id).steps == steps, f"step {steps}")
+    session_id, at = expanded(store)
     assert load_state(store, session_id).tree["0"].children == ["0.1", "0.2", "0.3"]
     node_picker(at).select("0.2")
     at.run()

@@ -9,26 +9,11 @@ from __future__ import annotations
 
 import re
 
-from conftest import BROWNIE_TASK, SCRIPTS
-from console_helpers import console_app, settled
+from console_helpers import expanded, settled
 from streamlit.testing.v1 import AppTest
 
-from sessions.client.creation import create_session
 from sessions.store import EventStore
 from sessions.store.reading import load_state
-
-BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
-
-
-def expanded(store: EventStore) -> tuple[str, AppTest]:
-    """A paused dry session whose root has its sub-goals, on screen with the root selected."""
-    session_id = create_session(store, BROWNIE_TASK, BROWNIE, start_url="dry://start", paused=True)
-    at = console_app()
-    at.run()
-    for steps in (1, 2):  # the constraints, then the root's expansion
-        at.button(key="ctl_step").click().run()
-        settled(at, lambda steps=steps: load_state(store, session_id).steps == steps, f"step {steps}")
-    return session_id, at
 
 
 def test_a_button_that_does_not_apply_is_disabled_and_says_why(app_store: EventStore) -> None:

@@ -11,7 +11,6 @@ dry environment in this process: no demo shop, no second Chromium.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,20 +27,12 @@ from sessions.backends import Backend
 from sessions.client.creation import create_session
 from sessions.store.reading import load_state
 from sessions.worker.runner import Runner
-from ui.server import ConsoleProcess, start_console
+from ui.server import ConsoleProcess
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.console_env(ANDOR_SHOP="0")]
 
 ROW = 35
 """The height of a row of Streamlit's table, its header included (the default `row_height`)."""
-
-
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    """The console without its demo shop: every session here runs on the dry environment."""
-    running = start_console(tmp_path_factory.mktemp("console") / "console.db", env={"ANDOR_SHOP": "0"})
-    yield running
-    running.stop()
 
 
 def test_the_status_line_quotes_a_url_as_it_is_and_a_table_row_opens_its_session(
