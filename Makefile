@@ -22,18 +22,21 @@ run: browser
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } || echo "note: PostgreSQL tests are skipped without its binaries (apt-get install postgresql)"
 
-# Two workers, a test file each at a time: the browser tests wait on Chromium and the console, so the
-# other core runs the rest meanwhile (each file keeps its own console, shop and PostgreSQL server).
+# Two workers, a test file each at a time, the longest files first (tests/conftest.py orders them; xdist
+# keeps that order): the browser tests wait on Chromium and the console, so the other core runs the
+# rest meanwhile (each file keeps its own console, shop and PostgreSQL server). mypy checks while the
+# workers start; both must pass.
 test: browser postgres
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(VENV)/bin/mypy & types=$$!; \
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder; tests=$$?; \
+	wait $$types && exit $$tests
 
 # The same suite under coverage.py; prints the product code's coverage (settings in pyproject.toml).
 coverage: browser postgres
 	$(PY) -m coverage erase
-	$(PY) -m coverage run -m pytest -q -n 2 --dist loadfile
+	$(PY) -m coverage run -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 	$(PY) -m coverage combine -q
 	$(PY) -m coverage report --sort=cover
 

@@ -296,25 +296,28 @@ def evaluate(
 
     The tasks, the ids in `only` and the model are checked before any shop starts, so a typo is
     refused at once."""
+    from planner.browser import browser_kept  # Playwright loads only once an evaluation runs
+
     tasks = select_tasks(load_tasks(tasks_file), only)
     prepare_model(model, store)
     oracle = has_oracle(model)
     if not oracle and progress is not None:
         progress(NO_ORACLE)
     results = []
-    for task in tasks:
-        runs: dict[str, RunResult] = {}
-        for condition in CONDITIONS:
-            if condition == "oracle" and (task.correction is None or not oracle):
-                continue
-            with site() as base_url:
-                runs[condition] = run_condition(
-                    store, task, base_url, condition, model=model, policy=policy, artifacts=artifacts
-                )
-            if progress is not None:
-                run = runs[condition]
-                progress(f"{task.id} {condition}: {'success' if run.success else run.status}, {run.edits} edits")
-        results.append(TaskResult(task.id, task.kind.value, runs["baseline"], runs["operator"], runs.get("oracle")))
+    with browser_kept():  # one Chromium for the evaluation, a fresh context for each run
+        for task in tasks:
+            runs: dict[str, RunResult] = {}
+            for condition in CONDITIONS:
+                if condition == "oracle" and (task.correction is None or not oracle):
+                    continue
+                with site() as base_url:
+                    runs[condition] = run_condition(
+                        store, task, base_url, condition, model=model, policy=policy, artifacts=artifacts
+                    )
+                if progress is not None:
+                    run = runs[condition]
+                    progress(f"{task.id} {condition}: {'success' if run.success else run.status}, {run.edits} edits")
+            results.append(TaskResult(task.id, task.kind.value, runs["baseline"], runs["operator"], runs.get("oracle")))
     return results
 
 

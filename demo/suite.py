@@ -110,14 +110,17 @@ def run_suite(
     The task file, the ids in `only` and the model are checked before any shop starts, so a typo
     is refused at once (`TaskError`, `UnknownModel`, `ScriptError`) rather than after a task ran.
     """
+    from planner.browser import browser_kept  # Playwright loads only once a suite runs
+
     tasks = select_tasks(load_tasks(tasks_file), only)
     prepare_model(model, store)
     rows = []
-    for task in tasks:
-        with start_shop() as shop:
-            rows.append(
-                run_task(store, task, shop.url, model=model, config=config, approve=approve, artifacts=artifacts)
-            )
+    with browser_kept():  # one Chromium for the suite, a fresh context for each task
+        for task in tasks:
+            with start_shop() as shop:
+                rows.append(
+                    run_task(store, task, shop.url, model=model, config=config, approve=approve, artifacts=artifacts)
+                )
     return rows
 
 

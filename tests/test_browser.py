@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -578,6 +579,39 @@ def test_only_the_starting_thread_may_use_it(env: BrowserEnvironment) -> None:
     worker.start()
     worker.join()
     assert len(errors) == 1 and isinstance(errors[0], BrowserThreadError)
+
+
+@browser_test
+def test_environments_inside_browser_kept_share_one_chromium_each_with_its_own_cookies(
+    site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite's tasks, one after another on one thread: one Chromium is launched for all of them, each
+    starts with no cookies, and on leaving the thread runs no driver (a new one starts there)."""
+    from playwright.sync_api import sync_playwright
+
+    from planner.browser import driver
+
+    launched: list[object] = []
+    launch = driver.launch
+    monkeypatch.setattr(driver, "launch", lambda *args, **kw: launched.append(launch(*args, **kw)) or launched[-1])
+
+    def suite() -> list[str]:
+        cookies = []
+        with driver.browser_kept():
+            for _ in range(3):
+                with BrowserEnvironment(f"{site}/index.html") as task:
+                    task.start()
+                    page = task._require_page()
+                    cookies.append(page.evaluate("document.cookie"))
+                    page.evaluate("document.cookie = 'cart=desk'")
+        with sync_playwright():  # fails on a thread whose driver still runs
+            pass
+        return cookies
+
+    with ThreadPoolExecutor(1) as pool:
+        cookies = pool.submit(suite).result()
+    assert len(launched) == 1, f"{len(launched)} Chromium launches for three tasks"
+    assert cookies == ["", "", ""], "a task saw the cookies of the one before"
 
 
 @pytest.fixture(scope="module")

@@ -64,26 +64,27 @@ def _operate(store: SqlStore, shop: ShopServer, task_id: str, policy: Policy) ->
         ).result()
 
 
-@pytest.fixture(scope="module")
-def rescues() -> Iterator[Rescues]:
-    """The default policy's operator run of every baseline failure, each on a fresh shop, once for the
-    module (the tests below read them; the evaluation's other two conditions are the suite's runs)."""
-    store = SqlStore("sqlite://")
-    policy = load_policy()
+def _rescue_all(store: SqlStore, policy: Policy) -> dict[str, RunResult]:
+    """The operator condition of every baseline failure, each on a fresh shop, in one Chromium."""
+    from planner.browser import browser_kept
+
     runs: dict[str, RunResult] = {}
-    with ThreadPoolExecutor(1) as pool:
+    with browser_kept():
         for task_id in CORRECTED:
             with start_shop() as shop:
-                runs[task_id] = pool.submit(
-                    run_condition,
-                    store,
-                    TASKS[task_id],
-                    shop.url,
-                    "operator",
-                    model="demo",
-                    policy=policy,
-                    artifacts=None,
-                ).result()
+                runs[task_id] = run_condition(
+                    store, TASKS[task_id], shop.url, "operator", model="demo", policy=policy, artifacts=None
+                )
+    return runs
+
+
+@pytest.fixture(scope="module")
+def rescues() -> Iterator[Rescues]:
+    """The default policy's operator run of every baseline failure, once for the module, on a thread of
+    its own (the tests below read them; the evaluation's other two conditions are the suite's runs)."""
+    store = SqlStore("sqlite://")
+    with ThreadPoolExecutor(1) as pool:
+        runs = pool.submit(_rescue_all, store, load_policy()).result()
     yield store, runs
     store.close()
 

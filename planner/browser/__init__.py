@@ -1,7 +1,7 @@
 """The environments the planner acts through: adapters that implement `planner.protocols.Environment`.
 
 - `environment`: `BrowserEnvironment`, a real Chromium driven by Playwright's sync API, composed of one
-  part per concern: `driver` (the thread's Playwright), `fence` (what a request may reach),
+  part per concern: `driver` (the thread's Playwright and Chromium; `browser_kept`), `fence` (what a request may reach),
   `page_events` (what the page does on its own), `navigation`, `observer` (reading the page and its
   ids), `controls` (editors, drop-downs, sliders), `screenshots`, and `promises` with `waiting` (what an
   action promised that comes late); `failures` says how an action fails;
@@ -28,7 +28,7 @@ from planner.browser.observation import render_page
 
 if TYPE_CHECKING:
     from planner.browser.chromium import BrowserUnavailable, find_chromium, launch_args
-    from planner.browser.driver import BrowserThreadError
+    from planner.browser.driver import BrowserThreadError, browser_kept
     from planner.browser.environment import BrowserEnvironment
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "BrowserThreadError",
     "BrowserUnavailable",
     "DryEnvironment",
+    "browser_kept",
     "find_chromium",
     "is_dry",
     "launch_args",
@@ -47,6 +48,7 @@ _LAZY = {
     "BrowserEnvironment": "planner.browser.environment",
     "BrowserThreadError": "planner.browser.driver",
     "BrowserUnavailable": "planner.browser.chromium",
+    "browser_kept": "planner.browser.driver",
     "find_chromium": "planner.browser.chromium",
     "launch_args": "planner.browser.chromium",
 }

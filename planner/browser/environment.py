@@ -142,11 +142,13 @@ class BrowserEnvironment:
         self._ensure_page()
 
     def close(self) -> None:
-        """Release page, context, browser and the Playwright driver; safe to call twice."""
+        """Close the page and the context, and let go of the thread's Chromium and driver (`Driver`);
+        safe to call twice."""
         if not self._driver.running:
             return
         self._driver.check_thread()
-        for closable in (self._context, self._browser):
+        connection = self._browser if self.browser_endpoint is not None else None  # a launched one is shared
+        for closable in (self._context, connection):
             if closable is not None:
                 try:
                     closable.close()
