@@ -201,9 +201,17 @@ def step_by_key(page: Page, console: ConsoleProcess, session_id: str) -> None:
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_step_resume_pause_and_move_between_nodes_by_key(page: Page, console: ConsoleProcess) -> None:
+def test_the_keys_are_listed_and_step_resume_pause_and_move_between_nodes(page: Page, console: ConsoleProcess) -> None:
     open_console(page, console)
     session_id = start_demo(page, console, "waterproof-backpacks-rgb-keyboards", paused=True)
+    page.get_by_role("button", name=re.compile("Keys")).click()
+    rows = page.locator('[data-testid="stPopoverBody"] tbody tr')
+    expect(rows, "the help popover: one row per key").to_have_text(
+        [re.compile(rf"^\s*{re.escape(s.key)}\s*{re.escape(s.does)}\s*$") for s in SHORTCUTS.values()],
+        timeout=30_000,
+    )
+    page.keyboard.press("Escape")
+    expect(rows, "the help popover closed").to_have_count(0, timeout=30_000)
     step_by_key(page, console, session_id)  # 0.1's expansion, after the review of the first plan
     order = [node.id for node in state_of(console, session_id).tree.walk()]
     assert order[:2] == ["0", "0.1"], order
@@ -283,19 +291,6 @@ def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProce
     assert state.tree["0.3"].reason == "rejected by operator: no extra purchases"
     assert state.metrics.actions == 2, "the add-to-cart click never ran"
     assert commands(console, session_id, "approve") == 0 and commands(console, session_id, "reject") == 1
-
-
-@pytest.mark.browser
-@pytest.mark.slow
-def test_the_help_popover_lists_every_key(page: Page, console: ConsoleProcess) -> None:
-    open_console(page, console)
-    start_demo(page, console, "cheapest-espresso", paused=True)
-    page.get_by_role("button", name=re.compile("Keys")).click()
-    rows = page.locator('[data-testid="stPopoverBody"] tbody tr')
-    expect(rows, "one row per key").to_have_text(
-        [re.compile(rf"^\s*{re.escape(s.key)}\s*{re.escape(s.does)}\s*$") for s in SHORTCUTS.values()],
-        timeout=30_000,
-    )
 
 
 @pytest.mark.browser
