@@ -264,7 +264,7 @@ def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loopback: None) -
     yield path
     from ui.context import console
 
-    console().client.stop_runners()
+    console().client.close()
     st.cache_resource.clear()
 
 
@@ -333,8 +333,10 @@ def _pause_leftover_runs(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files with the most slow tests first, each file's tests in their own order. `make test`'s
-    two workers take whole files in this order (`--dist loadfile`), so a long file taken last no longer
-    leaves one worker running it alone while the other has nothing left (the longest-first rule)."""
+    two workers take whole files in this order (`--dist loadfile --no-loadscope-reorder`: by default
+    xdist orders files by their number of tests, which put the files of one long browser test last), so
+    a long file taken last no longer leaves one worker running it alone while the other has nothing
+    left (the longest-first rule)."""
     slow: dict[Path, int] = {}
     for item in items:
         slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
