@@ -262,10 +262,7 @@ def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loopback: None) -
     monkeypatch.setenv("ANDOR_SHOP", "0")
     st.cache_resource.clear()
     yield path
-    from ui.context import console
-
-    console().client.close()
-    st.cache_resource.clear()
+    st.cache_resource.clear()  # the console's client closes on release (`ui.context`)
 
 
 @pytest.fixture

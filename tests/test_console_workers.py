@@ -213,6 +213,5 @@ def test_a_console_on_postgresql_reads_no_session_state_while_nothing_changes(
             "Queued for the next step boundary: step" in c.value for c in at.caption
         )
     finally:
-        console().client.close()
         st.cache_resource.clear()
         store.close()

@@ -286,9 +286,6 @@ def test_the_console_shows_the_password_nowhere(
 
     import streamlit as st
 
-    from ui.context import console
-
-    console().client.close()  # its change feed would go on listening to the server after the tests stop it
     st.cache_resource.clear()
     monkeypatch.setenv("ANDOR_DB", _with_password(secret, "not" + password))
     refused = console_app(timeout=60)

@@ -66,7 +66,16 @@ def database_trouble() -> Iterator[None]:
         st.error(f"{error}. Check ANDOR_DB and the database server; the page tries again when it is next drawn.")
 
 
-@st.cache_resource(show_spinner=False)
+def _release(ctx: Console) -> None:
+    """When the cache lets the console go (`st.cache_resource.clear()`): its runners pause their sessions,
+    its change feed stops listening and the shop stops, as at exit. A client left open kept listening to
+    a database that later went away, and said so every second."""
+    ctx.client.close()
+    if ctx.shop is not None:
+        ctx.shop.stop()
+
+
+@st.cache_resource(show_spinner=False, on_release=_release)
 def console() -> Console:
     try:
         client = SessionClient.connect()
