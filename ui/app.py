@@ -12,6 +12,7 @@ from sessions.client.markdown import md, md_line, short
 from ui.access import Operator, admit, show_operator
 from ui.context import console, database_trouble
 from ui.layout import draw_page_rules
+from ui.run_ends import deliver_lost_run_ends
 from ui.url import missing_session, read_url, write_url
 from ui.views.export import render_exports
 from ui.views.inbox import render_inbox
@@ -29,6 +30,7 @@ HEADING_CHARS = 160
 
 
 def main() -> None:
+    deliver_lost_run_ends()  # before the first run ends: see `ui.run_ends`
     st.set_page_config(page_title=TITLE, page_icon="🌳", layout="wide")
     operator = admit()
     if operator is None:
