@@ -585,6 +585,18 @@ class Engine:
             return
         if node.type in (NodeType.AND, NodeType.OR) and self._repair(node):
             return
+        if node.id == ROOT_ID and self.state.rejection_open:
+            # An operator's rejection never ends the run by itself: they get to change the plan first.
+            self._rec.record(
+                Kind.SESSION_STATUS,
+                status=RunStatus.PAUSED,
+                cause=Cause.NO_ALTERNATIVE,
+                reason=(
+                    "nothing is left to try after the rejected action: add a step to the plan, or resume and "
+                    "the planner tries once more or the run ends failed"
+                ),
+            )
+            return
         self._prune_failed(node, node.reason or "failed")
 
     def _next_alternative(self, node: Node) -> bool:

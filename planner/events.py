@@ -30,6 +30,7 @@ __all__ = [
     "ActionEdited",
     "ActionExecuted",
     "AlternativeForced",
+    "AnswerJudged",
     "ApprovalGranted",
     "ApprovalRequested",
     "Box",
@@ -103,6 +104,7 @@ class Kind(StrEnum):
     COMMAND_REJECTED = "command_rejected"
     DIAGNOSED = "diagnosed"
     SECRET_FOUND = "secret_found"
+    ANSWER_JUDGED = "answer_judged"
 
 
 class RunStatus(StrEnum):
@@ -139,6 +141,16 @@ class Cause(StrEnum):
     """The run ended, succeeded or failed."""
     ANSWER_MISSED = "answer_missed"
     """The run ended as succeeded, but its answer lacks what the task's answer must say (`planner.answers`)."""
+    ANSWER_ACCEPTED = "answer_accepted"
+    """An operator accepted the finished run's answer as right (`AnswerJudged`)."""
+    ANSWER_REJECTED = "answer_rejected"
+    """An operator rejected the finished run's answer as wrong (`AnswerJudged`)."""
+    ANSWER_CHECKED = "answer_checked"
+    """The run ended as succeeded and its answer says what the task's answer must say: the one success
+    known to be right without a person's word (any other is only answered: `ui.status.outcome`)."""
+    NO_ALTERNATIVE = "no_alternative"
+    """The operator rejected an action and the plan had nothing left to try: rather than end the run as
+    failed, it waits for a changed plan (or a resume, which lets the planner try once more or fail)."""
 
 
 class Payload(BaseModel):
@@ -552,6 +564,17 @@ class Diagnosed(Payload):
     usage: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class AnswerJudged(Payload):
+    """An operator's word on a finished run's answer, appended after it finished: `accepted` it as right
+    or not, with their `reason`; `by` names them (None: not known). The latest word stands, and it is
+    what makes an unchecked answer more than the planner's belief (`Cause.ANSWER_ACCEPTED`)."""
+
+    KIND = Kind.ANSWER_JUDGED
+    accepted: bool
+    reason: str | None = None
+    by: str | None = None
+
+
 PAYLOADS: dict[Kind, type[Payload]] = {
     model.KIND: model
     for model in (
@@ -585,6 +608,7 @@ PAYLOADS: dict[Kind, type[Payload]] = {
         CommandRejected,
         Diagnosed,
         SecretFound,
+        AnswerJudged,
     )
 }
 """The payload model of every kind."""

@@ -23,6 +23,7 @@ from planner.events import (
     ActionEdited,
     ActionExecuted,
     AlternativeForced,
+    AnswerJudged,
     ApprovalGranted,
     ApprovalRequested,
     Box,
@@ -156,6 +157,10 @@ class SessionState:
     single_steps: int = 0
     """Single steps still to take before the run pauses (0: it runs on)."""
     approval: Approval | None = None
+    rejection_open: bool = False
+    """An operator rejected an action, and since then the run has neither run an action nor paused for
+    having nothing left to try (`Cause.NO_ALTERNATIVE`): the engine pauses once for a rejection rather
+    than let it end the run."""
     approved_node: str | None = None
     approved_requests: tuple[str, ...] | None = None
     """With `approved_node`: the held requests the operator let through (None: the action itself)."""
@@ -183,6 +188,8 @@ class SessionState:
     metrics: Metrics = field(default_factory=Metrics)
     diagnosis: Diagnosed | None = None
     """The latest diagnosis appended to the finished run, if any."""
+    answer_verdict: AnswerJudged | None = None
+    """An operator's latest word on the finished run's answer, if any (`sessions.client.verdict`)."""
     secrets: Secrets = field(default_factory=Secrets)
     """The secrets the session declared and those found typed into password fields so far
     (`planner.secrets`; in a state folded from a masked log, their values are masked too)."""
@@ -245,6 +252,8 @@ def _session_status(state: SessionState, event: Event) -> None:
     state.cause = p.cause
     state.reason = p.reason
     state.single_steps = p.single_steps or (1 if p.single_step else 0)
+    if p.cause is Cause.NO_ALTERNATIVE:
+        state.rejection_open = False
     if p.breakpoint_node:
         state.breakpoint_passed = p.breakpoint_node
     if state.status is not RunStatus.AWAITING_APPROVAL:
@@ -258,11 +267,9 @@ def _session_finished(state: SessionState, event: Event) -> None:
     state.final_answer = p.final_answer
     state.current = None
     check = state.answer_check
-    state.cause = (
-        Cause.ANSWER_MISSED
-        if check is not None and not check.passed and p.status is RunStatus.SUCCEEDED
-        else Cause.FINISHED
-    )
+    state.cause = Cause.FINISHED
+    if check is not None and p.status is RunStatus.SUCCEEDED:
+        state.cause = Cause.ANSWER_CHECKED if check.passed else Cause.ANSWER_MISSED
 
 
 def _config_changed(state: SessionState, event: Event) -> None:
@@ -470,6 +477,7 @@ def _action_executed(state: SessionState, event: Event) -> None:
     move(node, new)
     node.reason = p.error
     state.metrics.actions += 1
+    state.rejection_open = False  # the plan found a way on: a later failure is not the rejection's
     if not p.ok:
         state.metrics.failed_actions += 1
         state.failed.add(node.id)
@@ -584,6 +592,8 @@ def _command_handled(state: SessionState, event: Event) -> None:
         state.metrics.commands_applied += 1
         _stack_edit(state, event)
         _sign_nodes(state, cast(CommandApplied, event.payload))
+        if cast(CommandApplied, event.payload).command.get("kind") == "reject":
+            state.rejection_open = True
     else:
         state.metrics.commands_rejected += 1
 
@@ -615,6 +625,13 @@ def _sign_nodes(state: SessionState, applied: CommandApplied) -> None:
 def _diagnosed(state: SessionState, event: Event) -> None:
     """The latest diagnosis stands; it changes nothing about the run itself."""
     state.diagnosis = cast(Diagnosed, event.payload)
+
+
+def _answer_judged(state: SessionState, event: Event) -> None:
+    """The operator's word on the answer: the session keeps its status, its cause says what is known."""
+    judged = cast(AnswerJudged, event.payload)
+    state.answer_verdict = judged
+    state.cause = Cause.ANSWER_ACCEPTED if judged.accepted else Cause.ANSWER_REJECTED
 
 
 def _secret_found(state: SessionState, event: Event) -> None:
@@ -656,6 +673,7 @@ _HANDLERS: dict[Kind, Callable[[SessionState, Event], None]] = {
     Kind.COMMAND_REJECTED: _command_handled,
     Kind.DIAGNOSED: _diagnosed,
     Kind.SECRET_FOUND: _secret_found,
+    Kind.ANSWER_JUDGED: _answer_judged,
 }
 
 

@@ -32,6 +32,7 @@ from sessions.store.sql import open_store
 from ui.app import HEADING_CHARS
 from ui.layout import RULES_PROBE
 from ui.server import ConsoleProcess
+from ui.views.sidebar import START_OPTIONS
 
 TASKS = {task.id: task for task in load_tasks()}
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
@@ -266,9 +267,18 @@ def start_own(page: Page, console: ConsoleProcess, task: str, model: str, *, pau
     sidebar = page.locator('[data-testid="stSidebar"]')
     choose(page, sidebar.locator(".st-key-new_task_choice input"), "Your own", "Your own task…")
     sidebar.locator(".st-key-new_task_text textarea").fill(task)
+    unfold_start_options(sidebar)
     sidebar.locator(".st-key-new_start_url input").fill("")
     sidebar.locator(".st-key-new_model input").fill(model)
     return _press_start(page, console, task, paused=paused, review_timeout=30 if paused and model == BROWNIE else None)
+
+
+def unfold_start_options(sidebar: Locator) -> None:
+    """Unfold the new-session form's start URL, model and secrets (a click on an unfolded one folds it)."""
+    fold = sidebar.locator("details").filter(has_text=START_OPTIONS)
+    if fold.get_attribute("open") is None:
+        fold.locator("summary").click()
+    expect(sidebar.locator(".st-key-new_start_url input"), "the start URL field, unfolded").to_be_visible()
 
 
 def _press_start(page: Page, console: ConsoleProcess, task: str, *, paused: bool, review_timeout: float | None) -> str:

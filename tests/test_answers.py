@@ -142,5 +142,5 @@ def test_a_run_that_succeeded_with_an_answer_its_check_fails_is_listed_as_needin
     passed = script.model_copy(update={"final_answer": "The Northwind Metro 18L at $54.99"})
     Runner(store, right, backend=Backend(ScriptedModel(passed), DryEnvironment())).run()
     info = store.session(right)
-    assert (info.status, info.cause, info.reason) == ("succeeded", Cause.FINISHED, None)
+    assert (info.status, info.cause, info.reason) == ("succeeded", Cause.ANSWER_CHECKED, None)
     assert needing_attention([info]) == []

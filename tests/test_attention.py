@@ -21,7 +21,7 @@ from planner.events import Cause
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
 from sessions.backends import Backend
-from sessions.client.attention import WHY_CHARS, Attention, Need, needing_attention
+from sessions.client.attention import WHY_CHARS, Attention, Need, inbox, needing_attention
 from sessions.client.creation import create_session, fork_session
 from sessions.store import SessionInfo
 from sessions.store.sql import SqlStore
@@ -218,3 +218,16 @@ def test_each_need_of_a_session_has_its_own_key() -> None:
     later = dataclasses.replace(first, since=2.0)
     other = dataclasses.replace(first, why="approval required: pay")
     assert first.key == later.key != other.key != dataclasses.replace(first, session_id="t").key
+
+
+def test_an_operators_inbox_leaves_out_what_they_dismissed_and_tells_new_from_seen() -> None:
+    items = needing_attention([row("a", RunStatus.AWAITING_APPROVAL), row("b", RunStatus.FAILED, reason="x")])
+    keys = [item.key for item in items]
+    assert [(i.attention.session_id, i.seen) for i in inbox(items, {})] == [("a", False), ("b", False)]
+    assert [(i.attention.session_id, i.seen) for i in inbox(items, {keys[0]: "seen"})] == [("a", True), ("b", False)]
+    assert [i.attention.session_id for i in inbox(items, {keys[1]: "dismissed"})] == ["a"]
+
+
+def test_a_rejection_with_nothing_left_to_try_is_a_problem_in_the_inbox() -> None:
+    [item] = needing_attention([row("a", RunStatus.PAUSED, cause=Cause.NO_ALTERNATIVE, reason="nothing is left")])
+    assert item.need is Need.ERROR and item.why == "paused: nothing is left"

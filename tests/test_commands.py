@@ -24,7 +24,7 @@ from planner.commands import (
     parse_command,
 )
 from planner.engine import Engine
-from planner.events import Kind
+from planner.events import Cause, Kind
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType, Origin, Status
@@ -273,7 +273,58 @@ def test_reject_fails_the_guarded_action() -> None:
     assert state.tree["0.1"].reason == "rejected by operator: no purchases"
     finish(state, engine)
     assert env.executed == []
-    assert state.status is RunStatus.FAILED
+    assert (state.status, state.cause) == (RunStatus.PAUSED, Cause.NO_ALTERNATIVE), "a rejection never ends a run"
+    assert state.reason and state.reason.startswith("nothing is left to try after the rejected action")
+    assert outcome(state, Resume())[0] == "command_applied"
+    finish(state, engine)
+    assert state.status is RunStatus.FAILED, "resumed with the plan unchanged, the run ends failed"
+
+
+def _guarded_buy(nodes: dict[str, object], fail: tuple[str, ...] = ()) -> tuple[SessionState, Engine, DryEnvironment]:
+    """A session whose `click [9]` waits for approval, run until it does."""
+    state, _ = new_state(BROWNIE_TASK)
+    script = Script.model_validate({"nodes": nodes, "fail_actions": list(fail)})
+    env = DryEnvironment(script.fail_actions)
+    engine = Engine(state, ScriptedModel(script), env, guard=lambda action, _: "buy" if action == "click [9]" else None)
+    finish(state, engine)
+    assert state.status is RunStatus.AWAITING_APPROVAL
+    return state, engine, env
+
+
+def test_after_a_rejection_with_nothing_left_an_injected_step_carries_the_run_on() -> None:
+    nodes = {
+        BROWNIE_TASK: {"type": "AND", "children": ["buy"]},
+        "buy": {"type": "ACTION", "action": "click [9]"},
+        "look": {"type": "ACTION", "action": "click [4]"},
+    }
+    state, engine, env = _guarded_buy(nodes)
+    outcome(state, Reject())
+    finish(state, engine)
+    assert state.cause is Cause.NO_ALTERNATIVE
+    assert outcome(state, Inject(parent="0", goals=["look"]))[0] == "command_applied"
+    assert outcome(state, Resume())[0] == "command_applied"
+    finish(state, engine)
+    assert env.executed == ["click [4]"] and state.tree["0.2"].status is Status.SUCCESS
+
+
+def test_a_failure_after_the_run_went_on_past_a_rejection_ends_the_run() -> None:
+    """The rejection opened another way (an OR's next alternative), which ran; a later, unrelated
+    failure with nothing left ends the run as any failure does."""
+    nodes = {
+        BROWNIE_TASK: {"type": "AND", "children": ["pick", "pay"]},
+        "pick": {
+            "type": "OR",
+            "children": [{"description": "buy", "score": 0.9}, {"description": "look", "score": 0.5}],
+        },
+        "buy": {"type": "ACTION", "action": "click [9]"},
+        "look": {"type": "ACTION", "action": "click [4]"},
+        "pay": {"type": "ACTION", "action": "click [5]"},
+    }
+    state, engine, env = _guarded_buy(nodes, fail=("click [5]",))
+    outcome(state, Reject())
+    finish(state, engine)
+    assert env.executed == ["click [4]", "click [5]"]
+    assert state.status is RunStatus.FAILED, (state.status, state.reason)
 
 
 def test_reject_and_pause_leaves_the_failed_action_for_the_operator() -> None:

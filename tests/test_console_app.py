@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from waiting import wait_until
 
 from planner.config import Breakpoint, EngineConfig
-from planner.events import Kind
+from planner.events import Cause, Kind
 from planner.tree import Status
 from sessions.client.commands import queue_command
 from sessions.client.creation import create_session, fork_session
@@ -24,6 +24,7 @@ from sessions.store.reading import load_state
 from sessions.store.sql import open_store
 from ui.commands import Outcome
 from ui.forms import scope
+from ui.status import outcome
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 
@@ -43,7 +44,7 @@ def fill_own_brownie_task(at: AppTest) -> None:
 
 def test_empty_console_invites_a_first_session(db: str) -> None:
     at = app()
-    assert "No sessions yet" in at.sidebar.info[0].value
+    assert any("No sessions yet" in caption.value for caption in at.sidebar.caption)
     assert "Start a session from the sidebar" in markdown_text(at)
 
 
@@ -59,7 +60,7 @@ def test_start_form_creates_and_runs_a_session(db: str, tmp_path: Path, monkeypa
     wait_until(lambda: load_state(store, info.id).finished, "load_state(store, info.id).finished")
     assert load_state(store, info.id).started_by == "gina"
     at.run()
-    assert "succeeded" in markdown_text(at)
+    assert "answered, not checked" in markdown_text(at)
     assert "started by gina · step " in markdown_text(at)
     show_tab(at, "Task & answer")  # drawn only while open
     assert any("Fudgy vegan brownies (4.8 stars)" in t.value for t in at.text)
@@ -139,10 +140,10 @@ def test_controls_send_commands_and_show_the_result(db: str) -> None:
     at.run()
     wait_until(lambda: load_state(store, session_id).finished, "load_state(store, session_id).finished")
     at.run()
-    assert "succeeded" in markdown_text(at)
+    assert ":material/help: answered, not checked** — done in" in markdown_text(at), "no check: only believed"
     show_tab(at, "All sessions")
     [sessions] = [d.value for d in at.dataframe if "age" in d.value.columns]
-    assert sessions["status"].tolist() == ["succeeded"], "the sessions table follows the run"
+    assert sessions["status"].tolist() == ["answered, not checked"], "the sessions table follows the run"
 
 
 def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
@@ -629,7 +630,8 @@ def test_the_timeline_summarises_each_event_through_its_payload_model() -> None:
 
 def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) -> None:
     """Issue 12, defects 5 and 7: a failed action the engine then pruned reads "✗ FAILED, then PRUNED"
-    (not like an operator's prune), and a long description is cut with the whole of it one click away."""
+    (not like an operator's prune), a failed root only "✗ FAILED" (issue 27), and a long description
+    is cut with the whole of it one click away."""
     store = open_store(db)
     failing = create_session(store, BROWNIE_TASK, f"script:{SCRIPTS / 'brownie_fail.json'}", start_url="dry://start")
     from ui.context import console
@@ -644,6 +646,19 @@ def test_the_inspector_cuts_long_text_and_tells_a_failure_from_a_prune(db: str) 
     node_picker(at).select("0.3")
     at.run()
     assert "FAILED" not in markdown_text(at), "a node that never failed says nothing of failure"
+    unrepaired = create_session(
+        store,
+        BROWNIE_TASK,
+        f"script:{SCRIPTS / 'brownie_fail.json'}",
+        start_url="dry://start",
+        config=EngineConfig(repair=False),
+    )
+    console().client.restart(unrepaired)
+    wait_until(lambda: load_state(store, unrepaired).finished, "the unrepaired run to end")
+    assert load_state(store, unrepaired).tree["0"].status is Status.PRUNED, "the engine prunes the failed root"
+    at = app()  # the newest session, on its root
+    shown = [line for line in markdown_text(at).splitlines() if line.startswith("**0** ·")]
+    assert shown and "**✗ FAILED** · made by" in shown[0], shown
 
     task = ("find the cheapest espresso machine " * 100).strip()
     create_session(store, task, BROWNIE, start_url="dry://start", paused=True)
@@ -958,3 +973,13 @@ def test_a_database_the_console_cannot_reach_is_one_sentence_not_a_traceback(
         assert "secretpw" not in error and error.endswith("the page tries again when it is next drawn.")
     finally:
         st.cache_resource.clear()
+
+
+def test_green_means_checked_a_succeeded_run_is_otherwise_only_answered() -> None:
+    """Issue 27: two runs whose answer check failed read "✓ succeeded". The planner's "succeeded" is a
+    belief; only a passed check earns the ✓."""
+    assert outcome("succeeded", Cause.ANSWER_CHECKED.value) == ("answer checked", ":material/check_circle:")
+    assert outcome("succeeded", Cause.ANSWER_MISSED.value) == ("answer check not met", ":material/rule:")
+    for cause in (Cause.FINISHED.value, None, "a cause of a later version"):
+        assert outcome("succeeded", cause) == ("answered, not checked", ":material/help:")
+    assert outcome("awaiting_approval", Cause.APPROVAL.value) == ("awaiting approval", ":material/front_hand:")

@@ -195,6 +195,9 @@ def test_prune_reopen_inject_after_and_undo_from_the_bar(app_store: EventStore) 
     assert buttons["breakpoint_btn"].disabled, "nor can the run break there"
     assert buttons["breakpoint_btn"].help == "a finished node (PRUNED): reopen 0.2 first"
     assert buttons["open_prune"].disabled and buttons["open_prune"].help == "0.2 is already PRUNED"
+    assert not buttons["open_inject"].disabled, "beside the pruned node, under its parent, is still open"
+    at.button(key="open_inject").click().run()
+    assert keyed(at.radio, "inject_where").options == ["before 0.2", "after 0.2"], "not under a pruned node (issue 27)"
 
     at.button(key="reopen_btn").click().run()
     answered(at, "reopen applied")

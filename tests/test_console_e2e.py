@@ -41,6 +41,7 @@ from console_helpers import (
     start_own,
     state_of,
     step_once,
+    unfold_start_options,
     wait_for_the_end,
 )
 from playwright.sync_api import Locator, Page, expect
@@ -63,7 +64,14 @@ def shot(page: Page, name: str) -> None:
 
 
 def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None:
-    """The demo: pause a live run, add a step under the root from the tree, resume, and the step runs."""
+    """The demo: pause a live run, add a step under the root from the tree, resume, and the step runs.
+    First, the console as a new operator opens it on a laptop: the Start button on screen (issue 27)."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(console.url)
+    start = page.locator('[data-testid="stSidebar"] .st-key-start_session button')
+    expect(start, "the Start button").to_be_visible(timeout=30_000)
+    button = box_of(start, "the Start button")
+    assert button["y"] + button["height"] <= 800, f"the Start button ends at y={button['y'] + button['height']:.0f}"
     open_console(page, console)
     session_id = start_demo(page, console, "wireless-photo-printers")
     grown = 6 if RETAKE else 2  # the docs' screenshot wants a grown tree; the pause only a run under way
@@ -242,18 +250,21 @@ def test_every_download_works_while_the_run_goes_on(page: Page, console: Console
 
 def test_a_long_task_is_clamped_and_the_deploy_button_hidden(page: Page, console: ConsoleProcess) -> None:
     """Defect 7 and 13: a 10,000-character task does not push the controls down (the whole task is one
-    click away), and the toolbar has no Deploy button."""
+    click away), the toolbar has no Deploy button, and "Start paused" is off again after a start (issue 27)."""
     open_console(page, console)
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.locator(".st-key-new_task_choice input").fill("Your own")
     page.get_by_role("option", name="Your own task…").click()
     task = ("find the cheapest espresso machine with a steam wand " * 200)[:10_000]
     sidebar.locator(".st-key-new_task_text textarea").fill(task)
+    unfold_start_options(sidebar)
     sidebar.locator(".st-key-new_start_url input").fill("")
     sidebar.get_by_text("Start paused").click()
     sidebar.locator(".st-key-start_session button").click()
     pause = page.locator(".st-key-ctl_step button")
     expect(pause).to_be_visible(timeout=30_000)
+    paused = sidebar.locator(".st-key-new_paused input")
+    expect(paused, "Start paused off again for the next session (issue 27)").not_to_be_checked(timeout=15_000)
     top = box_of(pause, "the Step button")["y"]
     assert top < 400, f"the controls start at y={top}"
     page.get_by_text("Whole task (10,000 characters)").click()
@@ -268,7 +279,10 @@ def test_a_finished_session_page_stops_refreshing(page: Page, console: ConsolePr
     open_console(page, console)
     session_id = start_own(page, console, BROWNIE_TASK, BROWNIE, paused=True)
     control(page, console, "resume")
-    expect(page.get_by_text(re.compile(r"succeeded — done in \d+ steps")).first).to_be_visible(timeout=30_000)
+    # The planner believes it is done; the brownie task has no answer check, so nothing says it is right.
+    expect(page.get_by_text(re.compile(r"answered, not checked — done in \d+ steps")).first).to_be_visible(
+        timeout=30_000
+    )
     assert state_of(console, session_id).status is RunStatus.SUCCEEDED
     changes = count_dom_changes(page, 5.0)
     assert changes < 50, f"{changes} DOM changes in 5 s on a finished session's page"

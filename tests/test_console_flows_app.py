@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner.browser.dry import DryEnvironment
 from planner.config import EngineConfig
-from planner.events import ActionExecuted
+from planner.events import ActionExecuted, ApprovalGranted, Cause
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import RunStatus
 from planner.tree import NodeType, Status
@@ -80,13 +80,8 @@ def _add_to_cart_is_guarded(action: str, target: object) -> str | None:
     return "element named 'Add to cart' matches 'add to cart'" if action == "click [9]" else None
 
 
-def test_a_rejection_from_the_approval_box_fails_the_action_and_the_run_is_shown_red(
-    app_store: EventStore, tmp_path: Path
-) -> None:
-    """The approval box's "Reject and let the planner recover", with a reason: the held click never runs,
-    the node fails with the operator's reason, the planner (no repair) fails the run, and the failed
-    run's status is drawn red."""
-    store = app_store
+def _held_click(store: EventStore, tmp_path: Path) -> str:
+    """A dry session (no repair) run until its add-to-cart click [9] at 0.2 waits for approval."""
     script = tmp_path / "guarded.json"
     script.write_text(json.dumps(GUARDED.model_dump(mode="json")))
     config = EngineConfig(constraints=False, repair=False)
@@ -96,19 +91,60 @@ def test_a_rejection_from_the_approval_box_fails_the_action_and_the_run_is_shown
     held = load_state(store, session_id)
     assert held.status is RunStatus.AWAITING_APPROVAL and held.approval is not None
     assert (held.approval.node_id, held.approval.action) == ("0.2", "click [9]")
+    return session_id
+
+
+def test_a_rejection_with_nothing_left_pauses_the_run_for_a_changed_plan(app_store: EventStore, tmp_path: Path) -> None:
+    """The approval box's "Reject and let the planner recover", with a reason, where the plan has no
+    other way (no alternative, no repair): the held click never runs, the node fails with the
+    operator's reason, and the run pauses saying so instead of ending failed (what a changed plan does
+    then: `tests/test_commands.py`)."""
+    store = app_store
+    session_id = _held_click(store, tmp_path)
 
     at = approval_box(session_id)
     keyed(at.text_input, "approval_reason").input("no purchases in a demo")
     at.form_submit_button(key="reject_submit").click().run()
-    settled(at, lambda: load_state(store, session_id).finished, "the run to end after the rejection")
+    settled(
+        at, lambda: load_state(store, session_id).status is RunStatus.PAUSED, "the run to pause after the rejection"
+    )
 
     state = load_state(store, session_id)
-    reason = "rejected by operator: no purchases in a demo"
-    assert state.status is RunStatus.FAILED, (state.status, state.reason)
-    assert "0.2" in state.failed and state.tree["0.2"].reason == reason, (state.failed, state.tree["0.2"])
+    assert (state.status, state.cause) == (RunStatus.PAUSED, Cause.NO_ALTERNATIVE), (state.status, state.reason)
+    assert state.tree["0.2"].reason == "rejected by operator: no purchases in a demo", state.tree["0.2"]
     assert executed(store, session_id) == ["0.1"], "the rejected click never ran, nor anything after it"
-    redraw_until(at, lambda _: bool(status_box(at)), "the failed run's status drawn red")
+    redraw_until(
+        at,
+        lambda _: any("nothing is left to try after the rejected action" in m.value for m in at.markdown),
+        "the status line saying why the run paused",
+    )
+    assert not status_box(at), "a paused run is not drawn as failed"
     assert not any("Approval required" in m.value for m in at.markdown), "the approval box is gone"
+
+
+def test_approve_refuses_while_the_action_field_shows_another_action(app_store: EventStore, tmp_path: Path) -> None:
+    """Issue 27: after an edit was typed (or refused by the runner) the field showed click [9999] while
+    Approve ran the held click [9]; now Approve says so and sends nothing, and with the held action
+    put back it approves."""
+    store = app_store
+    session_id = _held_click(store, tmp_path)
+
+    at = approval_box(session_id)
+    keyed(at.text_input, "approval_action").input("click [9999]")
+    at.form_submit_button(key="approve_submit").click().run()
+    said = [e.value for e in at.error]
+    assert any("The Action field holds click \\[9999\\], not the held action" in m for m in said), said
+    assert approvals(store, session_id) == [] and store.pending(session_id) == [], "nothing was sent"
+    assert load_state(store, session_id).status is RunStatus.AWAITING_APPROVAL
+
+    keyed(at.text_input, "approval_action").input("click [9]")
+    at.form_submit_button(key="approve_submit").click().run()
+    settled(at, lambda: approvals(store, session_id) == ["click [9]"], "the held click approved as it was")
+
+
+def approvals(store: EventStore, session_id: str) -> list[str]:
+    """The actions the log says were approved."""
+    return [e.payload.action for e in store.load(session_id) if isinstance(e.payload, ApprovalGranted)]
 
 
 def chart_items(at: AppTest, nodes: int) -> dict[str, dict[str, Any]]:

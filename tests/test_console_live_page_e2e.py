@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from console_helpers import SESSION_PICKER, TASKS, open_console, state_of, store_of
+from console_helpers import SESSION_PICKER, TASKS, open_console, state_of, store_of, unfold_start_options
 from playwright.sync_api import Page, WebSocket, expect
 from waiting import wait_until
 
@@ -128,6 +128,7 @@ def test_the_first_browser_step_says_chromium_is_starting(
 
     def own_task() -> None:
         sidebar.locator(".st-key-new_task_text textarea").fill("find the cheapest espresso machine")
+        unfold_start_options(sidebar)
         sidebar.locator(".st-key-new_start_url input").fill(silent_site)
 
     start_session(page, console, "Your own task…", own_task)

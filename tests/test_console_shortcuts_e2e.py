@@ -30,7 +30,7 @@ from streamlit.elements.lib.shortcut_utils import normalize_shortcut
 from waiting import wait_until
 
 from demo.tasks import check_answer
-from planner.events import CommandApplied, CommandRejected
+from planner.events import Cause, CommandApplied, CommandRejected
 from planner.state import RunStatus
 from sessions.client.creation import create_session
 from sessions.store.reading import load_state
@@ -285,9 +285,13 @@ def test_reject_by_key_after_typing_the_reason(page: Page, console: ConsoleProce
     reason.press_sequentially("no extra purchases")
     expect(reason).to_have_value("no extra purchases")
     queued(page, console, lambda: press(page, "reject", button(page, "reject_submit")), "reject key")
-    wait_for_the_end(page, console, session_id, 60, "the run to fail after X")
+    wait_until(
+        lambda: state_of(console, session_id).cause is Cause.NO_ALTERNATIVE,
+        "the run to pause with nothing left to try after X",
+        timeout=60,
+    )
     state = state_of(console, session_id)
-    assert state.status is RunStatus.FAILED
+    assert state.status is RunStatus.PAUSED
     assert state.tree["0.3"].reason == "rejected by operator: no extra purchases"
     assert state.metrics.actions == 2, "the add-to-cart click never ran"
     assert commands(console, session_id, "approve") == 0 and commands(console, session_id, "reject") == 1

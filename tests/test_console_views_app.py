@@ -16,7 +16,17 @@ from typing import Any
 
 import pytest
 from conftest import BROWNIE_TASK, MECHANICS, SCRIPTS, load
-from console_helpers import TASKS, approval_box, console_app, keyed, markdown_text, node_picker, redraw_until, show_tab
+from console_helpers import (
+    TASKS,
+    approval_box,
+    console_app,
+    expanded,
+    keyed,
+    markdown_text,
+    node_picker,
+    redraw_until,
+    show_tab,
+)
 from streamlit.testing.v1 import AppTest
 from waiting import wait_until
 
@@ -377,7 +387,9 @@ def test_the_roots_expansion_reasked_shows_both_plans_and_adopt_applies_it_with_
     at.run()
     assert not at.exception, at.exception
     assert any(c.value.startswith(f"Call #{call} asked again") for c in at.caption)
-    original, new = (c.value for c in at.code if c.value.startswith("0 AND · "))
+    plans = [c for c in at.code if c.value.startswith("0 AND · ")]
+    assert all(c.proto.wrap_lines for c in plans), "each plan wraps its lines (issue 27: ~20 characters wide)"
+    original, new = (c.value for c in plans)
     assert "  − 0.1 search for backpacks from the top keyboard brand" in original.splitlines(), original
     assert f"  + {STEPS[0]}" in new.splitlines(), new
     last = load_state(store, session_id).seq
@@ -396,3 +408,62 @@ def test_the_roots_expansion_reasked_shows_both_plans_and_adopt_applies_it_with_
     assert md(f"From the counterfactual of call #{call}") in [c.value for c in at.caption], (
         "the last edit says where from"
     )
+
+
+def _chart_view(at: AppTest) -> tuple[list[float], dict[str, list[float]]]:
+    """The live chart's centre and where it draws each node."""
+    [chart] = [json.loads(e.proto.spec) for e in at.get("echarts_chart") if e.proto.alt.startswith("Plan tree of")]
+    series = chart["series"][0]
+    return series["center"], {item["id"]: [item["x"], item["y"]] for item in series["data"]}
+
+
+def test_the_tree_follows_the_agent_until_the_operator_selects_a_node(app_store: EventStore, tmp_path: Path) -> None:
+    """Issue 27: a wide plan (20 steps) opens zoomed in around the step the agent is about to take, not
+    around the selected root; picking a node turns "Follow agent" off and zooms in around the pick, and
+    turning it on again brings the agent back."""
+    steps = [f"note step {i}" for i in range(1, 21)]
+    wide = {BROWNIE_TASK: {"type": "AND", "children": steps}} | {s: {"type": "ACTION", "action": s} for s in steps}
+    script = tmp_path / "wide.json"
+    script.write_text(json.dumps({"nodes": wide}))
+    session_id, at = expanded(app_store, model=f"script:{script}")
+    assert load_state(app_store, session_id).tree["0"].children[-1] == "0.20"
+
+    centre, at_node = _chart_view(at)
+    assert centre == at_node["0.1"] != at_node["0"], "centred on the agent's next step, not on the root"
+    [follow] = [t for t in at.toggle if t.label == "Follow agent"]
+    assert follow.value
+
+    node_picker(at).select("0.17")
+    at.run()
+    centre, at_node = _chart_view(at)
+    assert centre == at_node["0.17"], "centred on the operator's pick"
+    [follow] = [t for t in at.toggle if t.label == "Follow agent"]
+    assert not follow.value, "a pick turns following off"
+
+    follow.set_value(True)
+    at.run()
+    centre, at_node = _chart_view(at)
+    assert centre == at_node["0.1"], "following again"
+
+
+def test_an_answer_reads_answered_until_the_operator_accepts_it_from_the_task_and_answer_tab(
+    app_store: EventStore,
+) -> None:
+    """Issue 27: a succeeded run without an answer check is the planner's belief, never a green ✓;
+    the operator's Accept (with a reason) is recorded in the log and the status line says so."""
+    script = Script.model_validate(load("brownie.json"))
+    session_id = create_session(app_store, BROWNIE_TASK, BROWNIE, start_url=DRY_START)
+    run_dry(app_store, session_id, script)
+    assert load_state(app_store, session_id).status is RunStatus.SUCCEEDED
+    at = console_app(session_id)
+    show_tab(at, "Task & answer")
+    assert ":material/help: answered, not checked**" in markdown_text(at)
+    assert "**Final answer** · :material/help: answered, not checked" in markdown_text(at)
+
+    keyed(at.text_input, "verdict_reason").input("checked the recipe page myself")
+    at.form_submit_button(key="verdict_accept").click().run()
+    assert "Answer accepted." in alerts(at)
+    judged = load_state(app_store, session_id).answer_verdict
+    assert judged is not None and judged.accepted and judged.reason == "checked the recipe page myself"
+    redraw_until(at, lambda at: ":material/check_circle: answer accepted**" in markdown_text(at), "✓ accepted")
+    assert any(c.value.startswith("Accepted by ") and "checked the recipe page myself" in c.value for c in at.caption)

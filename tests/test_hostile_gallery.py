@@ -38,7 +38,7 @@ from planner.commands import Approve, Reject, apply_command
 from planner.config import EngineConfig
 from planner.effects import RequestRule
 from planner.engine import Engine
-from planner.events import Event, Kind
+from planner.events import Cause, Event, Kind
 from planner.guard import GuardRules, make_guard
 from planner.models.scripted import Script, ScriptedModel
 from planner.state import Recorder, RunStatus, SessionState
@@ -400,7 +400,7 @@ def test_rejected_never_arrives_and_the_node_says_what_was_held(
     apply_command(engine.state, Reject(reason="not this order"))
     run_on(engine)
     state = engine.state
-    assert state.status is RunStatus.FAILED, f"{state.status.value}: {state.reason}"
+    assert (state.status, state.cause) == (RunStatus.PAUSED, Cause.NO_ALTERNATIVE), f"{state.status}: {state.reason}"
     reason = state.tree[approval.node_id].reason or ""
     if case.held_by == "effect":
         assert reason == f"{sent(case, run)} held and rejected by the operator: not this order"

@@ -351,3 +351,16 @@ def test_the_listing_keeps_spend_and_when_the_status_last_changed_and_counts_rec
     assert paused.status_since is not None and paused.status_since > created.status_since, "the status changed"
     assert store.recent_actions(now - 60) == {"s1": 1}, "only the action of the last minute"
     assert store.recent_actions(old - 1) == {"s1": 2}
+
+
+def test_inbox_marks_are_each_operators_own_and_the_latest_counts(store: EventStore) -> None:
+    """What an operator did with an inbox item (`sessions.client.attention`): kept per operator, a later
+    mark replacing the earlier, read back for the items asked about only."""
+    store.mark_attention("alice", "s1:approval:buy", "seen", 1.0)
+    store.mark_attention("alice", "s2:failed:no plan", "seen", 2.0)
+    store.mark_attention("alice", "s2:failed:no plan", "dismissed", 3.0)
+    store.mark_attention("bob", "s1:approval:buy", "dismissed", 4.0)
+    asked = ["s1:approval:buy", "s2:failed:no plan", "s3:breakpoint:x"]
+    assert store.attention_marks("alice", asked) == {"s1:approval:buy": "seen", "s2:failed:no plan": "dismissed"}
+    assert store.attention_marks("bob", asked) == {"s1:approval:buy": "dismissed"}
+    assert store.attention_marks("carol", asked) == {} and store.attention_marks("alice", []) == {}

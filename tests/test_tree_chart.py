@@ -343,6 +343,25 @@ def test_option_is_plain_json(big: SessionState, failed_run: SessionState) -> No
     assert wide["zoom"] > 1 and len(wide["center"]) == 2  # a wide plan opens zoomed in on the agent
 
 
+def test_a_wide_plan_is_zoomed_in_around_the_agent_while_following_else_around_the_selection(
+    big: SessionState,
+) -> None:
+    """Issue 27: the chart stayed on the selection (the root by default) while the agent worked off its
+    right edge; following, it is centred on the end of the active path whatever is selected."""
+    agent = [node.id for node, _ in active_path(big.tree)][-1]
+    elsewhere = big.tree.children(big.tree[ROOT_ID])[0].id
+    assert agent != elsewhere and not agent.startswith(elsewhere + ".")
+
+    def centre(chart: Any, node_id: str) -> tuple[list[float], list[float]]:
+        item = items_by_id(chart)[node_id]
+        return series(chart)["center"], [item["x"], item["y"]]
+
+    following = build_chart(big, selected=elsewhere, follow=True)
+    assert centre(following, agent)[0] == centre(following, agent)[1], "following: centred on the agent"
+    looking = build_chart(big, selected=elsewhere)
+    assert centre(looking, elsewhere)[0] == centre(looking, elsewhere)[1], "not following: on the selection"
+
+
 HOSTILE = "<img src=x onerror=alert(1)> {b} {a|x} {@name} $& </div>"
 
 

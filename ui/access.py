@@ -82,6 +82,7 @@ WRITE_ROLES: dict[str, tuple[str, frozenset[str]]] = {
     "start": ("start a session", frozenset({"edit"})),
     "fork": ("fork a session", frozenset({"edit"})),
     "templates": ("change the plan templates", frozenset({"edit"})),
+    "verdict": ("accept or reject an answer", frozenset({"approve"})),
 }
 """What the console writes to the store without a command (a new session, a fork, the template
 library), in `COMMAND_ROLES`' terms: a watcher changes nothing, whichever way the write goes."""

@@ -20,6 +20,7 @@ __all__ = [
     "APPROVAL_BOX",
     "APPROVAL_NO_PICTURE",
     "APPROVAL_PICTURE",
+    "INBOX_ROW",
     "RULES_PROBE",
     "draw_page_rules",
     "first_in_column",
@@ -51,13 +52,25 @@ def _rules() -> str:
     """The approval box is hidden until it is whole: a run sends the box's elements one by one and the
     browser draws each as it comes, and a code block draws its text only once its highlighter has
     loaded, an image its `img` once it has been placed. So the box shows only once its last button, the
-    action's text and its picture (or the line saying there is none) are there."""
+    action's text and its picture (or the line saying there is none) are there. And each inbox item
+    keeps to one line (`_INBOX_ROWS`)."""
     box = f".st-key-{APPROVAL_BOX}"
     picture = f":not(:has(.st-key-{APPROVAL_PICTURE} img)):not(:has(.st-key-{APPROVAL_NO_PICTURE}))"
     return (
         f"{box}:not(:has(.st-key-{_APPROVAL_LAST})), {box}:not(:has(.st-key-{APPROVAL_ACTION} pre)), "
-        f"{box}{picture} {{ visibility: hidden; }} .st-key-{_RULES} {{ display: none; }}"
+        f"{box}{picture} {{ visibility: hidden; }} .st-key-{_RULES} {{ display: none; }}\n"  # a newline: Streamlit
+        + _INBOX_ROWS  # reads a one-line string with `*` or `[` in it as a file's name
     )
+
+
+INBOX_ROW = "inbox_row_"
+"""The key prefix of an inbox item's row (`ui.views.inbox`)."""
+_INBOX_ROWS = (
+    f'[class*="st-key-{INBOX_ROW}"] button, [class*="st-key-{INBOX_ROW}"] button * '
+    "{ min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }"
+)
+"""Each inbox item on one line, cut with an ellipsis (its help and its session say the rest): a button's
+label wraps in Streamlit, and eight items of three to seven lines pushed the sidebar's forms down."""
 
 
 _carrier = st.components.v2.component(

@@ -6,18 +6,33 @@ from planner.browser.dry import is_dry
 from planner.frames import Frame, next_position
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType
+from sessions.client.verdict import BELIEVED, standing
 
-__all__ = ["STATUS_ICONS", "status_line", "worker_name"]
+__all__ = ["outcome", "status_line", "worker_name"]
 
-STATUS_ICONS = {
+_ICONS = {
     "running": ":material/play_circle:",
     "paused": ":material/pause_circle:",
     "awaiting_approval": ":material/front_hand:",
     "stopped": ":material/stop_circle:",
-    "succeeded": ":material/check_circle:",
     "failed": ":material/cancel:",
 }
 """Streamlit Material icons, for Markdown."""
+
+_STANDING_ICONS = {
+    "answer checked": ":material/check_circle:",
+    "answer accepted": ":material/check_circle:",
+    "answer check not met": ":material/rule:",
+    "answer rejected": ":material/cancel:",
+    BELIEVED: ":material/help:",
+}
+"""A succeeded run's icon by what is known of its answer: ✓ only where a check or a person confirmed it."""
+
+
+def outcome(status: str, cause: str | None) -> tuple[str, str]:
+    """A session's status in words (`sessions.client.verdict.standing`), with its icon."""
+    words = standing(status, cause)
+    return words, _STANDING_ICONS.get(words, _ICONS.get(status, ""))
 
 
 def _doing(state: SessionState) -> str:

@@ -126,6 +126,7 @@ def build_chart(
     collapse_closed: bool = True,
     max_nodes: int = 400,
     changed: Collection[str] = (),
+    follow: bool = False,
 ) -> TreeChart:
     """The chart for `state`: shapes by node type, colours by status, the agent's position and path.
 
@@ -139,6 +140,9 @@ def build_chart(
     drawn red with ✗ at full strength whatever its status, never folded or hidden, with the way down
     to it drawn red, so a failure is seen at a glance and told from a prune, in the live plan and in
     every past or compared one alike.
+
+    A wide plan is zoomed in around one node: the agent's (the end of the active path) when `follow`,
+    else the selected node, else the agent's, so that the node the operator watches is in view.
 
     `changed` names nodes that differ later on (the timeline draws a past state): each is marked Δ.
     A node with an operator's breakpoint (`EngineConfig.node_breakpoints`) is marked ⏸.
@@ -198,7 +202,7 @@ def build_chart(
         for i, node in enumerate(drawn)
         if node.parent is not None
     ]
-    view_on = selected if selected in index else current
+    view_on = current if follow and current in index else selected if selected in index else current
     view = _view(positions[index[view_on]], leaves) if view_on in index else None
     return TreeChart(
         option=_option(items, links, view),
@@ -520,7 +524,7 @@ def _tooltip(
     break_here: bool = False,
 ) -> str:
     facts = [TYPE_TAG[node.type] if node.type is not NodeType.UNKNOWN else "not expanded", node.status.value]
-    if failed and node.status is not Status.FAIL:
+    if failed and node.status is not Status.FAIL and node.id != ROOT_ID:  # the root's prune ends the run
         facts.append("<b>failed</b>, then taken out of the plan")
     elif failed:
         facts.append("<b>failed</b>")

@@ -25,6 +25,9 @@ __all__ = [
     "NODE_KEY",
     "SESSIONS_TABLE",
     "SESSION_KEY",
+    "follow_agent",
+    "follow_key",
+    "following",
     "forget_node",
     "linked",
     "missing_session",
@@ -53,6 +56,10 @@ _SELECTED = "_selected_node"
 """The selected node's id (see the module docstring for why no widget holds it)."""
 _MISSING = "_missing_session"
 """The session id a link named that the store does not have (see `shown_session`)."""
+_FOLLOWING = "_following_agent"
+"""Whether the tree follows the agent (absent: it does)."""
+_FOLLOW_TURNS = "_follow_turns"
+"""How often following was turned on or off: part of the toggle's key (`follow_key`)."""
 _URL = "_url"
 """{SESSION_KEY: ..., NODE_KEY: ...} as the URL holds them: read on the tab's first run, then as written."""
 
@@ -140,9 +147,33 @@ def session_on_screen() -> str | None:
 
 
 def select(node_id: str) -> None:
-    """Select a node: the callbacks of a click in the tree, the selector, the J/K keys and the links."""
+    """Select a node: the callbacks of a click in the tree, the selector, the J/K keys and the links.
+    The tree stops following the agent: the operator looks at something of their own now."""
+    _choose(node_id)
+    follow_agent(False)
+
+
+def _choose(node_id: str) -> None:
     st.session_state[_SELECTED] = node_id
     _fresh_picker(NODE_KEY, node_id)
+
+
+def following() -> bool:
+    """Whether the tree keeps the agent in view ("Follow agent"): on until the operator selects a node."""
+    return bool(st.session_state.get(_FOLLOWING, True))
+
+
+def follow_agent(on: bool) -> None:
+    """Turn following on or off; the toggle showing it is drawn afresh when this changes its value,
+    since a selection may come after the toggle was drawn in the same run (`follow_key`)."""
+    if on != following():
+        st.session_state[_FOLLOWING] = on
+        st.session_state[_FOLLOW_TURNS] = st.session_state.get(_FOLLOW_TURNS, 0) + 1
+
+
+def follow_key() -> str:
+    """The key of the "Follow agent" toggle: a new one at each turn, so it always shows `following()`."""
+    return f"follow_agent_{st.session_state.get(_FOLLOW_TURNS, 0)}"
 
 
 def _fresh_picker(name: str, shown: str) -> None:
@@ -160,6 +191,7 @@ def forget_node() -> None:
     """A node id means nothing in another session: the next one opens on its root."""
     st.session_state.pop(_SELECTED, None)
     st.session_state.setdefault(_URL, {})[NODE_KEY] = None
+    follow_agent(True)
 
 
 def shown_node(tree: Tree) -> str:
@@ -169,7 +201,7 @@ def shown_node(tree: Tree) -> str:
     if selected is None or selected not in tree:
         wanted = linked(NODE_KEY)
         selected = wanted if wanted is not None and wanted in tree else ROOT_ID
-        select(selected)
+        _choose(selected)  # the page's own choice (the URL's, or the root): the tree still follows the agent
     return _follow(NODE_KEY, selected, tree.nodes)
 
 

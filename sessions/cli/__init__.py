@@ -27,7 +27,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 
 from sessions.cli import conventions
-from sessions.cli.analysis_verbs import DIAGNOSE, REASK, REPORT
+from sessions.cli.analysis_verbs import DIAGNOSE, JUDGE, REASK, REPORT
 from sessions.cli.conventions import (
     DESCRIPTION,
     EXIT_FAILED,
@@ -73,6 +73,7 @@ _SUBCOMMANDS: Mapping[str, Subcommand] = {
     "export": EXPORT,
     "show": SHOW,
     "diagnose": DIAGNOSE,
+    "judge": JUDGE,
     "report": REPORT,
     "reask": REASK,
     "template": TEMPLATE,

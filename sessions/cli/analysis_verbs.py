@@ -1,8 +1,9 @@
-"""The verbs that look back at a session: `diagnose` a finished one, write its `report`, `reask` a
-recorded model call (and adopt the new answer).
+"""The verbs that look back at a session: `diagnose` a finished one, `judge` its answer, write its
+`report`, `reask` a recorded model call (and adopt the new answer).
 
-`reask` is the client's (`SessionClient.reask`, and `send` for the commands that adopt); `diagnose`
-and `report` are the client's tools as they are (`sessions.client.diagnose`, `sessions.client.report`),
+`reask` is the client's (`SessionClient.reask`, and `send` for the commands that adopt); `diagnose`,
+`judge` and `report` are the client's tools as they are (`sessions.client.diagnose`,
+`sessions.client.verdict`, `sessions.client.report`),
 which take the store: the client has no methods for them.
 """
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from sessions.client.counterfactual import Counterfactual
     from sessions.store import EventStore
 
-__all__ = ["DIAGNOSE", "REASK", "REPORT"]
+__all__ = ["DIAGNOSE", "JUDGE", "REASK", "REPORT"]
 
 
 def _diagnose(args: argparse.Namespace, store: EventStore) -> int:
@@ -40,6 +41,26 @@ def _diagnose_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session_id", type=session_ref)
     parser.add_argument(
         "--model", default="demo", type=text_argument("model spec", 200_000), help=f"{MODEL_HELP}; demo: offline rules"
+    )
+
+
+def _judge(args: argparse.Namespace, store: EventStore) -> int:
+    from sessions.client.verdict import judge_answer
+
+    by = operator(args.operator)
+    stored = judge_answer(store, args.session_id, accepted=args.verdict == "accept", reason=args.reason, by=by)
+    emit({"session_id": args.session_id, "accepted": stored.accepted, "reason": stored.reason, "by": stored.by})
+    return EXIT_OK
+
+
+def _judge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=session_ref)
+    parser.add_argument("verdict", choices=["accept", "reject"], help="the finished run's answer is right, or wrong")
+    parser.add_argument("--reason", type=text_argument("reason", 2000), help="why, recorded with it")
+    parser.add_argument(
+        "--operator",
+        type=text_argument("operator name", 200),
+        help="whose word it is (default $ANDOR_OPERATOR, else the user name)",
     )
 
 
@@ -128,6 +149,7 @@ def _reask_arguments(parser: argparse.ArgumentParser) -> None:
 DIAGNOSE = Subcommand(
     "diagnose a finished session (root cause, critical steps, category) and store it", _diagnose_arguments, _diagnose
 )
+JUDGE = Subcommand("accept or reject a finished session's answer (recorded in its log)", _judge_arguments, _judge)
 REPORT = Subcommand("write a session's report (.html .md .svg .dot .json .graphml)", _report_arguments, _report)
 REASK = Subcommand(
     "ask a recorded expansion, repair or observation call again; compare; adopt", _reask_arguments, on_client(_reask)

@@ -14,6 +14,14 @@ A pause the operator made themselves needs nothing: Pause, one Step, a rejection
 (which starts paused). Running and stopped sessions need nothing either, nor succeeded ones whose
 answer passed its check or had none to pass.
 
+A rejection with nothing left to try pauses the run for a changed plan (`Cause.NO_ALTERNATIVE`): a
+problem for the operator to solve, listed as such.
+
+Each operator works their own inbox: an item they opened or acknowledged is "seen" (still listed,
+no longer new; the page title counts only new ones), one they dismissed is gone (`inbox`). A mark
+belongs to the item, a session's need for one reason, so the same session needing them again for
+another reason is a new item.
+
 The listing row (`SessionInfo`) is all this reads, so the inbox costs one query however many sessions
 there are. Its `cause` (a `planner.events.Cause`, recorded with every status change) tells the kinds
 of pause apart; its reason is only shown. A pause without a cause (a writer that did not say) is
@@ -22,7 +30,7 @@ treated as a problem: shown rather than hidden.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -30,7 +38,7 @@ from planner.events import Cause, RunStatus
 from sessions.client.markdown import short
 from sessions.store import SessionInfo
 
-__all__ = ["WHY_CHARS", "Attention", "Need", "needing_attention"]
+__all__ = ["WHY_CHARS", "Attention", "InboxItem", "Mark", "Need", "inbox", "needing_attention"]
 
 WHY_CHARS = 160
 """A reason longer than this is cut: the inbox gives one line per session, the session page the rest."""
@@ -95,3 +103,28 @@ def _attention(info: SessionInfo) -> Attention | None:
     else:
         need, why = Need.ERROR, f"paused: {reason}" if reason else "paused by a problem"
     return Attention(info.id, need, short(why, WHY_CHARS), info.task, info.updated_at)
+
+
+class Mark(StrEnum):
+    """What an operator did with an inbox item (`EventStore.mark_attention` keeps it)."""
+
+    SEEN = "seen"
+    """Opened or acknowledged: listed, no longer new."""
+    DISMISSED = "dismissed"
+    """Taken off their inbox."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    """An item of one operator's inbox: the need, and whether they have seen it."""
+
+    attention: Attention
+    seen: bool
+
+
+def inbox(items: Iterable[Attention], marks: Mapping[str, str]) -> list[InboxItem]:
+    """`items` (in their order) as an operator's inbox, given their marks by item key: dismissed ones
+    left out, the rest new or seen."""
+    return [
+        InboxItem(item, marks.get(item.key) == Mark.SEEN) for item in items if marks.get(item.key) != Mark.DISMISSED
+    ]

@@ -16,6 +16,7 @@ idempotent by id).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from planner.events import Event
     from planner.state import SessionState
     from sessions.catalogue import Bundled, Catalogue, Listed
+    from sessions.client.attention import Attention, InboxItem, Mark
     from sessions.client.counterfactual import Counterfactual
     from sessions.client.history import TimeTravel
     from sessions.client.templates import TemplateLibrary
@@ -171,6 +173,23 @@ class SessionClient:
         """Every session, newest first; read again only when the change feed says something changed, or,
         `fresh`, now (a session this client has just created may not have reached the feed yet)."""
         return self._store.sessions() if fresh else self._reads.sessions()
+
+    def inbox(self, operator: str, items: Sequence[Attention]) -> list[InboxItem]:
+        """`operator`'s attention inbox of `items` (`needing_attention` of a listing): without what they
+        dismissed, each new or seen (`sessions.client.attention`)."""
+        from sessions.client.attention import inbox
+
+        return inbox(items, self._store.attention_marks(operator, [item.key for item in items]))
+
+    def mark(self, operator: str, key: str, mark: Mark) -> None:
+        """Record that `operator` saw or dismissed the inbox item `key`."""
+        self._store.mark_attention(operator, key, mark.value, time.time())
+
+    def judge(self, session_id: str, *, accepted: bool, reason: str | None = None, by: str | None = None) -> None:
+        """Record `by`'s word on the finished session's answer (`sessions.client.verdict`)."""
+        from sessions.client.verdict import judge_answer
+
+        judge_answer(self._store, session_id, accepted=accepted, reason=reason, by=by)
 
     def info(self, session_id: str) -> SessionInfo:
         return self._reads.session(session_id)

@@ -19,11 +19,10 @@ from typing import Any
 from planner.diagnosis import DiagnosisRun, diagnose, offline_diagnosis, trajectory
 from planner.events import Diagnosed, Event, Kind
 from planner.models.capabilities import DEFAULT_MODEL
-from planner.state import TERMINAL, replay
+from planner.state import replay
 from sessions.backends import parse_model_spec
-from sessions.errors import SessionInputError
 from sessions.store import EventStore
-from sessions.store.reading import load_events
+from sessions.store.reading import ended, load_events
 
 __all__ = ["diagnose_command", "diagnose_session"]
 
@@ -37,13 +36,7 @@ def diagnose_session(
     the attempt and its cost are on record. `retries` defaults to the session's retry budget for model answers (`expansion_retries`).
     """
     spec = parse_model_spec(model)
-    info = store.session(session_id)
-    if info.status not in {status.value for status in TERMINAL}:
-        raise SessionInputError(
-            f"session {session_id} has not finished ({info.status}); diagnose it once it has succeeded or failed"
-        )
-    if info.lease_owner is not None:
-        raise SessionInputError(f"session {session_id} is still being closed by its runner; try again in a moment")
+    info = ended(store, session_id, "diagnose it once it has succeeded or failed")
     events = load_events(store, session_id)  # masked: the model diagnosing it is shown no secret
     state = replay(events)
     if spec.kind == "claude":

@@ -33,6 +33,7 @@ from planner.state import SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Status
 from sessions.client.markdown import md_line
+from sessions.client.verdict import standing
 from sessions.errors import SessionsError
 
 if TYPE_CHECKING:
@@ -94,8 +95,10 @@ def trace(session_id: str, state: SessionState, events: list[Event]) -> dict[str
             "id": session_id,
             "task": state.task,
             "status": state.status.value,
+            "standing": standing(state.status.value, state.cause.value if state.cause else None),
             "reason": state.reason,
             "final_answer": state.final_answer,
+            "answer_verdict": state.answer_verdict.model_dump(mode="json") if state.answer_verdict else None,
             "constraints": state.constraints,
             "candidates": [candidate.model_dump(mode="json") for candidate in state.candidates.values()],
             "model": state.model,
@@ -250,7 +253,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
-    status = f"**Status:** {state.status.value}"
+    status = f"**Status:** {standing(state.status.value, state.cause.value if state.cause else None)}"
     if state.reason:
         status += f": {md_line(state.reason)}"
     lines = [f"# Run report: {md_line(session_id)}", "", f"- **Task:** {md_line(state.task)}", f"- {status}"]
@@ -295,6 +298,12 @@ def _final_answer(state: SessionState) -> str:
             "\n\n**Answer check: met.**"
             if check.passed
             else ("\n\n**Answer check: not met** — missing: " + ", ".join(md_line(s) for s in check.missing))
+        )
+    judged = state.answer_verdict
+    if judged is not None:
+        who = md_line(judged.by) if judged.by else "an operator"
+        verdict += f"\n\n**{'Accepted' if judged.accepted else 'Rejected'}** by {who}" + (
+            f": {md_line(judged.reason)}" if judged.reason else ""
         )
     if not state.final_answer:
         return "## Final answer\n\n_No final answer._" + verdict

@@ -11,14 +11,15 @@ Workers (`sessions.worker.processes`) take the same lease with `claim_runnable`,
 runner, and `wait_for_work` lets them sleep until the store says one may.
 
 The store also keeps the operators' plan templates (`planner.templates`), every version of each
-name: saving a name again adds its next version, and nothing but a delete removes one.
+name: saving a name again adds its next version, and nothing but a delete removes one; and what each
+operator did with the items of the attention inbox (seen, dismissed), which belongs to no session's log.
 """
 
 from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -277,6 +278,15 @@ class EventStore(ABC):
     @abstractmethod
     def delete_templates(self, name: str, version: int | None = None) -> int:
         """Delete that version of the template, or every version; returns how many were deleted."""
+
+    @abstractmethod
+    def mark_attention(self, operator: str, key: str, mark: str, now: float) -> None:
+        """Record what `operator` did with the inbox item `key` (`sessions.client.attention`): "seen" or
+        "dismissed"; a later mark of the same item replaces the earlier."""
+
+    @abstractmethod
+    def attention_marks(self, operator: str, keys: Collection[str]) -> dict[str, str]:
+        """The marks `operator` gave the items among `keys`, by key (items they never marked are absent)."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from planner.inputs import shown
 from planner.secrets import Secrets, secrets_in
-from planner.state import SessionState, replay
+from planner.state import TERMINAL, SessionState, replay
 from sessions.errors import SessionInputError
-from sessions.store import EventStore
+from sessions.store import EventStore, SessionInfo
 
 if TYPE_CHECKING:
     from planner.events import Event
 
-__all__ = ["event_number", "load_events", "load_state", "masked"]
+__all__ = ["ended", "event_number", "load_events", "load_state", "masked"]
 
 
 def event_number(store: EventStore, session_id: str, at: object) -> int:
@@ -61,3 +61,16 @@ def load_events(
 def load_state(store: EventStore, session_id: str, upto: int | None = None) -> SessionState:
     """State at the end of the log, or just after event `upto` (time travel), masked."""
     return replay(load_events(store, session_id, upto))
+
+
+def ended(store: EventStore, session_id: str, then: str) -> SessionInfo:
+    """The session's row, once it has ended and its runner has let go of it: only then may an event
+    come from outside the runner (a diagnosis, a verdict) without racing its last writes. Otherwise one
+    sentence ending in `then` ("diagnose it once it has").
+    """
+    info = store.session(session_id)
+    if info.status not in {status.value for status in TERMINAL}:
+        raise SessionInputError(f"session {session_id} has not finished ({info.status}); {then}")
+    if info.lease_owner is not None:
+        raise SessionInputError(f"session {session_id} is still being closed by its runner; try again in a moment")
+    return info

@@ -18,7 +18,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,6 +140,17 @@ load the PostgreSQL dialect on import, 0.05 s more for every command line, SQLit
 # -- version 7: the lease's length, set by the runner that takes it, so every claimer judges a lease
 # stale by its holder's own length: runners of one database may be started with different ones --
 _sessions.append_column(sa.Column("lease_seconds", sa.Float))
+
+# -- version 8: what each operator did with the attention inbox's items (`sessions.client.attention`):
+# an item is a session's need, so a mark lasts until the session needs them for something else --
+_attention_marks = sa.Table(
+    "attention_marks",
+    _meta,
+    sa.Column("operator", sa.String(200), primary_key=True),
+    sa.Column("item", sa.String(400), primary_key=True),
+    sa.Column("mark", sa.String(16), nullable=False),
+    sa.Column("marked_at", sa.Float, nullable=False),
+)
 
 _migrations_table = sa.Table(
     "schema_migrations",
@@ -309,6 +320,11 @@ def _lease_seconds_v7(conn: Connection) -> None:
     conn.execute(sa.text("ALTER TABLE sessions ADD COLUMN lease_seconds FLOAT"))
 
 
+def _attention_marks_v8(conn: Connection) -> None:
+    """A table for the operators' marks on inbox items; nobody marked any before."""
+    _attention_marks.create(conn)
+
+
 _MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_v1,
     _lease_and_unique_order_v2,
@@ -317,6 +333,7 @@ _MIGRATIONS: list[Callable[[Connection], None]] = [
     _templates_v5,
     _fleet_v6,
     _lease_seconds_v7,
+    _attention_marks_v8,
 ]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
@@ -912,6 +929,23 @@ class SqlStore(EventStore):
             statement = statement.where(_templates.c.version == _clamp(version))
         with self._tx() as conn:
             return conn.execute(statement).rowcount
+
+    # -- the attention inbox's marks --------------------------------------------------------------
+
+    def mark_attention(self, operator: str, key: str, mark: str, now: float) -> None:
+        where = (_attention_marks.c.operator == operator, _attention_marks.c.item == key)
+        with self._tx() as conn:  # delete-then-insert: one statement both databases speak
+            conn.execute(_attention_marks.delete().where(*where))
+            conn.execute(_attention_marks.insert().values(operator=operator, item=key, mark=mark, marked_at=now))
+
+    def attention_marks(self, operator: str, keys: Collection[str]) -> dict[str, str]:
+        if not keys:
+            return {}
+        query = sa.select(_attention_marks.c.item, _attention_marks.c.mark).where(
+            _attention_marks.c.operator == operator, _attention_marks.c.item.in_(list(keys))
+        )
+        with self._tx(write=False) as conn:
+            return {row.item: row.mark for row in conn.execute(query)}
 
     def close(self) -> None:
         self._stop_listening()

@@ -125,13 +125,14 @@ def _comparison(cf: Counterfactual) -> None:
     if cf.settings:
         asked += ", " + ", ".join(f"{key}={value}" for key, value in cf.settings.items())
     st.caption(f"Call #{cf.call} asked again: {md_line(asked, 300)}")
-    original, new = st.columns(2)
-    with original:
-        st.markdown(f"**Original** (#{cf.call})")
-        st.code(_tree(cf.before, cf.children, "before") if cf.before else _answer(cf.original), language=None)
-    with new:
-        st.markdown("**New**")
-        st.code(_tree(cf.after, cf.children, "after") if cf.after else _answer(cf.new), language=None)
+    # One above the other, lines wrapped: the form sits in the inspector's column beside the tree, where
+    # two side by side were about 20 characters wide each and scrolled sideways.
+    st.markdown(f"**Original** (#{cf.call})")
+    st.code(
+        _tree(cf.before, cf.children, "before") if cf.before else _answer(cf.original), language=None, wrap_lines=True
+    )
+    st.markdown("**New**")
+    st.code(_tree(cf.after, cf.children, "after") if cf.after else _answer(cf.new), language=None, wrap_lines=True)
     for change in cf.fields:
         before, after = (short(json.dumps(v, ensure_ascii=False), _SHOWN) for v in (change.before, change.after))
         st.markdown(f"~ {md_line(change.field)}: {md_line(before)} → {md_line(after)}")

@@ -35,7 +35,7 @@ from planner.diff import edit_diff
 from planner.effects import SentRequest
 from planner.events import CommandApplied
 from planner.state import Approval, RunStatus
-from planner.status import CLOSED, REOPENABLE
+from planner.status import CLOSED, REMOVED, REOPENABLE
 from planner.tree import Node, NodeType, Status
 from sessions.client import SessionView
 from sessions.client.markdown import md, md_line, short
@@ -179,10 +179,22 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
             **locked(kind),
         )
 
+    def as_held() -> None:
+        """Approve runs the held action, so the field must show it: an edit left there (typed, or
+        refused by the runner) would say one action while another runs."""
+        shown = (_value(where, "approval_action") or "").strip()
+        if shown and shown != approval.action.strip():
+            raise FormProblem(
+                f"The Action field holds {short(shown, 120)}, not the held action: press Run edited action to "
+                f"run it instead, or put back {short(approval.action, 120)} to approve that."
+            )
+
     def approve() -> Approve:
+        as_held()
         return Approve(node=approval.node_id)
 
     def always() -> Approve:
+        as_held()
         return Approve(node=approval.node_id, always=True)
 
     with st.form(where.key("approval")):
@@ -383,10 +395,11 @@ def _inject(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
     children = state.tree.children(node)
     parent = state.tree.parent(node)
     beside: dict[str, tuple[str, int]] = {}  # where a sibling goes: its parent and index there
-    if parent is not None:
+    if parent is not None and parent.status not in REMOVED:
         index = parent.children.index(node.id)
         beside = {_BEFORE: (parent.id, index), _AFTER: (parent.id, index + 1)}
-    under = node.type is not NodeType.ACTION  # an action has no sub-goals of its own
+    # An action has no sub-goals of its own, and a pruned or deleted node takes none until reopened.
+    under = node.type is not NodeType.ACTION and node.status not in REMOVED
     places = [_UNDER, *beside] if under else list(beside)
     if not places:
         return

@@ -12,7 +12,7 @@ from ui.access import refusal
 from ui.commands import alert, faded, first_drawn, new_command_id, send
 from ui.context import Console
 from ui.shortcuts import SHORTCUTS, render_help
-from ui.status import STATUS_ICONS, status_line, worker_name
+from ui.status import outcome, status_line, worker_name
 
 __all__ = ["FLASH", "STATUS_CHARS", "render_controls", "render_status"]
 
@@ -108,11 +108,11 @@ def _held_by(view: SessionView) -> str:
 def render_status(view: SessionView) -> None:
     state = view.state
     alive = view.runner.alive
-    icon = STATUS_ICONS.get(state.status.value, "")
+    word, icon = outcome(state.status.value, state.cause.value if state.cause else None)
     metrics = state.metrics
     cap = state.config.max_cost_usd
     line = (
-        f"**{icon} {md(state.status.value.replace('_', ' '))}** — {md_line(status_line(state, alive), STATUS_CHARS)}  \n"
+        f"**{icon} {md(word)}** — {md_line(status_line(state, alive), STATUS_CHARS)}  \n"
         + (f"started by {md_line(state.started_by, 80)} · " if state.started_by else "")
         + f"step {state.steps} · {len(state.tree)} nodes · {metrics.actions} actions · "
         f"{metrics.model_calls} model calls · event {state.seq}"

@@ -1,7 +1,9 @@
 """The attention inbox: every session that needs the operator, in the sidebar above the session picker.
 
-Each item (`sessions.client.attention` decides which, in what order, and why) is a button that opens its
-session the way the picker does; the page's title counts them and the browser notifies each new one.
+Each item (`sessions.client.attention` decides which, in what order, and why) is a one-line button that
+opens its session the way the picker does and counts as seen; ✕ dismisses it, for this operator, until
+the session needs them for something else. The page's title counts the new items and the browser
+notifies each new one.
 
 The inbox is drawn by the page's whole run only, and stays current without a second timer (several
 timed fragments on one page can freeze it): whatever fragment already redraws the page on a timer
@@ -19,9 +21,11 @@ from pathlib import Path
 import streamlit as st
 
 from sessions.client import SessionInfo
-from sessions.client.attention import Attention, Need, needing_attention
+from sessions.client.attention import Attention, InboxItem, Mark, Need, needing_attention
 from sessions.client.markdown import md_line, short
+from ui.access import current
 from ui.context import Console
+from ui.layout import INBOX_ROW
 from ui.url import open_session
 
 __all__ = ["REFRESH_SECONDS", "SHOWN", "inbox_behind", "page_title", "render_inbox"]
@@ -67,31 +71,74 @@ def inbox_behind(sessions: list[SessionInfo]) -> bool:
 
 
 def render_inbox(ctx: Console, sessions: list[SessionInfo], title: str, *, timed: bool) -> None:
-    """Draw the inbox of `sessions` (the listing the page's run read) where the caller is (the sidebar)
-    and set the page's title; `timed` when nothing else on the page redraws on a timer, so the inbox
-    watches the store itself (see the module docstring)."""
-    items = needing_attention(sessions)
-    st.session_state[_DRAWN] = tuple(items)
-    st.set_page_config(page_title=page_title(title, len(items)))
+    """Draw this operator's inbox of `sessions` (the listing the page's run read) where the caller is
+    (the sidebar), one line per item, and set the page's title to the count of new ones; `timed` when
+    nothing else on the page redraws on a timer, so the inbox watches the store itself (see the module
+    docstring)."""
+    needs = needing_attention(sessions)
+    st.session_state[_DRAWN] = tuple(needs)
+    items = ctx.client.inbox(_operator(), needs)
+    new = [item for item in items if not item.seen]
+    st.set_page_config(page_title=page_title(title, len(new)))
     with st.container(key="inbox", gap="small"):
-        st.markdown(f"**Needs you ({len(items)})**" if items else "**Needs you**")
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.markdown(f"**Needs you ({len(new)} new)**" if new else "**Needs you**")
+            if new:
+                keys = [item.attention.key for item in new]
+                st.button("Mark all seen", key="inbox_all_seen", type="tertiary", on_click=_mark, args=(ctx, keys))
         for item in items[:SHOWN]:
-            st.button(
-                f"{md_line(short(item.task, 40))} · {md_line(item.why)}",
-                key=f"inbox_{item.session_id}",
-                icon=_ICONS[item.need],
-                help=f"Open session {md_line(item.session_id)}",
-                width="stretch",
-                on_click=open_session,  # a callback: the sidebar, drawn after it, shows the session
-                args=(item.session_id,),
-            )
+            _row(ctx, item)
         if len(items) > SHOWN:
             st.caption(f"and {len(items) - SHOWN} more: see All sessions")
         elif not items:
             st.caption("Nothing waits for you.")
-        _notify(key="inbox_notify", data={"items": [_notice(item) for item in items]})
+        _notify(key="inbox_notify", data={"items": [_notice(item.attention) for item in new]})
     if timed:
         _watch(ctx)
+
+
+def _row(ctx: Console, item: InboxItem) -> None:
+    """One line: the item (new ones marked ●), which opens its session and counts as seen, and ✕, which
+    takes it off this operator's inbox until the session needs them for something else."""
+    need = item.attention
+    with st.container(key=f"{INBOX_ROW}{need.session_id}"):
+        item_column, dismiss_column = st.columns([6, 1], gap="small", vertical_alignment="center")
+        item_column.button(
+            f"{'' if item.seen else '● '}{md_line(short(need.task, 40))} · {md_line(need.why)}",
+            key=f"inbox_{need.session_id}",
+            icon=_ICONS[need.need],
+            help=f"{'Seen' if item.seen else 'New'}: open session {md_line(need.session_id)}",
+            width="stretch",
+            type="tertiary" if item.seen else "secondary",
+            on_click=_open,  # a callback: the sidebar, drawn after it, shows the session
+            args=(ctx, need),
+        )
+        dismiss_column.button(
+            ":material/close:",
+            key=f"inbox_dismiss_{need.session_id}",
+            type="tertiary",
+            help="Dismiss: off your inbox until this session needs you for something else",
+            on_click=_mark,
+            args=(ctx, [need.key], Mark.DISMISSED),
+        )
+
+
+def _open(ctx: Console, need: Attention) -> None:
+    _mark(ctx, [need.key])
+    open_session(need.session_id)
+
+
+def _mark(ctx: Console, keys: list[str], mark: Mark = Mark.SEEN) -> None:
+    """Record `mark` on the items `keys` for the operator pressing (a press's callback)."""
+    operator = _operator()
+    for key in keys:
+        ctx.client.mark(operator, key, mark)
+
+
+def _operator() -> str:
+    """Whose marks these are: the operator's name; an unnamed one (a console on loopback with no login)
+    shares one inbox with every other unnamed one."""
+    return current().name or ""
 
 
 @st.fragment(run_every=REFRESH_SECONDS)

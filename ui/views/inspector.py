@@ -11,7 +11,7 @@ import streamlit as st
 
 from planner.events import ActionExecuted, ApprovalRequested, ModelCalled, NodeExpanded, Observed
 from planner.state import RunStatus, SessionState
-from planner.tree import Origin, Status
+from planner.tree import ROOT_ID, Origin, Status
 from sessions.client import SessionView
 from sessions.client.markdown import md, md_line, short
 from ui.context import Console
@@ -54,8 +54,9 @@ def render_inspector(ctx: Console, view: SessionView, node_id: str | None) -> No
         st.caption("Select a node in the tree.")
         return
     status = f"**{node.status.value}**"
-    if node.id in state.failed:
-        status = "**✗ FAILED**" + (f", then {status}" if node.status is not Status.FAIL else "")
+    if node.id in state.failed:  # the root's prune after its failure is the run's end, not news
+        taken_out = node.status is not Status.FAIL and node.id != ROOT_ID
+        status = "**✗ FAILED**" + (f", then {status}" if taken_out else "")
     made, edited = state.made_by.get(node.id), state.edited_by.get(node.id)
     maker = f"operator {md(made)}" if node.origin is Origin.OPERATOR and made else node.origin.value
     edit = node.edited and (node.origin is not Origin.OPERATOR or (edited is not None and edited != made))
@@ -168,13 +169,11 @@ def _model_call(seq: int, call: ModelCalled) -> None:
 
 
 def render_run_panel(state: SessionState) -> None:
+    """The rest of the Task & answer tab, under the answer and its verdict (`ui.views.verdict`)."""
     _diagnosis(state)
     _constraints(state)
     _request_rules(state)
     _candidates(state)
-    if state.final_answer is not None or state.finished:
-        st.markdown("**Final answer**")
-        show_text(state.final_answer or "(none)", _SHOWN_CHARS, "final answer")
     st.markdown(f"**Notes ({len(state.notes)})**")
     for note in state.notes:
         st.markdown(f"- {md_line(note, _NOTE_CHARS)}")

@@ -36,6 +36,7 @@ from ui.views.plan_changes import render_plan_changes
 from ui.views.sidebar import RATE_WINDOW, render_sessions
 from ui.views.timeline import keep_timeline, render_timeline
 from ui.views.tree import render_node_picker, render_tree
+from ui.views.verdict import render_verdict
 
 __all__ = [
     "FINISHED_REFRESH_SECONDS",
@@ -183,6 +184,7 @@ def _panel(ctx: Console, view: SessionView, sessions: list[SessionInfo]) -> bool
             render_node_edit(ctx, view, node)
         with run_tab:  # drawn only while open, like the tabs below: its screenshot cost every redraw 94 KiB
             if run_tab.open:
+                render_verdict(ctx, view)
                 render_run_panel(state)
     settings_tab, timeline_tab, changes_tab, sessions_tab = st.tabs(
         ["Run settings", "Timeline", "Plan changes", "All sessions"], key="tab", bind="query-params"

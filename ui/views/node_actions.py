@@ -158,8 +158,12 @@ def _inputs(state: SessionState, node: Node) -> list[tuple[NodeForm, str, str | 
     elif node.status in REMOVED:
         prune = f"{node.id} is already {node.status.value}"
     inject = None
+    parent = state.tree.parent(node)
+    beside = parent is not None and parent.status not in REMOVED  # as the inject form offers (`ui.views.edit`)
     if node.type is NodeType.ACTION and node.parent is None:
         inject = f"{node.id} is an action and the root: there is nowhere to inject"
+    elif node.status in REMOVED and not beside:
+        inject = f"{node.id} is {node.status.value}: reopen it to inject under it"
     edit = None
     if node.status is Status.SUCCESS:
         edit = f"{node.id} has succeeded: its description is history"

@@ -27,10 +27,18 @@ from ui.access import current, locked
 from ui.commands import drawn_press, made_by_press, remember_made
 from ui.context import Console
 from ui.forms import not_text
-from ui.status import worker_name
+from ui.status import outcome, worker_name
 from ui.url import SESSION_KEY, SESSIONS_TABLE, open_session, picker_key, session_on_screen, shown_session
 
-__all__ = ["BREAKPOINT_LABELS", "RATE_WINDOW", "Sidebar", "render_sessions", "render_sidebar", "select_session"]
+__all__ = [
+    "BREAKPOINT_LABELS",
+    "RATE_WINDOW",
+    "START_OPTIONS",
+    "Sidebar",
+    "render_sessions",
+    "render_sidebar",
+    "select_session",
+]
 
 _CUSTOM = "Your own task…"
 RATE_WINDOW = 300.0
@@ -80,40 +88,48 @@ def _new_session_form(ctx: Console) -> None:
     with st.form("new_session", clear_on_submit=False):
         st.markdown("**New session**")
         choice = st.selectbox("Demo task", [*tasks, _CUSTOM], key="new_task_choice")
-        custom = st.text_area("Task text (for your own task)", key="new_task_text", height=80)
-        secrets = _secrets_fields()
+        custom = st.text_area("Task text (for your own task)", key="new_task_text", height=68)
+        # What most starts leave as they are folds away, so that Start is on screen on a laptop.
         default_url = ctx.shop_url + "/" if ctx.shop_url else ""
-        start_url = st.text_input("Start URL (empty: dry run, no browser)", value=default_url, key="new_start_url")
-        model = st.text_input("Model", value=default_model(), key="new_model", help=MODEL_HELP)
-        cols = st.columns(3)
-        max_steps = cols[0].number_input("Max steps", 1, 100_000, EngineConfig().max_steps, key="new_max_steps")
-        revisions = cols[1].number_input("Revisions", 0, 20, EngineConfig().max_revisions, key="new_revisions")
-        retries = cols[2].number_input("Retries", 0, 10, EngineConfig().expansion_retries, key="new_retries")
-        repair = st.toggle("Repair failed nodes", value=True, key="new_repair")
-        alternatives = st.toggle("OR alternatives", value=True, key="new_or")
-        lookahead = st.toggle(
-            "Plan ahead",
-            value=True,
-            key="new_lookahead",
-            help="Let the model give the next actions while it reads a page (fewer model calls).",
-        )
-        constraints = st.toggle("Extract the task's constraints first", value=True, key="new_constraints")
-        cap = st.number_input(
-            "Cost cap, USD (0: none)",
-            min_value=0.0,
-            max_value=10_000.0,
-            value=0.0,
-            step=0.5,
-            key="new_max_cost",
-            help="The run pauses once its model calls' estimated cost reaches this; raise it to go on.",
-        )
-        points = st.multiselect(
-            "Breakpoints", list(BREAKPOINT_LABELS), format_func=lambda b: BREAKPOINT_LABELS[b], key="new_breakpoints"
-        )
+        with st.expander(START_OPTIONS):
+            start_url = st.text_input("Start URL (empty: dry run, no browser)", value=default_url, key="new_start_url")
+            model = st.text_input("Model", value=default_model(), key="new_model", help=MODEL_HELP)
+            secrets = _secrets_fields()
+        with st.expander("Run settings"):
+            cols = st.columns(3)
+            max_steps = cols[0].number_input("Max steps", 1, 100_000, EngineConfig().max_steps, key="new_max_steps")
+            revisions = cols[1].number_input("Revisions", 0, 20, EngineConfig().max_revisions, key="new_revisions")
+            retries = cols[2].number_input("Retries", 0, 10, EngineConfig().expansion_retries, key="new_retries")
+            repair = st.toggle("Repair failed nodes", value=True, key="new_repair")
+            alternatives = st.toggle("OR alternatives", value=True, key="new_or")
+            lookahead = st.toggle(
+                "Plan ahead",
+                value=True,
+                key="new_lookahead",
+                help="Let the model give the next actions while it reads a page (fewer model calls).",
+            )
+            constraints = st.toggle("Extract the task's constraints first", value=True, key="new_constraints")
+            cap = st.number_input(
+                "Cost cap, USD (0: none)",
+                min_value=0.0,
+                max_value=10_000.0,
+                value=0.0,
+                step=0.5,
+                key="new_max_cost",
+                help="The run pauses once its model calls' estimated cost reaches this; raise it to go on.",
+            )
+            points = st.multiselect(
+                "Breakpoints",
+                list(BREAKPOINT_LABELS),
+                format_func=lambda b: BREAKPOINT_LABELS[b],
+                key="new_breakpoints",
+            )
+        if st.session_state.pop(_STARTED, False):  # each session is started paused only when asked for it
+            st.session_state[_PAUSED_KEY] = False
         paused = st.toggle(
             "Start paused (review the first plan)",
             value=False,
-            key="new_paused",
+            key=_PAUSED_KEY,
             help="The agent plans the task, then pauses before any browser action so you can edit the plan "
             "as a whole (reorder, delete, add sub-goals) and start it.",
         )
@@ -157,8 +173,15 @@ def _new_session_form(ctx: Console) -> None:
     except (ValueError, SessionsError, PlannerError) as error:
         st.error(f"Not started: {md(error)}")
         return
+    st.session_state[_STARTED] = True
     select_session(remember_made("start", session_id))
 
+
+START_OPTIONS = "URL, model, secrets"
+"""The new-session form's fold for where the run starts, its model and its secrets."""
+_PAUSED_KEY = "new_paused"
+_STARTED = "_new_session_started"
+"""Session state: a session was just started from the form, so its next drawing turns "Start paused" off."""
 
 _SECRET_ROWS = 3
 """Secrets the new-session form takes: a task needs a password or two, rarely more."""
@@ -168,13 +191,13 @@ def _secrets_fields() -> dict[str, str]:
     """The form's secrets, name -> value: what the task writes as {{NAME}}, typed only by the browser
     (`planner.secrets`); each value in a password field, so the form never shows it either."""
     secrets: dict[str, str] = {}
-    with st.expander("Secrets (the task writes each as {{NAME}}; never shown)"):
-        for row in range(_SECRET_ROWS):
-            left, right = st.columns(2)
-            name = left.text_input("Name", key=f"new_secret_name_{row}", placeholder="PASSWORD").strip()
-            value = right.text_input("Value", key=f"new_secret_value_{row}", type="password")
-            if name or value:
-                secrets[name] = value
+    st.caption("Secrets: the task writes each as {{NAME}}; never shown")
+    for row in range(_SECRET_ROWS):
+        left, right = st.columns(2)
+        name = left.text_input("Name", key=f"new_secret_name_{row}", placeholder="PASSWORD").strip()
+        value = right.text_input("Value", key=f"new_secret_value_{row}", type="password")
+        if name or value:
+            secrets[name] = value
     return secrets
 
 
@@ -207,7 +230,7 @@ def render_sidebar(ctx: Console) -> Sidebar:
                     key=key,
                 )
         else:
-            st.info("No sessions yet: start one below.")
+            st.caption("No sessions yet: start one below.")
         _new_session_form(ctx)
     return Sidebar(shown, sessions, inbox)
 
@@ -239,7 +262,7 @@ def render_sessions(sessions: list[SessionInfo], recent_actions: Mapping[str, in
     table = pd.DataFrame(
         [
             {
-                "status": info.status,
+                "status": outcome(info.status, info.cause)[0],
                 "why": short(info.reason or "", 80),
                 "task": short(info.task, 60),
                 "worker": worker_name(info.lease_owner) or "—",

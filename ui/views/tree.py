@@ -12,7 +12,7 @@ from sessions.client import SessionView
 from sessions.client.markdown import md, short
 from ui.shortcuts import SHORTCUTS, ShortcutName
 from ui.tree_chart import build_chart, clicked_node, legend_markdown
-from ui.url import NODE_KEY, picker_key, select, selected_node, shown_node
+from ui.url import NODE_KEY, follow_agent, follow_key, following, picker_key, select, selected_node, shown_node
 
 __all__ = ["render_node_picker", "render_tree"]
 
@@ -23,6 +23,7 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
     session_id, state = view.session_id, view.state
     toggles, beside = st.columns([3, 2], gap="small") if aside is not None else (st.container(), None)
     with toggles, st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
+        follow = _follow_toggle()
         st.toggle("Hide pruned/deleted", key="hide_removed")
         st.toggle("Focus on selection", key="focus_selected")
         st.toggle("Fold finished branches", value=True, key="collapse_closed")
@@ -43,6 +44,7 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
         focus=selected if st.session_state.get("focus_selected") and selected in state.tree else None,
         collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
         max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
+        follow=follow,
     )
     key = f"tree_{session_id}"
     st.session_state[f"{key}_ids"] = chart.node_ids
@@ -60,6 +62,19 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
         )
     with st.expander("Legend"):
         st.markdown(legend_markdown())
+
+
+def _follow_toggle() -> bool:
+    """ "Follow agent": on until the operator selects a node (`ui.url.following`), and again when they
+    turn it on; while on, a wide plan is zoomed in around the agent rather than the selection."""
+    on = st.toggle(
+        "Follow agent",
+        value=following(),
+        key=follow_key(),
+        help="Keep the node the agent works on in view as the plan grows; selecting a node turns it off.",
+    )
+    follow_agent(on)  # read here, not in a callback, which a timer's run can skip (see `ui.url._follow`)
+    return on
 
 
 def _pick(key: str) -> None:
