@@ -13,6 +13,7 @@ and the held action's screenshot. A page that draws from one view never mixes tw
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -75,9 +76,15 @@ class SessionView:
 
 
 class Follower:
-    """The follower of one session's log for one reader (a console tab, a CLI watch)."""
+    """The follower of one session's log for one reader (a console tab, a CLI watch).
+
+    One reader can still read from two threads at once: a console tab whose run was replaced goes on in
+    its old script thread until its next Streamlit call, and folding a big log has none (29,902 events
+    took seconds, and the second fold started again from event 1 into the first's state:
+    "event 1 applied after 29902"). So one read and fold happens at a time (`_lock`)."""
 
     def __init__(self, session_id: str, reads: Reads, changes: Changes, runners: Runners) -> None:
+        self._lock = threading.RLock()
         self.session_id = session_id
         self._reads = reads
         self._changes = changes
@@ -98,6 +105,10 @@ class Follower:
 
     def refresh(self) -> SessionState:
         """The state with every event the store has; the log is read only if the session changed."""
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> SessionState:
         stamp = self._changes.stamp(self.session_id)  # before the read: a change during it moves it again
         if stamp == self._stamp:
             return self.state
@@ -116,7 +127,11 @@ class Follower:
 
     def watch(self) -> SessionView:
         """The session now: its log folded up to date, read together with its row, queue and runner."""
-        state = self.refresh()
+        with self._lock:
+            return self._watch()
+
+    def _watch(self) -> SessionView:
+        state = self._refresh()
         info = self._reads.session(self.session_id)
         here = self._runners.running(self.session_id)
         runner = RunnerView(
