@@ -147,7 +147,7 @@ class Cause(StrEnum):
     """An operator rejected the finished run's answer as wrong (`AnswerJudged`)."""
     ANSWER_CHECKED = "answer_checked"
     """The run ended as succeeded and its answer says what the task's answer must say: the one success
-    known to be right without a person's word (any other is only answered: `ui.status.outcome`)."""
+    known to be right without a person's word (any other is only answered: `sessions.client.verdict`)."""
     NO_ALTERNATIVE = "no_alternative"
     """The operator rejected an action and the plan had nothing left to try: rather than end the run as
     failed, it waits for a changed plan (or a resume, which lets the planner try once more or fail)."""

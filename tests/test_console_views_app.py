@@ -45,6 +45,7 @@ from sessions.store import EventStore
 from sessions.store.reading import load_state
 from sessions.store.sql import open_store
 from sessions.worker.runner import Runner
+from ui.views.coplan import ORDER_STEP
 
 BROWNIE = f"script:{SCRIPTS / 'brownie.json'}"
 PYDANTIC = ("List should have", "validation error", "Input should be", "after validation", "Value error", "[type=")
@@ -337,6 +338,12 @@ def test_the_first_plan_edited_in_the_review_table_is_one_edit_the_run_follows(d
     at = console_app(session_id)
     at.run()
     assert any(m.value.startswith("**Plan review**: 0 was expanded as AND") for m in at.markdown)
+    # Issue 27: a typed "0.1" became 0 (the column's step), a new row's id read "None", and about 35
+    # characters of a sub-goal showed. What the browser's grid is told:
+    [table] = [d for d in at.dataframe if "plan_table_" in (d.proto.id or "")]
+    columns = json.loads(table.proto.columns)
+    assert columns["order"]["type_config"]["step"] == ORDER_STEP <= 0.1
+    assert columns["id"]["default"] == "" and columns["description"]["width"] >= 360
 
     # Delete row 2 (0.2, the selection), add a row, and move it up by its order number.
     added = {"order": 1.5, "description": "Open recipe A (4.8 stars)"}

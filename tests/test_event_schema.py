@@ -257,6 +257,7 @@ def _every_kind() -> list[Event]:
     rec.record(Kind.SESSION_FORKED, from_session="s0", at_seq=3)
     rec.record(Kind.DIAGNOSED, model="demo", error="none")
     rec.record(Kind.SECRET_FOUND, "0.1", value="hunter2-x")  # the engine's before a password field (test_secrets.py)
+    rec.record(Kind.ANSWER_JUDGED, accepted=True, reason="checked by hand", by="ann")  # sessions.client.verdict's
     return [*events, *log, *rec.take()]
 
 

@@ -29,14 +29,18 @@ from ui.access import locked
 from ui.context import Console
 from ui.forms import FormProblem, scope, sending, show_result, submit
 
-__all__ = ["COLUMN_WIDTHS", "render_plan_review", "review_node"]
+__all__ = ["COLUMN_WIDTHS", "ORDER_STEP", "render_plan_review", "review_node"]
 
 _REVIEW = "plan review: "
 """How the engine's reason for a plan review begins (`planner.engine.Engine._pause_after`)."""
 
-COLUMN_WIDTHS = {"order": 50, "id": 50, "description": 230}
+COLUMN_WIDTHS = {"order": 60, "id": 50, "description": 360}
 """Pixels per column, in the table's order: fixed so the table reads the same at every width (and a
-browser test can find a cell). The row markers, for deleting rows, come first."""
+browser test can find a cell); a sub-goal's words get most of it (at 230 px about 35 characters
+showed). The row markers, for deleting rows, come first."""
+ORDER_STEP = 0.001
+"""The order numbers' step: a row goes between two others by a fraction ("1.5", "0.1"); with the
+column's default step a typed 0.1 became 0."""
 
 
 def review_node(state: SessionState) -> Node | None:
@@ -82,8 +86,11 @@ def render_plan_review(ctx: Console, view: SessionView) -> None:
             disabled=["id"],
             column_order=list(COLUMN_WIDTHS),
             column_config={
-                "order": st.column_config.NumberColumn("order", width=COLUMN_WIDTHS["order"], format="%g"),
-                "id": st.column_config.TextColumn("id", width=COLUMN_WIDTHS["id"]),
+                "order": st.column_config.NumberColumn(
+                    "order", width=COLUMN_WIDTHS["order"], format="%g", step=ORDER_STEP
+                ),
+                # A new row has no id yet: blank, not "None".
+                "id": st.column_config.TextColumn("id", width=COLUMN_WIDTHS["id"], default=""),
                 "description": st.column_config.TextColumn(
                     "description", width=COLUMN_WIDTHS["description"], max_chars=2000
                 ),

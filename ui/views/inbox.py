@@ -99,7 +99,8 @@ def render_inbox(ctx: Console, sessions: list[SessionInfo], title: str, *, timed
 
 def _row(ctx: Console, item: InboxItem) -> None:
     """One line: the item (new ones marked ●), which opens its session and counts as seen, and ✕, which
-    takes it off this operator's inbox until the session needs them for something else."""
+    takes it off this operator's inbox until the session needs them for something else. The item has
+    no tooltip: one hung over the row below and took the click meant for it."""
     need = item.attention
     with st.container(key=f"{INBOX_ROW}{need.session_id}"):
         item_column, dismiss_column = st.columns([6, 1], gap="small", vertical_alignment="center")
@@ -107,7 +108,6 @@ def _row(ctx: Console, item: InboxItem) -> None:
             f"{'' if item.seen else '● '}{md_line(short(need.task, 40))} · {md_line(need.why)}",
             key=f"inbox_{need.session_id}",
             icon=_ICONS[need.need],
-            help=f"{'Seen' if item.seen else 'New'}: open session {md_line(need.session_id)}",
             width="stretch",
             type="tertiary" if item.seen else "secondary",
             on_click=_open,  # a callback: the sidebar, drawn after it, shows the session
@@ -117,7 +117,7 @@ def _row(ctx: Console, item: InboxItem) -> None:
             ":material/close:",
             key=f"inbox_dismiss_{need.session_id}",
             type="tertiary",
-            help="Dismiss: off your inbox until this session needs you for something else",
+            help="Dismiss",
             on_click=_mark,
             args=(ctx, [need.key], Mark.DISMISSED),
         )
