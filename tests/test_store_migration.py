@@ -1,6 +1,7 @@
 """A database an earlier version made still opens and works as a new one: schema version 3 (no
 `cause` on the session rows, status events at version 1) gets each session's cause from its log;
-schema version 6 (no lease length) keeps the leases its runners hold, judged by the claimer's length.
+schema version 6 (no lease length) keeps the leases its runners hold, judged by the claimer's length;
+schema version 8 gives a succeeded session whose answer met its check "answer checked" as its cause.
 
 Each old database is made by the migrations up to its version themselves (they are only ever
 appended to), its rows written as that version wrote them, on SQLite and on PostgreSQL.
@@ -167,5 +168,63 @@ def test_a_lease_held_under_version_six_is_kept_and_judged_by_the_claimers_lengt
         with store._engine.connect() as conn:
             versions = conn.execute(sa.text("select version from schema_migrations order by version")).scalars()
             assert list(versions) == list(range(1, len(_MIGRATIONS) + 1)), "each migration once, in order"
+    finally:
+        store.close()
+
+
+def _checked_run() -> tuple[str, list[Event]]:
+    """A bundled task's run whose answer meets its check: (its task, its log)."""
+    from demo.tasks import load_tasks
+    from sessions.backends import Backend
+    from sessions.client.creation import create_session
+    from sessions.worker.runner import Runner
+
+    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
+    script = Script.model_validate(
+        {
+            "nodes": {task.task: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
+            "final_answer": "The Northwind Metro 18L at $54.99",
+        }
+    )
+    store = SqlStore("sqlite://")
+    session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
+    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    assert store.session(session_id).cause == Cause.ANSWER_CHECKED.value
+    return task.task, store.load(session_id)
+
+
+def test_a_checked_answer_finished_under_version_eight_is_listed_as_checked(backend: str) -> None:
+    """Before version 9 the row of a succeeded session said "finished" whether or not its answer met
+    its check; lists now read that as an answer nothing confirmed, while its page (a fold of the
+    log) says "answer checked". The migration gives such rows their cause, and leaves the others."""
+    task, checked = _checked_run()
+    unchecked_state, unchecked = _held()
+    engine = migrated_to(backend, 8)
+    with engine.begin() as conn:
+        for session_id, (text, log) in {"checked": (task, checked), "unchecked": (BROWNIE_TASK, unchecked)}.items():
+            conn.execute(
+                sa.text(
+                    "insert into sessions (id, task, model, status, reason, steps, last_seq, created_at, updated_at,"
+                    " cause) values (:id, :task, 'script', 'succeeded', null, 1, :last, 1, 2, 'finished')"
+                ),
+                {"id": session_id, "task": text, "last": log[-1].seq},
+            )
+            conn.execute(
+                sa.text(
+                    "insert into events (session_id, seq, kind, version, node_id, data, at)"
+                    " values (:session_id, :seq, :kind, :version, :node_id, :data, 0)"
+                ),
+                [
+                    {"session_id": session_id, "seq": e.seq, "kind": e.kind.value, "version": e.version}
+                    | {"node_id": e.node_id, "data": json.dumps(e.data)}
+                    for e in log
+                ],
+            )
+    engine.dispose()
+    assert unchecked_state.status.value == "succeeded"
+    store = SqlStore(backend)
+    try:
+        assert store.session("checked").cause == Cause.ANSWER_CHECKED.value
+        assert store.session("unchecked").cause == Cause.FINISHED.value, "no check: still only answered"
     finally:
         store.close()

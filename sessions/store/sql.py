@@ -325,6 +325,40 @@ def _attention_marks_v8(conn: Connection) -> None:
     _attention_marks.create(conn)
 
 
+def _answer_checked_v9(conn: Connection) -> None:
+    """A succeeded session whose answer meets its task's check says so in its row ("answer checked"),
+    as the fold has said since this version; before, such a row said only "finished", which lists
+    now read as an answer nothing confirmed. The check needs the task's expected strings (the first
+    event) and the answer (the newest `session_finished`): those two are folded, not the whole log."""
+    from planner.errors import PlannerError
+    from planner.events import Cause, Event
+    from planner.state import SessionState, apply
+
+    rows = conn.execute(
+        sa.select(_sessions.c.id).where(_sessions.c.status == "succeeded", _sessions.c.cause == Cause.FINISHED.value)
+    ).scalars()
+    columns = (_events.c.seq, _events.c.kind, _events.c.node_id, _events.c.data, _events.c.version)
+    for session_id in list(rows):
+        first = conn.execute(sa.select(*columns).where(_events.c.session_id == session_id, _events.c.seq == 1)).first()
+        last = conn.execute(
+            sa.select(*columns)
+            .where(_events.c.session_id == session_id, _events.c.kind == "session_finished")
+            .order_by(_events.c.seq.desc())
+            .limit(1)
+        ).first()
+        if first is None or last is None or last.seq == 1:
+            continue
+        state = SessionState()
+        try:
+            apply(state, Event.from_json(first.seq, first.kind, first.node_id, first.data, first.version))
+            state.seq = last.seq - 1
+            apply(state, Event.from_json(last.seq, last.kind, last.node_id, last.data, last.version))
+        except PlannerError:
+            continue  # a log this version cannot read keeps its row as it was
+        if state.cause is Cause.ANSWER_CHECKED:
+            conn.execute(_sessions.update().where(_sessions.c.id == session_id).values(cause=state.cause.value))
+
+
 _MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_v1,
     _lease_and_unique_order_v2,
@@ -334,6 +368,7 @@ _MIGRATIONS: list[Callable[[Connection], None]] = [
     _fleet_v6,
     _lease_seconds_v7,
     _attention_marks_v8,
+    _answer_checked_v9,
 ]
 """Ordered schema changes; entry i brings the schema to version i + 1. Only ever append."""
 
