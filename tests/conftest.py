@@ -96,6 +96,26 @@ def run_script(
     return state, log, engine
 
 
+def answered(store: EventStore, answer: str) -> tuple[str, str]:
+    """A run of the bundled keyboard-brand-backpack task (which has an answer check) that ends with
+    `answer`, in `store` through its runner: (the session id, the task)."""
+    from demo.tasks import load_tasks
+    from sessions.backends import Backend
+    from sessions.client.creation import create_session
+    from sessions.worker.runner import Runner
+
+    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
+    script = Script.model_validate(
+        {
+            "nodes": {task.task: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
+            "final_answer": answer,
+        }
+    )
+    session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
+    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    return session_id, task.task
+
+
 def drive(engine: Engine, log: list[Event], max_steps: int = 500) -> None:
     """Step until the engine has nothing to do (finished, paused, waiting), collecting the events."""
     for _ in range(max_steps):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SCRIPTS, new_state
+from conftest import SCRIPTS, answered, new_state
 
 from planner.browser.dry import DryEnvironment
 from planner.commands import Edit, apply_command
@@ -113,34 +113,19 @@ def test_the_report_shows_the_answer_check_beside_the_answer() -> None:
 
 def test_a_run_that_succeeded_with_an_answer_its_check_fails_is_listed_as_needing_the_operator() -> None:
     """Issue 12, defect 4: such a run showed as a plain success in All sessions and nowhere in the inbox."""
-    from demo.tasks import load_tasks
-    from planner.config import EngineConfig
     from planner.events import Cause
-    from sessions.backends import Backend
     from sessions.client.attention import Need, needing_attention
-    from sessions.client.creation import create_session
     from sessions.store.sql import SqlStore
-    from sessions.worker.runner import Runner
 
-    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
-    script = Script.model_validate(
-        {
-            "nodes": {task.task: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
-            "final_answer": "The Acme Daypack 20L at $49.99",
-        }
-    )
     store = SqlStore("sqlite://")
-    session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
-    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    answered(store, "The Acme Daypack 20L at $49.99")
     [info] = store.sessions()
     lacks = "the answer check is not met: it lacks Northwind, Northwind Metro 18L, 54.99"
     assert (info.status, info.cause, info.reason) == ("succeeded", Cause.ANSWER_MISSED, lacks)
     [item] = needing_attention([info])
     assert (item.need, item.why) == (Need.ANSWER, f"succeeded, but {lacks}")
 
-    right = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
-    passed = script.model_copy(update={"final_answer": "The Northwind Metro 18L at $54.99"})
-    Runner(store, right, backend=Backend(ScriptedModel(passed), DryEnvironment())).run()
+    right, _ = answered(store, "The Northwind Metro 18L at $54.99")
     info = store.session(right)
     assert (info.status, info.cause, info.reason) == ("succeeded", Cause.ANSWER_CHECKED, None)
     assert needing_attention([info]) == []

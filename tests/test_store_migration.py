@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import BROWNIE_TASK, drive, new_state
+from conftest import BROWNIE_TASK, answered, drive, new_state
 from postgres import database_for, migrated_to
 
 from planner.browser.dry import DryEnvironment
@@ -174,23 +174,10 @@ def test_a_lease_held_under_version_six_is_kept_and_judged_by_the_claimers_lengt
 
 def _checked_run() -> tuple[str, list[Event]]:
     """A bundled task's run whose answer meets its check: (its task, its log)."""
-    from demo.tasks import load_tasks
-    from sessions.backends import Backend
-    from sessions.client.creation import create_session
-    from sessions.worker.runner import Runner
-
-    task = next(t for t in load_tasks() if t.id == "keyboard-brand-backpack")
-    script = Script.model_validate(
-        {
-            "nodes": {task.task: {"type": "AND", "children": ["a"]}, "a": {"type": "ACTION", "action": "click [1]"}},
-            "final_answer": "The Northwind Metro 18L at $54.99",
-        }
-    )
     store = SqlStore("sqlite://")
-    session_id = create_session(store, task.task, "demo", config=EngineConfig(constraints=False))
-    Runner(store, session_id, backend=Backend(ScriptedModel(script), DryEnvironment())).run()
+    session_id, task = answered(store, "The Northwind Metro 18L at $54.99")
     assert store.session(session_id).cause == Cause.ANSWER_CHECKED.value
-    return task.task, store.load(session_id)
+    return task, store.load(session_id)
 
 
 def test_a_checked_answer_finished_under_version_eight_is_listed_as_checked(backend: str) -> None:

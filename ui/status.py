@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from planner.browser.dry import is_dry
+from planner.events import Cause
 from planner.frames import Frame, next_position
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType
-from sessions.client.verdict import BELIEVED, standing
+from sessions.client.verdict import standing
 
 __all__ = ["outcome", "status_line", "worker_name"]
 
@@ -19,20 +20,22 @@ _ICONS = {
 }
 """Streamlit Material icons, for Markdown."""
 
-_STANDING_ICONS = {
-    "answer checked": ":material/check_circle:",
-    "answer accepted": ":material/check_circle:",
-    "answer check not met": ":material/rule:",
-    "answer rejected": ":material/cancel:",
-    BELIEVED: ":material/help:",
+_ANSWER_ICONS = {
+    Cause.ANSWER_CHECKED.value: ":material/check_circle:",
+    Cause.ANSWER_ACCEPTED.value: ":material/check_circle:",
+    Cause.ANSWER_MISSED.value: ":material/rule:",
+    Cause.ANSWER_REJECTED.value: ":material/cancel:",
 }
-"""A succeeded run's icon by what is known of its answer: ✓ only where a check or a person confirmed it."""
+"""A succeeded run's icon by what is known of its answer: ✓ only where a check or a person confirmed it;
+any other succeeded run gets `_BELIEVED`."""
+_BELIEVED = ":material/help:"
 
 
 def outcome(status: str, cause: str | None) -> tuple[str, str]:
     """A session's status in words (`sessions.client.verdict.standing`), with its icon."""
-    words = standing(status, cause)
-    return words, _STANDING_ICONS.get(words, _ICONS.get(status, ""))
+    if status == RunStatus.SUCCEEDED:
+        return standing(status, cause), _ANSWER_ICONS.get(cause or "", _BELIEVED)
+    return standing(status, cause), _ICONS.get(status, "")
 
 
 def _doing(state: SessionState) -> str:

@@ -22,7 +22,7 @@ from sessions.errors import SessionInputError
 from sessions.store import EventStore
 from sessions.store.reading import ended, load_events
 
-__all__ = ["BELIEVED", "judge_answer", "standing"]
+__all__ = ["judge_answer", "standing"]
 
 _KNOWN = {
     Cause.ANSWER_CHECKED.value: "answer checked",
@@ -31,14 +31,14 @@ _KNOWN = {
     Cause.ANSWER_REJECTED.value: "answer rejected",
 }
 """A succeeded run's status in words, by what is known of its answer (its cause)."""
-BELIEVED = "answered, not checked"
+_BELIEVED = "answered, not checked"
 """A succeeded run that nothing has confirmed: the planner believes it is done."""
 
 
 def standing(status: str, cause: str | None) -> str:
     """A session's status in words (`status` and `cause` as its listing row holds them)."""
     if status == RunStatus.SUCCEEDED:
-        return _KNOWN.get(cause or "", BELIEVED)
+        return _KNOWN.get(cause or "", _BELIEVED)
     if status == RunStatus.FAILED and cause == Cause.ANSWER_ACCEPTED:
         return "failed, answer accepted"
     return status.replace("_", " ")
