@@ -165,6 +165,10 @@ class Stop(_Command):
 class Inject(_Command):
     """Add sub-goals (under an AND) or alternatives (under an OR) at a position among the children.
 
+    Under a node not expanded yet, the goals are either its only steps (`node_type` makes it an AND
+    or an OR now) or, with `plan_rest`, the steps it starts with: it stays unexpanded, and its
+    expansion keeps them and adds the planner's own around them (`planner.engine`).
+
     With a `template` (`planner.templates`) instead of `goals`, its goals are added, nested ones
     included, with `params` filling its placeholders, and each node records the template it came
     from. Front ends look the template up in the session store and send it whole, so the command
@@ -181,6 +185,10 @@ class Inject(_Command):
     )
     node_type: Annotated[Literal["AND", "OR"] | None, Spelling(option="--type")] = Field(
         default=None, description="type for an unexpanded parent"
+    )
+    plan_rest: bool = Field(
+        default=False,
+        description="for an unexpanded parent: start with these steps and let the planner plan the rest around them",
     )
     scores: Annotated[
         list[Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]] | None, Spelling(option="--score")
@@ -439,6 +447,7 @@ FIELD_NAMES: dict[str, str] = {
     "goals": "sub-goals",
     "position": "position",
     "node_type": "node type",
+    "plan_rest": "let the planner plan the rest",
     "scores": "scores",
     "template": "template",
     "params": "template parameters",
@@ -700,17 +709,22 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
     if parent.status in REMOVED:
         raise CommandRejected(f"{parent.id} is {parent.status.value}; reopen it first")
     unexpanded = parent.type is NodeType.UNKNOWN
-    if unexpanded and command.node_type is None:
-        raise CommandRejected(f"{parent.id} is not expanded yet: choose AND or OR for it")
+    if command.plan_rest:
+        _plans_rest(parent, command)
+    elif unexpanded and command.node_type is None:
+        raise CommandRejected(
+            f"{parent.id} is not expanded yet: choose AND or OR for it, or let the planner plan the rest"
+        )
     if not unexpanded and command.node_type not in (None, parent.type.value):
         raise CommandRejected(f"{parent.id} is already an {parent.type.value} node")
-    kind = command.node_type or parent.type.value
+    kind = command.node_type or (NodeType.AND.value if unexpanded else parent.type.value)
+    typed = kind if unexpanded and not command.plan_rest else None
     if command.position is not None and command.position > len(parent.children):
         raise CommandRejected(
             f"position {command.position} is past the end; {parent.id} has {len(parent.children)} children"
         )
     if command.template is not None:
-        return _inject_template(state, command, command.template, parent, kind)
+        return _inject_template(state, command, command.template, parent, kind, typed)
     scores: list[float | None] = [None] * len(command.goals)
     if kind == "OR":
         if command.scores is not None and len(command.scores) != len(command.goals):
@@ -725,8 +739,19 @@ def _inject(state: SessionState, command: Inject) -> list[_Effect]:
         {"id": child_id, "description": goal, "score": score}
         for child_id, goal, score in zip(ids, command.goals, scores)
     ]
-    effects.append(_nodes_added(parent, nodes, command.position, kind if unexpanded else None))
+    effects.append(_nodes_added(parent, nodes, command.position, typed))
     return effects
+
+
+def _plans_rest(parent: Node, command: Inject) -> None:
+    """An inject that leaves the rest to the planner goes under a node it has not planned yet, as a
+    sequence: the planner's steps are added around the operator's in order, never as alternatives."""
+    if parent.type is not NodeType.UNKNOWN:
+        raise CommandRejected(
+            f"{parent.id} is already planned; the planner plans the rest only of a node not expanded yet"
+        )
+    if command.node_type == NodeType.OR.value:
+        raise CommandRejected("the planner plans around the operator's steps in order (AND), not as OR alternatives")
 
 
 def _nodes_added(
@@ -745,7 +770,7 @@ def _nodes_added(
 
 
 def _inject_template(
-    state: SessionState, command: Inject, template: Template, parent: Node, kind: str
+    state: SessionState, command: Inject, template: Template, parent: Node, kind: str, typed: str | None
 ) -> list[_Effect]:
     """A template's goals, filled with the command's params, as one `nodes_added` event holding every
     level, so its `command_applied` lists every node it added and one undo takes the whole subtree back."""
@@ -760,9 +785,7 @@ def _inject_template(
     types: dict[str, str] = {}
     for node_id, goal in zip(state.tree.new_child_ids(parent, len(goals)), goals):
         _template_specs(node_id, goal, kind == "OR", specs, types)
-    effects.append(
-        _nodes_added(parent, specs, command.position, kind if unexpanded else None, types=types, template=template.ref)
-    )
+    effects.append(_nodes_added(parent, specs, command.position, typed, types=types, template=template.ref))
     return effects
 
 

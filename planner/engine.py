@@ -36,7 +36,7 @@ from planner.protocols import ActionResult, ElementInfo, Environment, Model, Pag
 from planner.questions import CallRecord, ChildSpec, Expansion, Observation, Question, Repair, Reply, StepWork, View
 from planner.secrets import typed_text
 from planner.state import Recorder, RunStatus, SessionState
-from planner.status import CLOSED, REMOVED
+from planner.status import CLOSED, REMOVED, given_steps
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status
 
 __all__ = ["Engine", "Guard", "view_of"]
@@ -349,7 +349,8 @@ class Engine:
 
     def _expand(self, node: Node) -> None:
         note = None
-        planned = self.state.proposals.get(node.id)
+        given = given_steps(self.state.tree, node)
+        planned = None if given else self.state.proposals.get(node.id)
         if planned is not None:
             problem = self.env.check(planned)
             if problem is None:
@@ -377,11 +378,17 @@ class Engine:
             self._fail(node, f"expansion failed: {reason}")
             return
         children = expansion.children
-        if expansion.type == "OR" and not self.config.or_alternatives:
+        if expansion.type == "OR" and (given or not self.config.or_alternatives):
             best = max(children, key=lambda child: child.score or 0.0)
             children = [best.model_copy(update={"score": None})]
-            note = "OR alternatives are off: kept the best one"
+            why = "the operator's steps come first" if given else "OR alternatives are off"
+            note = f"{why}: kept the best alternative"
             expansion = Expansion(type="AND", children=children)
+        lead = 0
+        if given:
+            expansion, lead, around = _around(given, node, expansion)
+            children = expansion.children
+            note = f"{note}; {around}" if note else around
         self._rec.record(
             Kind.NODE_EXPANDED,
             node.id,
@@ -390,6 +397,7 @@ class Engine:
             children=self._specs(node, children),
             origin=Origin.PLANNER.value,
             note=note,
+            lead=lead,
         )
 
     def _planned(self, children: list[ChildSpec]) -> list[str]:
@@ -718,6 +726,33 @@ class Engine:
 
     def _fail(self, node: Node, reason: str) -> None:
         self._set(node, Status.FAIL, reason)
+
+
+def _around(given: list[Node], node: Node, expansion: Expansion) -> tuple[Expansion, int, str]:
+    """The planner's own steps for a node an operator gave steps to start with (an AND: the
+    operator's steps are a sequence), how many of them go before the operator's
+    (`NodeExpanded.lead`), and the note saying so.
+
+    The operator's steps stay together and in their order. The model is asked for the node's whole
+    plan with the operator's steps copied where they belong; its steps listed before the first copy
+    go before them, the rest after; the copies are dropped (the operator's nodes are those steps).
+    A model that answers one action has that action as its one step after them.
+    """
+    if expansion.type == "ACTION":
+        own = [ChildSpec(description=node.description, action=expansion.action)]
+        expansion = Expansion(type="AND", children=own, reasoning=expansion.reasoning)
+    words = {_same_words(step.description) for step in given}
+    copies = [i for i, child in enumerate(expansion.children) if _same_words(child.description) in words]
+    own = [child for child in expansion.children if _same_words(child.description) not in words]
+    lead = copies[0] if copies else 0
+    added = f"the planner added {len(own)} step{'s' if len(own) != 1 else ''}"
+    where = f", {lead} before them" if lead else ""
+    note = f"kept the operator's {len(given)} step{'s' if len(given) != 1 else ''}; {added}{where}"
+    return expansion.model_copy(update={"children": own}), lead, note
+
+
+def _same_words(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def view_of(state: SessionState, node: Node, config: EngineConfig) -> View:

@@ -315,12 +315,17 @@ class StepTaken(Payload):
 
 
 class NodeExpanded(Payload):
+    """The node's type and its new children. A node an operator gave steps before it was expanded
+    keeps them (`planner.status.given_steps`): the first `lead` new children go before them, the
+    rest after, so the planner plans around the operator's steps without reordering them."""
+
     KIND = Kind.NODE_EXPANDED
     type: NodeType
     action: str | None = None
     children: list[NodeSpec] = Field(default_factory=list)
     origin: Origin = Origin.PLANNER
     note: str | None = None
+    lead: int = Field(default=0, ge=0)
 
 
 class NodesAdded(Payload):

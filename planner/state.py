@@ -59,7 +59,7 @@ from planner.events import (
 )
 from planner.questions import Candidate
 from planner.secrets import Secrets
-from planner.status import CLOSED, REMOVED, move
+from planner.status import CLOSED, REMOVED, given_steps, move
 from planner.tree import ROOT_ID, Node, NodeType, Origin, Status, TemplateRef, Tree
 
 __all__ = [
@@ -328,14 +328,17 @@ def _new_node(
 def _node_expanded(state: SessionState, event: Event) -> None:
     p = cast(NodeExpanded, event.payload)
     node = _node(state, event)
+    given = given_steps(state.tree, node) if p.lead else []
     move(node, Status.VISITED)
     node.type = p.type
     node.reason = None
     state.proposals.pop(node.id, None)
     if node.type is NodeType.ACTION:
         node.action = p.action
-    for spec in p.children:
-        node.children.append(_new_node(state, node, spec, p.origin).id)
+    ids = [_new_node(state, node, spec, p.origin).id for spec in p.children]
+    at = node.children.index(given[0].id) if given else len(node.children)
+    node.children[at:at] = ids[: p.lead]
+    node.children.extend(ids[p.lead :])
 
 
 def _nodes_added(state: SessionState, event: Event) -> None:

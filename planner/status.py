@@ -7,9 +7,9 @@ operator's powers (reopen, prune, inject under a finished node).
 from __future__ import annotations
 
 from planner.errors import InvalidTransition
-from planner.tree import Node, NodeType, Status
+from planner.tree import Node, NodeType, Status, Tree
 
-__all__ = ["CLOSED", "IN_PROGRESS", "REMOVED", "REOPENABLE", "legal_for_type", "move"]
+__all__ = ["CLOSED", "IN_PROGRESS", "REMOVED", "REOPENABLE", "given_steps", "legal_for_type", "move"]
 
 CLOSED = frozenset({Status.SUCCESS, Status.PRUNED, Status.DELETED})
 """No longer processed by the traversal."""
@@ -55,3 +55,12 @@ def move(node: Node, new: Status) -> None:
 def legal_for_type(node: Node) -> bool:
     """Whether the node's status can occur for its type (an unexpanded node is never VISITED or SUCCESS)."""
     return node.status in _FOR_TYPE[node.type]
+
+
+def given_steps(tree: Tree, node: Node) -> list[Node]:
+    """The steps an operator gave `node` before it was expanded ("start with these, and let the
+    planner plan the rest"): its open children while it is not expanded. Expanding a node again
+    closes its open children first, so an unexpanded node's open children are only ever these."""
+    if node.type is not NodeType.UNKNOWN:
+        return []
+    return [child for child in tree.children(node) if child.status not in CLOSED]

@@ -23,9 +23,11 @@ from planner.commands import (
     apply_command,
     parse_command,
 )
-from planner.engine import Engine
-from planner.events import Cause, Kind
-from planner.models.scripted import Script, ScriptedModel
+from planner.engine import Engine, view_of
+from planner.events import Cause, Event, Kind
+from planner.models.prompts import render_user
+from planner.models.scripted import NodeScript, Script, ScriptedModel
+from planner.questions import Question
 from planner.state import RunStatus, SessionState
 from planner.tree import NodeType, Origin, Status
 
@@ -38,10 +40,14 @@ def started(script: Script, steps: int) -> tuple[SessionState, Engine]:
     return state, engine
 
 
-def finish(state: SessionState, engine: Engine) -> None:
+def finish(state: SessionState, engine: Engine) -> list[Event]:
+    """Steps until the run stops; the events they recorded."""
+    events: list[Event] = []
     for _ in range(200):
-        if not engine.step():
+        if not (step := engine.step()):
             break
+        events += step
+    return events
 
 
 def outcome(state: SessionState, command) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
@@ -102,7 +108,7 @@ def test_inject_under_unexpanded_node_needs_a_type(brownie: Script) -> None:
     state, _ = started(brownie, 1)
     assert outcome(state, Inject(parent="0.2", goals=["x"])) == (
         "command_rejected",
-        "0.2 is not expanded yet: choose AND or OR for it",
+        "0.2 is not expanded yet: choose AND or OR for it, or let the planner plan the rest",
     )
     assert (
         outcome(state, Inject(parent="0.2", goals=["x", "y"], node_type="OR", scores=[0.5, 0.7]))[0]
@@ -110,6 +116,88 @@ def test_inject_under_unexpanded_node_needs_a_type(brownie: Script) -> None:
     )
     assert state.tree["0.2"].type is NodeType.OR
     assert [state.tree[c].score for c in state.tree["0.2"].children] == [0.5, 0.7]
+
+
+def _leaf(action: str) -> NodeScript:
+    return NodeScript(type="ACTION", action=action)
+
+
+def test_inject_that_leaves_the_rest_to_the_planner_keeps_the_models_plan(brownie: Script) -> None:
+    """Issue 27: an inject under a node the planner had not expanded replaced its plan with the
+    operator's line; with `plan_rest` the node is still expanded, and the model's steps run too."""
+    brownie.nodes["Check it is vegan"] = _leaf("note [vegan: yes]")
+    state, engine = started(brownie, 1)
+    assert outcome(state, Inject(parent="0.3", goals=["Check it is vegan"], plan_rest=True))[0] == "command_applied"
+    assert state.tree["0.3"].type is NodeType.UNKNOWN
+    finish(state, engine)
+    node = state.tree["0.3"]
+    kids = state.tree.children(node)
+    assert node.type is NodeType.AND and node.status is Status.SUCCESS
+    assert [(k.description, k.origin, k.status) for k in kids] == [
+        ("Check it is vegan", Origin.OPERATOR, Status.SUCCESS),
+        ("Note the recipe", Origin.PLANNER, Status.SUCCESS),
+    ]
+    assert state.notes[-2:] == ["vegan: yes", "Fudgy vegan brownies, 4.8 stars"]
+    assert state.status is RunStatus.SUCCEEDED
+
+
+def test_the_planner_plans_around_the_operators_steps_in_their_order(brownie: Script) -> None:
+    brownie.nodes["Note the recipe"] = NodeScript(
+        type="AND", children=["Scroll to the ingredients", "check  IT is vegan", "Note the name"]
+    )
+    for goal, action in [("Scroll to the ingredients", "scroll [down]"), ("Check it is vegan", "note [vegan]")]:
+        brownie.nodes[goal] = _leaf(action)
+    brownie.nodes["Check the price"] = _leaf("note [price]")
+    brownie.nodes["Note the name"] = _leaf("note [name]")
+    state, engine = started(brownie, 1)
+    goals = ["Check it is vegan", "Check the price"]
+    assert outcome(state, Inject(parent="0.3", goals=goals, plan_rest=True))[0] == "command_applied"
+    events = finish(state, engine)
+    kids = state.tree.children(state.tree["0.3"])
+    assert [(k.description, k.origin) for k in kids] == [
+        ("Scroll to the ingredients", Origin.PLANNER),
+        ("Check it is vegan", Origin.OPERATOR),
+        ("Check the price", Origin.OPERATOR),
+        ("Note the name", Origin.PLANNER),
+    ]
+    assert all(k.status is Status.SUCCESS for k in kids)
+    expanded = [e for e in events if e.kind is Kind.NODE_EXPANDED and e.node_id == "0.3"]
+    assert expanded[0].payload.note == "kept the operator's 2 steps; the planner added 2 steps, 1 before them"
+
+
+def test_alternatives_for_a_node_with_the_operators_steps_become_one_step_after_them(brownie: Script) -> None:
+    brownie.nodes["Check it is vegan"] = _leaf("note [vegan]")
+    state, engine = started(brownie, 1)
+    assert outcome(state, Inject(parent="0.2", goals=["Check it is vegan"], plan_rest=True))[0] == "command_applied"
+    finish(state, engine)
+    kids = state.tree.children(state.tree["0.2"])
+    assert state.tree["0.2"].type is NodeType.AND
+    assert [(k.description, k.origin, k.score) for k in kids] == [
+        ("Check it is vegan", Origin.OPERATOR, None),
+        ("Open recipe A (4.8 stars)", Origin.PLANNER, None),
+    ]
+
+
+def test_the_expansion_prompt_shows_the_operators_steps(brownie: Script) -> None:
+    state, engine = started(brownie, 1)
+    apply_command(state, Inject(parent="0.3", goals=["Check it is vegan"], plan_rest=True))
+    prompt = render_user(Question.EXPAND, view_of(state, state.tree["0.3"], engine.config))
+    assert "## The operator's steps for this node\n- Check it is vegan\nThey are kept" in prompt
+    assert "## The operator's steps" not in render_user(
+        Question.EXPAND, view_of(state, state.tree["0.2"], engine.config)
+    )
+
+
+def test_leaving_the_rest_to_the_planner_is_refused_where_it_cannot_plan(brownie: Script) -> None:
+    state, _ = started(brownie, 1)
+    assert outcome(state, Inject(parent="0", goals=["x"], plan_rest=True)) == (
+        "command_rejected",
+        "0 is already planned; the planner plans the rest only of a node not expanded yet",
+    )
+    assert outcome(state, Inject(parent="0.3", goals=["x"], plan_rest=True, node_type="OR")) == (
+        "command_rejected",
+        "the planner plans around the operator's steps in order (AND), not as OR alternatives",
+    )
 
 
 def test_inject_rejections_explain_themselves(brownie: Script) -> None:

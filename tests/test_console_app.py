@@ -15,7 +15,7 @@ from waiting import wait_until
 
 from planner.config import Breakpoint, EngineConfig
 from planner.events import Cause, Kind
-from planner.tree import Status
+from planner.tree import NodeType, Origin, Status
 from sessions.client.commands import queue_command
 from sessions.client.creation import create_session, fork_session
 from sessions.client.markdown import md
@@ -156,12 +156,25 @@ def test_inject_and_prune_forms_show_the_engines_answer(db: str) -> None:
     at.run()
     assert at.error[0].value == "Write at least one sub-goal, one per line, before pressing Inject."
     keyed(at.text_area, "inject_goals").input("one alternative")
-    keyed(at.radio, "inject_type").set_value("OR")
+    meaning = keyed(at.radio, "inject_meaning")
+    assert meaning.value == "its first steps: the planner plans the rest", "the useful meaning is the default"
+    meaning.set_value("its only alternatives (OR): the planner adds none")
     keyed(at.text_input, "inject_scores").input("0.5, 0.7")
     at.form_submit_button(key="inject_submit").click()
     at.run()
     assert at.error[0].value == md("Give one score per alternative (1), or none.")
     assert keyed(at.text_area, "inject_goals").value == "one alternative", "a refused form keeps its input"
+    keyed(at.radio, "inject_meaning").set_value("its first steps: the planner plans the rest")
+    keyed(at.text_input, "inject_scores").set_value("")
+    keyed(at.text_area, "inject_goals").input("Check it is vegan")
+    at.form_submit_button(key="inject_submit").click()
+    at.run()
+    answered(at, "inject applied")
+    unplanned = load_state(store, session_id).tree
+    assert unplanned["0.1"].type is NodeType.UNKNOWN, "the planner still plans 0.1 when the run reaches it"
+    assert [(c.description, c.origin) for c in unplanned.children(unplanned["0.1"])] == [
+        ("Check it is vegan", Origin.OPERATOR)
+    ]
 
     node_picker(at).select("0")
     at.run()

@@ -48,8 +48,8 @@ from playwright.sync_api import Locator, Page, expect
 from waiting import wait_until
 
 from demo.tasks import check_answer
-from planner.state import RunStatus
-from planner.tree import Origin, Status
+from planner.state import RunStatus, SessionState
+from planner.tree import Node, NodeType, Origin, Status
 from ui.server import ConsoleProcess, start_console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -63,9 +63,21 @@ def shot(page: Page, name: str) -> None:
     readme_shot(page, name)
 
 
+def _unplanned_on_the_way(state: SessionState) -> Node:
+    """A sub-goal the run will reach that the planner has not expanded yet: every node above it an AND."""
+    for node in state.tree.walk():
+        above = list(state.tree.ancestors(node))
+        unplanned = node.type is NodeType.UNKNOWN and node.status is Status.UNVISITED
+        if unplanned and above and all(a.type is NodeType.AND for a in above):
+            return node
+    raise AssertionError("no unexpanded sub-goal left on the run's way")
+
+
 def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None:
-    """The demo: pause a live run, add a step under the root from the tree, resume, and the step runs.
-    First, the console as a new operator opens it on a laptop: the Start button on screen (issue 27)."""
+    """The demo: pause a live run, add a step to a sub-goal the planner has not planned yet, resume:
+    the step runs and the planner still plans the rest of that sub-goal (issue 27: the inject used to
+    replace its plan). First, the console as a new operator opens it on a laptop: the Start button on
+    screen (issue 27)."""
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(console.url)
     start = page.locator('[data-testid="stSidebar"] .st-key-start_session button')
@@ -80,19 +92,23 @@ def test_pause_select_inject_resume(page: Page, console: ConsoleProcess) -> None
     control(page, console, "pause")
     wait_until(lambda: state_of(console, session_id).status is RunStatus.PAUSED, "the pause", timeout=60)
     expect(page.get_by_text("paused by operator").first).to_be_visible(timeout=30_000)
-    edit_node(page, "0")
+    target = _unplanned_on_the_way(state_of(console, session_id))
+    edit_node(page, target.id)
+    expect(page.get_by_text("its first steps: the planner plans the rest"), "the inject's meaning").to_be_visible()
     only(page, '[class*="st-key-inject_goals-"] textarea').fill('note "checked by the operator"')
     page.locator(".st-key-inject_submit button").click()
     expect(page.get_by_text("inject applied")).to_be_visible(timeout=15_000)
     state = state_of(console, session_id)
     injected = [n for n in state.tree.walk() if n.origin is Origin.OPERATOR]
-    assert [n.parent for n in injected] == ["0"] and injected[0].status is Status.UNVISITED
+    assert [n.parent for n in injected] == [target.id] and injected[0].status is Status.UNVISITED
     control(page, console, "resume")
     wait_for_the_end(page, console, session_id, 90, "the run to finish")
     state = state_of(console, session_id)
     assert state.status is RunStatus.SUCCEEDED
     assert state.tree[injected[0].id].status is Status.SUCCESS
     assert "checked by the operator" in state.notes
+    planned = [c for c in state.tree.children(state.tree[target.id]) if c.origin is Origin.PLANNER]
+    assert planned and all(c.status is Status.SUCCESS for c in planned), f"the planner planned {target.id} too"
 
 
 def test_figure_13_fixed_from_the_console(page: Page, console: ConsoleProcess) -> None:

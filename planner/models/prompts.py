@@ -30,7 +30,7 @@ from planner.questions import (
     Repair,
     View,
 )
-from planner.status import CLOSED, REOPENABLE
+from planner.status import CLOSED, REOPENABLE, given_steps
 from planner.tree import ROOT_ID, Node
 
 __all__ = [
@@ -56,6 +56,13 @@ OPERATOR_INSTRUCTION = "## Operator's instruction"
 """The heading of an operator's instruction for one answer (a counterfactual re-ask)."""
 
 _FOLLOW = "Follow this instruction in this answer; where it and your own judgement differ, the instruction wins."
+
+_GIVEN_STEPS = "## The operator's steps for this node"
+_AROUND = (
+    "They are kept, together and in this order. Plan the rest of the node around them: answer AND with the node's "
+    "whole list of sub-goals, each of the operator's steps copied word for word where it belongs, your own steps "
+    "before or after them."
+)
 
 OBSERVATION_BUDGET = 12_000
 """Characters of the compact page observation a prompt carries (about 3k tokens); the rest is cut."""
@@ -326,6 +333,8 @@ def render_user(
     ]
     if question == Question.EXPAND and not view.allow_or:
         sections.append("## Restriction\nOR alternatives are switched off: answer AND or ACTION only.")
+    if question == Question.EXPAND and (given := given_steps(view.tree, node)):
+        sections.append(f"{_GIVEN_STEPS}\n" + "\n".join(f"- {step.description}" for step in given) + f"\n{_AROUND}")
     if question == Question.EXPAND and view.lookahead:
         sections.append(f"## Planning ahead\nYou may give actions for up to {view.lookahead} leading AND children.")
     if question == Question.REPAIR:

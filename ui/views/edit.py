@@ -57,6 +57,7 @@ from ui.views.node_actions import NodeForm, opened_form
 from ui.views.outline import outlined_url
 from ui.views.sidebar import BREAKPOINT_LABELS
 from ui.views.templates import render_template_inject, render_template_library, render_template_save
+from ui.views.unplanned import ask_meaning, meaning
 
 __all__ = ["APPROVAL_PICTURE_ALT", "render_approval", "render_node_edit", "render_settings"]
 
@@ -428,12 +429,7 @@ def _inject(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
                 key=where.key("inject_position"),
             )
         if node.type is NodeType.UNKNOWN:
-            st.radio(
-                "This node is not expanded yet; make it",
-                ["AND", "OR"],
-                horizontal=True,
-                key=where.key("inject_type"),
-            )
+            ask_meaning(where, "inject_meaning")
         if alternatives:
             st.text_input(
                 "Scores for OR alternatives, comma-separated (default 1.0 each: tried before the model's)",
@@ -451,13 +447,15 @@ def _inject(ctx: Console, view: SessionView, where: Scope, node: Node) -> None:
                 parent_id, index = beside[place]
                 return Inject(parent=parent_id, goals=goals, position=index, scores=scores)
             position = _value(where, "inject_position") or 0
-            node_type = _value(where, "inject_type") if node.type is NodeType.UNKNOWN else None
-            return Inject(
-                parent=node.id,
-                goals=goals,
-                position=None if position == 0 else position - 1,
-                node_type=node_type or None,
-                scores=scores,
+            unplanned = meaning(where, "inject_meaning") if node.type is NodeType.UNKNOWN else {}
+            return Inject.model_validate(
+                {
+                    "parent": node.id,
+                    "goals": goals,
+                    "position": None if position == 0 else position - 1,
+                    "scores": scores,
+                    **unplanned,
+                }
             )
 
         st.form_submit_button(

@@ -25,6 +25,7 @@ from sessions.client.templates import describe
 from ui.access import locked, refused_now
 from ui.context import Console
 from ui.forms import FormProblem, Scope, scope, sending, show_result, submit
+from ui.views.unplanned import ask_meaning, meaning
 
 __all__ = ["render_template_inject", "render_template_library", "render_template_save"]
 
@@ -71,9 +72,7 @@ def render_template_inject(ctx: Console, view: SessionView, node: Node) -> None:
             "Where", places, format_func=lambda p: f"{p} {node.id}", horizontal=True, key=where.key("template_where")
         )
         if node.type is NodeType.UNKNOWN and place == _UNDER:
-            st.radio(
-                "This node is not expanded yet; make it", ["AND", "OR"], horizontal=True, key=where.key("tpl_type")
-            )
+            ask_meaning(where, "tpl_meaning")
         for param in chosen.params:
             st.text_input(f"{{{param}}}", key=where.key(f"template_param_{chosen.name}_{param}"))
 
@@ -87,7 +86,7 @@ def render_template_inject(ctx: Console, view: SessionView, node: Node) -> None:
             if chosen_place == _UNDER:
                 built["parent"] = node.id
                 if node.type is NodeType.UNKNOWN:
-                    built["node_type"] = st.session_state.get(where.key("tpl_type")) or "AND"
+                    built |= meaning(where, "tpl_meaning")
             else:
                 assert parent is not None  # before and after are offered only below the root
                 index = parent.children.index(node.id)
