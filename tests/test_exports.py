@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from conftest import BROWNIE_TASK, load, new_state, run_script
 
-from planner.browser.dry import DryEnvironment
+from planner.browser.dry import DRY_START, DryEnvironment
 from planner.commands import Command, Force, Inject, Pause, Resume, apply_command
 from planner.engine import Engine
 from planner.events import Event
@@ -186,7 +186,9 @@ def test_report_escapes_page_and_model_text(hostile: tuple[SessionState, list[Ev
     state, events = hostile
     assert state.status.value == "succeeded" and state.final_answer
     report = markdown_report("s1", state, events)
-    assert not re.search(r"(?<!\\)[<\[`]", report), "raw <, [ or ` would let page text become markup"
+    assert f"- **Start URL:** `{DRY_START}`" in report and "| `dry://click-2` |" in report, "the URLs, as code"
+    text = re.sub(r"`dry://[\w-]+`", "", report)
+    assert not re.search(r"(?<!\\)[<\[`]", text), "raw <, [ or ` would let page text become markup"
     assert "](" not in report.replace("\\](", "")
     assert "\\<img src=x onerror=alert(1)\\>" in report
     assert "\\*bold\\*" in report and "\\`code\\`" in report and "\\$5" in report

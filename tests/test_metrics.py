@@ -9,12 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import BROWNIE_TASK, load, run_script
+from conftest import BROWNIE_TASK, answered, load, run_script
 
 from planner.config import EngineConfig
 from planner.events import Event, Kind
 from planner.metrics import SUITE_ROWS, SessionMetrics, SuiteMetrics, session_metrics, suite_metrics, tree_graph
-from planner.state import Recorder, SessionState
+from planner.state import Recorder, SessionState, replay
+from sessions.client.verdict import judge_answer
+from sessions.store import EventStore
+from sessions.store.reading import load_events
+from sessions.store.sql import SqlStore
 
 
 class Hand:
@@ -182,6 +186,34 @@ def test_constraint_satisfaction_from_the_task_check_or_the_candidates_the_answe
     h.status("0", "VISITED")
     h.status("0", "SUCCESS", answer="a kettle nobody reported")
     assert h.metrics().constraint_satisfaction is None
+
+
+def _stored_metrics(store: EventStore, session_id: str) -> SessionMetrics:
+    events = load_events(store, session_id)
+    return session_metrics(replay(events), events)
+
+
+def test_the_answer_check_and_the_operators_verdict_on_the_answer() -> None:
+    """Two finished runs of a task with an answer check, one answer right and one wrong: the check says
+    which met it; the operator's word (the latest one) is there beside it, whichever way it goes."""
+    store = SqlStore("sqlite://")
+    right, _ = answered(store, "The Northwind Metro 18L at $54.99")
+    wrong, _ = answered(store, "The Acme Daypack 20L at $49.99")
+    before = _stored_metrics(store, right), _stored_metrics(store, wrong)
+    assert [(m.answer_check, m.answer_verdict) for m in before] == [("met", None), ("not met", None)]
+
+    judge_answer(store, right, accepted=False, reason="misread the brand", by="ana")
+    judge_answer(store, right, accepted=True, by="ana")  # the latest word stands
+    judge_answer(store, wrong, accepted=False, reason="not the brand asked for", by="ana")
+    after = _stored_metrics(store, right), _stored_metrics(store, wrong)
+    assert [(m.answer_check, m.answer_verdict) for m in after] == [("met", "accepted"), ("not met", "rejected")]
+    assert after[1].success is True, "success stays the run's own (or the caller's) word; the verdict sits beside it"
+
+
+def test_a_run_without_an_answer_check_or_a_verdict_has_neither() -> None:
+    state, log, _ = run_script(load("brownie.json"), BROWNIE_TASK)
+    m = session_metrics(state, log)
+    assert state.final_answer and (m.answer_check, m.answer_verdict) == (None, None)
 
 
 def test_suite_aggregate_means_counts_and_pools_recovery() -> None:

@@ -11,13 +11,19 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from conftest import BROWNIE_TASK, SCRIPTS
+from conftest import BROWNIE_TASK, SCRIPTS, answered
 
 from planner.config import EngineConfig
+from planner.events import Event, Kind
+from planner.state import Recorder, SessionState, replay
+from planner.tree import Node
 from sessions.client.creation import create_session
 from sessions.client.diagnose import diagnose_session
-from sessions.client.report import report_command, write_report
+from sessions.client.markdown import md_line, md_url
+from sessions.client.report import FORMATS, report_command, write_report
+from sessions.client.verdict import judge_answer
 from sessions.errors import SessionInputError
+from sessions.store.reading import load_events
 from sessions.store.sql import SqlStore, database_url
 from sessions.worker.runner import Runner
 
@@ -62,6 +68,135 @@ def test_the_html_report_carries_no_markup_from_the_session_and_loads_nothing(tm
     assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", page), "a reference to another host"
     data = page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0]
     assert json.loads(data)["frames"][0]["c"]["0"]["d"] == HOSTILE
+
+
+WJ = "\u2060"
+URLS = [
+    "http://127.0.0.1:36323/",
+    "https://shop.example/search?q=usb_c&min_price=10&max_price=100&sort=price_asc#results",
+    "https://en.example.org/wiki/Kettle_(appliance)?a=*b*&c=~d~&e=$5",
+    "http://127.0.0.1:8000/a`b``c?x=<y>",
+    "`http://edge.example/[x](y)`",
+]
+"""Page URLs as a browser reports them: Markdown-active characters, backtick runs, a backtick at each end."""
+
+
+def code_span(markdown: str) -> str:
+    """What CommonMark shows of `markdown` when it is one code span (and fails when it is not)."""
+    found = re.fullmatch(r"(`+)(?!`)(.*?)(?<!`)\1", markdown)
+    assert found, f"{markdown!r} is not one code span"
+    fence, content = found.groups()
+    assert all(len(run) != len(fence) for run in re.findall(r"`+", content)), "a run inside closes the span early"
+    if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
+        content = content[1:-1]
+    return content
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_a_url_shows_as_a_code_span_that_copies_intact(url: str) -> None:
+    """Escaped text carries a word joiner inside every URL, so a URL copied from a report was broken.
+    In a code span Markdown links nothing and interprets nothing: the URL needs no escape at all."""
+    shown = md_url(url)
+    assert code_span(shown) == url and WJ not in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["http://a.example/x|y", "http://a.example/x y", "http://a.example/\nnext", "see :material/home:", ""],
+)
+def test_what_a_code_span_cannot_hold_as_it_is_stays_escaped_text(text: str) -> None:
+    """A `|` would end a table cell, a space or line break is no URL, and Streamlit rewrites
+    `:material/` even inside code: such text is escaped like any other."""
+    assert md_url(text) == md_line(text)
+
+
+def _pages_session() -> tuple[SessionState, list[Event]]:
+    """A finished session whose start URL and pages are `URLS`, beside hostile page text."""
+    state = SessionState()
+    rec = Recorder(state, clock=lambda: 0.0)
+    rec.record(Kind.SESSION_CREATED, task="compare kettles at http://shop.example/", model="hand", start_url=URLS[0])
+    rec.record(Kind.NODE_EXPANDED, "0", type="AND", children=[{"id": "0.1", "description": HOSTILE}])
+    rec.record(Kind.NODE_EXPANDED, "0.1", type="ACTION", action="click [1]")
+    for url in URLS[1:]:
+        rec.record(Kind.ACTION_EXECUTED, "0.1", url=url, title=HOSTILE, action="click [1]", ok=True)
+    rec.record(Kind.STATUS_CHANGED, "0", status="SUCCESS", answer="the kettle")
+    return state, rec.events
+
+
+def test_the_markdown_report_shows_every_url_of_the_session_intact() -> None:
+    state, events = _pages_session()
+    report = FORMATS[".md"]("pages", state, events)
+    assert isinstance(report, str)
+    spans = re.findall(r"(?<![`\\])(`+)(?!`)(.*?)(?<!`)\1(?!`)", report)
+    assert sorted(code_span(fence + content + fence) for fence, content in spans) == sorted(URLS), (
+        "every URL of the session is in the report once, in a code span, and nothing else is"
+    )
+    assert "\\<img src=x onerror=alert(1)\\>" in report, "page text stays escaped"
+    assert "http:" + WJ + "//shop.example/" in report, "a URL inside the task is the task's text: escaped"
+
+
+def test_both_reports_show_the_answer_check_and_the_operators_verdict(tmp_path: Path) -> None:
+    store = SqlStore(database_url(tmp_path / "sessions.db"))
+    wrong, _ = answered(store, "The Acme Daypack 20L at $49.99")
+    judge_answer(store, wrong, accepted=False, reason="not the brand asked for", by="ana")
+
+    page = write_report(store, wrong, tmp_path / "r.html").read_text()
+    assert "<tr><th>answer check</th><td>not met</td></tr>" in page
+    assert "<tr><th>answer verdict</th><td>rejected</td></tr>" in page
+    assert "<tr><th>Status</th><td>answer rejected: " in page, "the status in words, as every list says it"
+    assert "<tr><th>Answer judged</th><td>rejected by ana: not the brand asked for</td></tr>" in page
+    text = write_report(store, wrong, tmp_path / "r.md").read_text()
+    assert "| answer check | not met |" in text and "| answer verdict | rejected |" in text
+
+
+def _label_parts(node: Node) -> tuple[str, str, str]:
+    """What a node's label in the HTML tree must show: its id, its status and its description's start."""
+    return node.id, node.status.value, " ".join(node.description.split())[:12]
+
+
+@pytest.mark.browser
+def test_the_html_tree_labels_every_node_and_fits_the_window(tmp_path: Path, page: object) -> None:
+    """The tree showed node ids only, in a box as wide as the tree that scrolled sideways. Each node's
+    label now says its status and description, as text (the root's is hostile), and the tree fits the
+    window at any width, growing down instead."""
+    from playwright.sync_api import Dialog, Page
+
+    assert isinstance(page, Page)
+    store, session_id = _session(tmp_path, task=HOSTILE)
+    state = replay(load_events(store, session_id))
+    path = write_report(store, session_id, tmp_path / "r.html")
+    alerts: list[str] = []
+
+    def dismiss(dialog: Dialog) -> None:
+        alerts.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    for width in (1280, 700, 420):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.goto(path.as_uri())
+        page.locator("g.node").first.wait_for(timeout=30_000)
+        assert page.locator("#tree").get_attribute("width") == "100%", "the tree is as wide as its box"
+        chart, window, right = page.evaluate(
+            """() => {
+                const chart = document.getElementById("chart"), root = document.documentElement;
+                return [chart.scrollWidth - chart.clientWidth, root.scrollWidth - root.clientWidth,
+                        document.getElementById("tree").getBoundingClientRect().right];
+            }"""
+        )
+        assert chart <= 0 and window <= 0, f"at {width} px the page scrolls sideways ({chart}, {window} px)"
+        assert right <= width, f"at {width} px the tree reaches {right} px"
+        labels = {
+            node.get_attribute("data-id"): node.locator("text").text_content() or ""
+            for node in page.locator("g.node").all()
+        }
+        assert set(labels) == {node.id for node in state.tree.walk()}
+        for node in state.tree.walk():
+            label = labels[node.id]
+            assert label.startswith(node.id) and all(part in label for part in _label_parts(node)), (width, label)
+        assert "<img src=x onerror=alert(1)>" in labels["0"], "the root's description stays text"
+    assert page.locator("#chart img, #chart script, #chart foreignObject").count() == 0
+    assert alerts == []
 
 
 _DEMO_RUN = """

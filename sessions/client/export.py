@@ -32,7 +32,7 @@ from planner.render import node_line
 from planner.state import SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Status
-from sessions.client.markdown import md_line
+from sessions.client.markdown import md_line, md_url
 from sessions.client.verdict import standing
 from sessions.errors import SessionsError
 
@@ -236,6 +236,7 @@ def markdown_report(session_id: str, state: SessionState, events: list[Event]) -
         _notes(state),
         _interventions(events),
         _failures(state, events),
+        _pages(events),
         _timeline(events),
     ]
     return "\n\n".join(sections) + "\n"
@@ -262,7 +263,7 @@ def _summary(session_id: str, state: SessionState, events: list[Event]) -> str:
     if state.started_by:
         lines.append(f"- **Started by:** {md_line(state.started_by)}")
     if state.start_url:
-        lines.append(f"- **Start URL:** {md_line(state.start_url)}")
+        lines.append(f"- **Start URL:** {md_url(state.start_url)}")
     if state.forked_from:
         lines.append(f"- **Forked from:** {md_line(state.forked_from[0])} at event {state.forked_from[1]}")
     lines.append(f"- **Steps:** {state.steps} · **Events:** {len(events)}")
@@ -420,6 +421,18 @@ def _failures(state: SessionState, events: list[Event]) -> str:
     if not rows:
         return "## Failures\n\n_None._"
     return "## Failures\n\n" + _table(["Event", "Node", "What", "Reason"], rows)
+
+
+def _pages(events: list[Event]) -> str:
+    """The page each action left the browser on, its URL a code span (`md_url`): copied out intact."""
+    rows = [
+        [str(event.seq), md_line(event.node_id or "–"), md_line(payload.action, 80), md_url(payload.url)]
+        for event in events
+        if isinstance(payload := event.payload, ActionExecuted) and payload.url
+    ]
+    if not rows:
+        return "## Pages\n\n_None._"
+    return "## Pages\n\n" + _table(["Event", "Node", "Action", "Page"], rows)
 
 
 def _timeline(events: list[Event]) -> str:

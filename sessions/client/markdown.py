@@ -6,15 +6,18 @@ it instead. Everything else Streamlit renders as Markdown, widget labels, expand
 captions and alerts included, so text headed there goes through `md` or `md_line`. The rule has to
 stop more than CommonMark: Streamlit adds GFM (tables, strikethrough, literal links), math, colour
 and icon directives, and rewrites some words after parsing. What a reader sees stays the same
-characters; the only trace is an invisible word joiner inside URLs, `www.`, `@` and `:name`, so a
-URL copied out of the page or the report has to be retyped rather than followed.
+characters; the only trace is an invisible word joiner inside URLs, `www.`, `@` and `:name`.
+
+A URL a report shows as such (the start URL, the page a step ran on) goes through `md_url` instead:
+a code span, inside which Markdown neither links nor interprets anything, so it needs no escape and
+no word joiner and copies out intact. URLs inside other text stay that text's, escaped.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["md", "md_line", "short"]
+__all__ = ["md", "md_line", "md_url", "short"]
 
 _MD_INLINE = re.compile(r"[\\`*\[\]<>#|~$]|&(?=#|[A-Za-z0-9]+;)|_+")
 """What starts code, emphasis, links and images, HTML, headings, table cells, strikethrough, math or an
@@ -35,6 +38,10 @@ Streamlit reads `:name[...]` and `:name` as directives (colour, help icon, small
 icons. A word joiner after the colon, inside `www.` and before `@` breaks every one of them."""
 _ARROWS = re.compile(r"(?<!\S)(?:<->|->|<-|--|>=|<=|~=)(?!\S)")
 """Streamlit turns these words into arrows, a dash and (in)equality signs; a word joiner keeps them."""
+_NOT_IN_CODE = re.compile(r"[|\s]|(?i::material/)")
+"""What a code span cannot show as it is: `|` still ends a GFM table cell inside one, whitespace is no
+part of a URL (and a line break in a list or table ends it), and Streamlit rewrites `:material/` in
+the raw source, code included."""
 
 
 def short(text: str, limit: int = 80) -> str:
@@ -66,6 +73,19 @@ def _escape(line: str) -> str:
 def md_line(text: object, limit: int = 10_000) -> str:
     """Untrusted text as inert inline Markdown on one line: `<img src=x onerror=...>` stays characters."""
     return _escape(short(str(text), limit))
+
+
+def md_url(url: object, limit: int = 2_000) -> str:
+    """A URL as an inline code span, shown and copied exactly as it is, anywhere inline text goes (a
+    table cell included): its fence is one backtick longer than any run inside, and a space pads a URL
+    that starts or ends with a backtick (CommonMark strips one from each side). A URL a code span cannot
+    hold as it is (`_NOT_IN_CODE`), or an empty one, is escaped text like any other (`md_line`)."""
+    text = str(url)
+    if not text or _NOT_IN_CODE.search(text) or len(text) > limit:
+        return md_line(text, limit)
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text[0] == "`" or text[-1] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def md(text: object) -> str:

@@ -1,13 +1,14 @@
 """One report you can send: `python -m sessions report ID --out FILE`, written by the file's extension.
 
-`.html` is one self-contained page that opens offline in any browser: the tree as inline SVG,
-coloured by status, with failures and operator-made nodes marked; a timeline slider that redraws
-the tree as of any event; each node's action, observation summary, model calls and screenshot
-(downscaled, inlined); the operator's interventions; the paper's metrics and the diagnosis. No
-request leaves it: the styles and the script are written here and inlined, images are data URLs,
-and a Content-Security-Policy forbids every other source. All text is escaped: server-side with
-`html.escape`, and the session's data travels as JSON the script reads with `JSON.parse` and puts on
-the page only as text nodes (`textContent`), never as markup.
+`.html` is one self-contained page that opens offline in any browser: the tree as an inline SVG
+outline, one row per node labelled with its status and description, as wide as the window (a bigger
+tree grows down, never sideways), coloured by status, with failures and operator-made nodes marked;
+a timeline slider that redraws the tree as of any event; each node's action, observation summary,
+model calls and screenshot (downscaled, inlined); the operator's interventions; the paper's metrics
+and the diagnosis. No request leaves it: the styles and the script are written here and inlined,
+images are data URLs, and a Content-Security-Policy forbids every other source. All text is
+escaped: server-side with `html.escape`, and the session's data travels as JSON the script reads
+with `JSON.parse` and puts on the page only as text nodes (`textContent`), never as markup.
 
 `.md`, `.svg`, `.dot` and `.json` (the trace) are the exports of `sessions.client.export`; `.graphml` is
 the final tree for graph tools, written by networkx.
@@ -37,6 +38,7 @@ from planner.metrics import SessionMetrics, session_metrics, tree_graph
 from planner.state import SessionState, apply
 from planner.tree import Node
 from sessions.client.export import markdown_report, trace_json, tree_dot, tree_svg
+from sessions.client.verdict import standing
 from sessions.errors import SessionInputError
 from sessions.store import EventStore
 from sessions.store.artifacts import ArtifactStore, LocalArtifacts
@@ -232,11 +234,18 @@ def _inline_shot(artifacts: ArtifactStore, path: str | None, budget: int) -> str
 
 def _header(session_id: str, state: SessionState, events: list[Event]) -> str:
     e = html.escape
+    status = standing(state.status.value, state.cause.value if state.cause else None)
+    verdict = state.answer_verdict
+    judged = []
+    if verdict is not None:
+        word = ("accepted" if verdict.accepted else "rejected") + f" by {verdict.by or 'an operator'}"
+        judged = [("Answer judged", word + (f": {verdict.reason}" if verdict.reason else ""))]
     rows = [
         ("Session", session_id),
         ("Task", state.task),
-        ("Status", state.status.value + (f": {state.reason}" if state.reason else "")),
+        ("Status", status + (f": {state.reason}" if state.reason else "")),
         ("Final answer", state.final_answer or "(none)"),
+        *judged,
         ("Model", state.model or "(unknown)"),
         ("Started by", state.started_by or "(not known)"),
         ("Start URL", state.start_url or "(none)"),
@@ -312,19 +321,23 @@ FORMATS: dict[str, Callable[[str, SessionState, list[Event]], str | bytes]] = {
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222}
 header,section{padding:8px 16px}
-h1{font-size:20px;margin:8px 0}h2{font-size:16px;margin:12px 0 6px}
-table{border-collapse:collapse;margin:4px 0}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+h1{font-size:20px;margin:8px 0;overflow-wrap:anywhere}h2{font-size:16px;margin:12px 0 6px}
+table{border-collapse:collapse;margin:4px 0;max-width:100%}
+th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}td{overflow-wrap:anywhere}
 th{background:#f5f5f5;font-weight:600}
-#main{display:flex;gap:12px;align-items:flex-start}
-#chart{flex:2;overflow:auto;border:1px solid #ddd;max-height:70vh}
-#detail{flex:1;min-width:280px;max-height:70vh;overflow:auto;border:1px solid #ddd;padding:6px}
-#timeline{display:flex;gap:8px;align-items:center}#slider{flex:1}
-.node{cursor:pointer}.node text{font-size:11px;pointer-events:none}
+#main{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
+#chart{flex:2 1 420px;min-width:0;overflow:hidden auto;border:1px solid #ddd;max-height:70vh}
+#chart svg{display:block;width:100%}
+#detail{flex:1 1 280px;min-width:0;max-height:70vh;overflow:auto;border:1px solid #ddd;padding:6px;overflow-wrap:anywhere}
+#timeline{display:flex;flex-wrap:wrap;gap:8px;align-items:center}#slider{flex:1 1 160px;min-width:0}
+.node{cursor:pointer}.node text{font-size:12px}.node .st{font-weight:600}.node .desc{fill:#444}
+.row{fill:transparent}.node:hover .row{fill:#f2f5f9}.node.selected .row{fill:#e6ecf5}
 .s-SUCCESS{fill:#4caf50}.s-FAIL{fill:#e53935}.s-VISITED{fill:#42a5f5}.s-UNVISITED{fill:#bdbdbd}
 .s-PRUNED,.s-DELETED{fill:#eeeeee}
-.node.failed .shape{stroke:#b71c1c;stroke-width:3}
-.node.operator .shape{stroke:#7b1fa2;stroke-width:3;stroke-dasharray:4 2}
-.node.selected .shape{stroke:#000;stroke-width:3}
+.shape{stroke:#777;stroke-width:1}
+.node.failed .shape{stroke:#b71c1c;stroke-width:2.5}
+.node.operator .shape{stroke:#7b1fa2;stroke-width:2.5;stroke-dasharray:3 2}
+.node.selected .shape{stroke:#000;stroke-width:2.5}
 .edge{stroke:#999;fill:none}.edge.removed{stroke-dasharray:4 3}
 .bad{color:#b71c1c}.legend span{margin-right:12px}
 pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;border:1px solid #eee;padding:4px;max-height:240px;overflow:auto}
@@ -353,45 +366,82 @@ function treeAt(k) {
   return nodes;
 }
 
+const ROW = 24, INDENT = 22, PAD = 10, R = 8, GAP = 6;
+// The tree as an outline: each node on its own row in plan order, indented by its depth, so the
+// chart is as wide as the window and a bigger tree only grows down.
+
+function short(text, limit) {
+  const line = String(text || "").split(/\s+/).filter(Boolean).join(" ");
+  return line.length <= limit ? line : line.slice(0, limit - 1) + "…";
+}
+
 function layout(nodes) {
-  const pos = {};
-  let slot = 0;
+  const rows = [];
   function place(id, depth) {
-    const kids = (nodes[id].k || []).filter(c => nodes[c]);
-    kids.forEach(c => place(c, depth + 1));
-    const x = kids.length ? (pos[kids[0]].x + pos[kids[kids.length - 1]].x) / 2 : slot++;
-    pos[id] = {x: x, y: depth};
+    rows.push({id: id, depth: depth});
+    for (const c of nodes[id].k || []) if (nodes[c]) place(c, depth + 1);
   }
   if (nodes["0"]) place("0", 0);
-  return {pos: pos, width: Math.max(slot, 1)};
+  return rows;
 }
 
 function shape(node, x, y) {
-  const r = 14;
-  if (node.t === "AND") return el("svg:rect", {x: x - r, y: y - r, width: 2 * r, height: 2 * r, class: "shape s-" + node.s});
-  if (node.t === "OR") return el("svg:polygon", {points: `${x},${y - r - 3} ${x + r + 3},${y} ${x},${y + r + 3} ${x - r - 3},${y}`, class: "shape s-" + node.s});
-  if (node.t === "ACTION") return el("svg:circle", {cx: x, cy: y, r: r, class: "shape s-" + node.s});
-  return el("svg:polygon", {points: `${x},${y - r} ${x + r},${y + r} ${x - r},${y + r}`, class: "shape s-" + node.s});
+  const r = R, cls = "shape s-" + node.s;
+  if (node.t === "AND") return el("svg:rect", {x: x - r, y: y - r, width: 2 * r, height: 2 * r, class: cls});
+  if (node.t === "OR") return el("svg:polygon", {points: `${x},${y - r - 2} ${x + r + 2},${y} ${x},${y + r + 2} ${x - r - 2},${y}`, class: cls});
+  if (node.t === "ACTION") return el("svg:circle", {cx: x, cy: y, r: r, class: cls});
+  return el("svg:polygon", {points: `${x},${y - r} ${x + r},${y + r} ${x - r},${y + r}`, class: cls});
+}
+
+function label(node, id, x, y) {
+  let mark = node.f ? " ✗" : "";
+  if (node.o === "operator" || node.e) mark += " ✎";
+  else if (node.o === "repair") mark += " ↻";
+  const text = el("svg:text", {x: x, y: y + 4});
+  text.appendChild(el("svg:tspan", {class: "id"}, id + mark + " "));
+  text.appendChild(el("svg:tspan", {class: "st"}, node.s));
+  const words = short(node.d, 80);
+  text.appendChild(el("svg:tspan", {class: "desc"}, words ? " · " + words : ""));
+  return text;
+}
+
+function fit(svg, labels) {
+  // Cut each description that would run past the chart's right edge. A pass measures every label
+  // before it changes any, so it costs one layout whatever the size of the tree.
+  const right = svg.getBoundingClientRect().width - PAD;
+  for (let pass = 0; pass < 4; pass++) {
+    const over = [];
+    for (const t of labels) {
+      const width = t.getComputedTextLength(), excess = Number(t.getAttribute("x")) + width - right;
+      if (excess > 0 && t.lastChild.textContent.length > 4) over.push([t, excess, width]);
+    }
+    if (!over.length) return;
+    for (const [t, excess, width] of over) {
+      const desc = t.lastChild, words = desc.textContent.replace(/…$/, "");
+      const perChar = Math.max(1, width / Math.max(1, t.textContent.length));
+      desc.textContent = words.slice(0, Math.max(3, words.length - Math.ceil(excess / perChar) - 1)) + "…";
+    }
+  }
 }
 
 function draw(k) {
   const nodes = treeAt(k);
-  const {pos, width} = layout(nodes);
-  const dx = 70, dy = 70, pad = 30;
-  const depth = Math.max(0, ...Object.values(pos).map(p => p.y));
-  const svg = el("svg:svg", {id: "tree", width: width * dx + 2 * pad, height: (depth + 1) * dy + 2 * pad});
-  const at = id => [pad + pos[id].x * dx + dx / 2, pad + pos[id].y * dy + 20];
-  for (const id of Object.keys(pos)) {
+  const rows = layout(nodes);
+  const pos = {};
+  rows.forEach((row, i) => { pos[row.id] = [PAD + R + 2 + row.depth * INDENT, PAD + R + i * ROW]; });
+  const svg = el("svg:svg", {id: "tree", width: "100%", height: rows.length * ROW + 2 * PAD});
+  for (const {id} of rows) {
     const p = nodes[id].p;
     if (p && pos[p]) {
-      const [x1, y1] = at(p), [x2, y2] = at(id);
+      const [x1, y1] = pos[p], [x2, y2] = pos[id];
       const removed = nodes[id].s === "PRUNED" || nodes[id].s === "DELETED";
-      svg.appendChild(el("svg:line", {x1: x1, y1: y1, x2: x2, y2: y2, class: "edge" + (removed ? " removed" : "")}));
+      svg.appendChild(el("svg:path", {d: `M${x1},${y1 + R} V${y2} H${x2 - R - 2}`, class: "edge" + (removed ? " removed" : "")}));
     }
   }
-  for (const id of Object.keys(pos)) {
+  const labels = [];
+  for (const {id} of rows) {
     const node = nodes[id];
-    const [x, y] = at(id);
+    const [x, y] = pos[id];
     const classes = ["node"];
     if (node.f) classes.push("failed");
     if (node.o === "operator" || node.e) classes.push("operator");
@@ -399,16 +449,15 @@ function draw(k) {
     const g = el("svg:g", {class: classes.join(" "), "data-id": id, "data-status": node.s, "data-failed": node.f ? "1" : "0",
                            "data-origin": node.o});
     g.appendChild(el("svg:title", {}, `${id} ${node.t} ${node.s}: ${node.d}` + (node.r ? ` (${node.r})` : "")));
+    g.appendChild(el("svg:rect", {x: 0, y: y - ROW / 2, width: "100%", height: ROW, class: "row"}));
     g.appendChild(shape(node, x, y));
-    let mark = node.f ? " ✗" : "";
-    if (node.o === "operator" || node.e) mark += " ✎";
-    else if (node.o === "repair") mark += " ↻";
-    g.appendChild(el("svg:text", {x: x, y: y + 30, "text-anchor": "middle"}, id + mark));
+    labels.push(g.appendChild(label(node, id, x + R + 2 + GAP, y)));
     g.addEventListener("click", () => { selected = id; draw(Number(slider.value)); showDetail(nodes, id); });
     svg.appendChild(g);
   }
   const chart = document.getElementById("chart");
   chart.replaceChildren(svg);
+  fit(svg, labels);
   document.getElementById("event-label").textContent = D.frames[k].label;
   if (selected && nodes[selected]) showDetail(nodes, selected);
 }
@@ -447,6 +496,11 @@ function showDetail(nodes, id) {
 }
 
 slider.addEventListener("input", () => draw(Number(slider.value)));
+let redraw = 0;
+window.addEventListener("resize", () => {
+  cancelAnimationFrame(redraw);
+  redraw = requestAnimationFrame(() => draw(Number(slider.value)));
+});
 for (const link of document.querySelectorAll("a.goto")) {
   link.addEventListener("click", event => {
     event.preventDefault();
