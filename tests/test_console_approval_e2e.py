@@ -11,13 +11,14 @@ import re
 from pathlib import Path
 
 import pytest
-from console_helpers import only, open_console, open_tab, readme_shot, start_demo, state_of
+from console_helpers import box_of, only, open_console, open_tab, readme_shot, start_demo, state_of
 from playwright.sync_api import Page, expect
 from waiting import wait_until
 
 from planner.events import Cause
 from planner.state import RunStatus
 from planner.tree import Status
+from ui.layout import APPROVAL_BOX
 from ui.server import ConsoleProcess
 from ui.views.edit import APPROVAL_PICTURE_ALT
 
@@ -61,6 +62,14 @@ def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_
     assert picture.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [1280, 800], "the viewport, in CSS pixels"
     expect(page.get_by_text("button “Add to cart”"), "the element's role and name").to_be_visible(timeout=30_000)
     readme_shot(page, "console-approval.png")
+    for width, height in [(1280, 800), (1600, 1000)]:  # issue 27: the box pushed the tree below the fold
+        page.set_viewport_size({"width": width, "height": height})
+        tree = box_of(page.get_by_role("img", name=re.compile(r"^Plan tree of")).first, "the tree")
+        approve = box_of(page.locator(".st-key-approve_submit button"), "the Approve button")
+        box = box_of(page.locator(f".st-key-{APPROVAL_BOX}"), "the approval box")
+        assert tree["y"] + 200 <= height, f"{width}×{height}: the tree starts at y={tree['y']:.0f}"
+        assert approve["y"] + approve["height"] <= height, f"{width}×{height}: Approve ends at y={approve['y']:.0f}"
+        assert tree["x"] + tree["width"] <= box["x"], f"{width}×{height}: the tree {tree} is not beside the box {box}"
 
     only(page, '[class*="st-key-approval_action-"] input').fill("click [9999]")
     page.locator(".st-key-edit_action_submit button").click()

@@ -60,7 +60,17 @@ def _rules() -> str:
         f"{box}:not(:has(.st-key-{_APPROVAL_LAST})), {box}:not(:has(.st-key-{APPROVAL_ACTION} pre)), "
         f"{box}{picture} {{ visibility: hidden; }} .st-key-{_RULES} {{ display: none; }}\n"  # a newline: Streamlit
         + _INBOX_ROWS  # reads a one-line string with `*` or `[` in it as a file's name
+        + _MARGINS
     )
+
+
+_MARGINS = (
+    '\n[data-testid="stMainBlockContainer"] { padding: 2.5rem 1.5rem 4rem; }'
+    f"\n@media (max-height: 850px) {{ .st-key-{APPROVAL_PICTURE} img {{ max-height: 10.5rem; object-fit: contain; }} }}"
+)
+"""Streamlit's wide layout keeps 6rem above the page and 5rem beside it: at 1280×800 the tree began
+below the fold (the page's title clears Streamlit's toolbar at 2.5rem). On a short screen the approval
+picture is lower, so that the box's Approve button is on screen beside the tree."""
 
 
 INBOX_ROW = "inbox_row_"

@@ -96,20 +96,17 @@ def render_approval(ctx: Console, view: SessionView) -> None:
     picture = outlined_url(view.approval_picture, approval.box) if view.approval_picture is not None else None
     # The box comes to the browser as a run of elements, drawn over several frames; the page's rules
     # (`ui.layout.page_rules`, sent first in every run of the page) hide it until the last is there.
-    with st.container(border=True, key=APPROVAL_BOX):
+    with st.container(border=True, key=APPROVAL_BOX):  # in the side column: one part under the other
         st.markdown(f"**:material/front_hand: Approval required** at {md(approval.node_id)}: {md(approval.rule)}")
-        left, decision = st.columns(2, gap="medium")
-        with left:
-            _approval_picture(approval, picture)
-        with decision:
-            if approval.role or approval.name:
-                st.markdown(f"**Element**: {md_line(approval.role)} “{md_line(approval.name, _SHOWN_NAME)}”")
-            with st.container(key=APPROVAL_ACTION):
-                st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
-            if approval.requests:
-                _held_requests(approval.requests)
-            _approval_form(ctx, where, approval)
-            show_result(view, where, "approval")
+        _approval_picture(approval, picture)
+        if approval.role or approval.name:
+            st.markdown(f"**Element**: {md_line(approval.role)} “{md_line(approval.name, _SHOWN_NAME)}”")
+        with st.container(key=APPROVAL_ACTION):
+            st.code(short(approval.action, _SHOWN_ACTION), language=None, wrap_lines=True)
+        if approval.requests:
+            _held_requests(approval.requests)
+        _approval_form(ctx, where, approval)
+        show_result(view, where, "approval")
 
 
 APPROVAL_PICTURE_ALT = "the page the held action would act on, its element outlined"
@@ -198,7 +195,7 @@ def _approval_form(ctx: Console, where: Scope, approval: Approval) -> None:
         as_held()
         return Approve(node=approval.node_id, always=True)
 
-    with st.form(where.key("approval")):
+    with st.form(where.key("approval"), border=False):  # inside the bordered box: no second border
         st.text_input("Action", value=approval.action, key=where.key("approval_action"))
         with st.container(horizontal=True, gap="small"):
             button("Approve", "approve_submit", "approve", approve, SHORTCUTS["approve"].key)

@@ -163,10 +163,12 @@ def _panel(ctx: Console, view: SessionView, sessions: list[SessionInfo]) -> bool
     # is drawn anew while the old one lingers until the redraw ends.
     with st.container(key="status_slot"):
         render_status(view)
-    with st.container(key="approval_slot"):
-        render_approval(ctx, view)
     left, right = st.columns([3, 2], gap="medium")
     with right:
+        # The approval heads the side column, beside the tree: an operator approves with the plan in
+        # view (above the tree, the box pushed it below the fold at 1600×1000).
+        with st.container(key="approval_slot"):
+            render_approval(ctx, view)
         with st.container(key="review_slot"):
             render_plan_review(ctx, view)
         with st.container(key="node_slot"):
