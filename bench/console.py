@@ -5,10 +5,11 @@ Prints (1) the time from an engine event being committed to its appearance in th
 draws them by default (folded to the active neighbourhood) and with every node drawn (goals <= 2 s
 and <= 3 s), (3) the server time of one live refresh of a 1,000-node session (goal <= 200 ms), and
 what an operator waits for: (4) from a click on Step to the new step count on screen (goal p95
-<= 1 s) and (5) from opening a 1,000-node session's page to its tree drawn (goal <= 3 s); and (6)
-what an open page of a paused session costs the console process while nothing happens (CPU per
-second, goal <= 0.1 s; its memory before and after the latency rounds, which must not keep growing);
-and (7) what a page watching a running demo session receives over its websocket per second, by
+<= 1 s), (5) from a click on Pause on a running session to its status line saying it is paused
+(goal p95 <= 1 s) and (6) from opening a 1,000-node session's page to its tree drawn (goal <= 3 s);
+and (7) what an open page of a paused session costs the console process while nothing happens (CPU
+per second, goal <= 0.1 s; its memory before and after the latency rounds, which must not keep
+growing); and (8) what a page watching a running demo session receives over its websocket per second, by
 element (the console sends no message by reference, `.streamlit/config.toml`, so every redraw
 carries its images and chart whole).
 """
@@ -19,10 +20,12 @@ import json
 import os
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Locator, Page, sync_playwright
 
 from bench.engine import balanced_script
 from planner.browser.chromium import find_chromium, launch_args
@@ -31,10 +34,13 @@ from planner.config import EngineConfig
 from planner.engine import Engine
 from planner.events import SessionStatus
 from planner.models.scripted import ScriptedModel
+from planner.protocols import ActionResult
 from planner.state import replay
+from sessions.backends import Backend
 from sessions.client.commands import queue_command
 from sessions.client.creation import create_session
 from sessions.store.sql import SqlStore, database_url
+from sessions.worker.runner import Runner
 from ui.server import start_console
 from ui.tree_chart import build_chart
 
@@ -44,6 +50,7 @@ GOALS = {
     "draw_5k_s": 3.0,
     "refresh_ms": 200,
     "step_click_p95_s": 1.0,
+    "pause_click_p95_s": 1.0,
     "load_to_tree_s": 3.0,
     "idle_cpu_s_per_s": 0.1,
 }
@@ -154,6 +161,88 @@ def step_click_latency(page: Page, url: str, store: SqlStore, rounds: int = 20) 
             assert time.time() < deadline, "the step did not end paused"
             time.sleep(0.02)
     return latencies
+
+
+ACTION_SECONDS = 0.25
+"""How long each browser action of the run that `pause_click_latency` pauses takes: about the demo
+shop's median action (`python -m bench.browser`); its model answers at once."""
+PAUSED = "paused — paused by operator"
+"""The status line of a session an operator paused: its status in words (`sessions.client.verdict.standing`)
+and the reason the Pause command records (`planner.commands`), as `ui.views.header` writes them."""
+_STATUS_LINE = r"""[...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .map(e => e.innerText).find(t => /\bstep \d+ · \d+ nodes/.test(t)) || ''"""
+"""The status line's text (the markdown block with its counters), so an answer beside a control or a
+row of the inbox cannot stand in for it."""
+_ARM_CLICK_AT = """() => { window.__clicked = null; window.__clicked_at = null;
+    document.addEventListener('click', () => { window.__clicked = performance.now(); window.__clicked_at = Date.now(); },
+        {capture: true, once: true}); }"""
+"""`_ARM_CLICK`, and the click's wall-clock time too, to set against the time the log records the pause."""
+_PAUSED_SINCE_CLICK = f"""line => ({_STATUS_LINE}).includes(line) && window.__clicked !== null
+    && [Math.max(performance.now() - window.__clicked, 0.001) / 1000, window.__clicked_at / 1000]"""
+"""Seconds since the click and the click's Unix time, once the status line reads `line` (checked on every
+animation frame)."""
+
+
+class _SlowDry(DryEnvironment):
+    """The dry environment with actions that take `ACTION_SECONDS`, as a browser's do, so a run goes on
+    for minutes instead of milliseconds and a pause lands in the middle of it."""
+
+    def execute(self, action: str, **options: Any) -> ActionResult:
+        time.sleep(ACTION_SECONDS)
+        return super().execute(action, **options)
+
+
+def _control(page: Page, verb: str) -> Locator:
+    """A run control (`ui.views.header`), once the page draws it enabled."""
+    button = page.locator(f".st-key-ctl_{verb} button")
+    page.wait_for_function("b => !b.disabled", arg=button.element_handle(timeout=30_000), timeout=30_000)
+    return button
+
+
+def pause_click_latency(page: Page, url: str, store: SqlStore, rounds: int = 20) -> tuple[list[float], list[float]]:
+    """Seconds from a click on Pause (a running session) to the status line saying it is paused, both taken
+    in the browser; and from the click to the pause recorded in the log, the part of it that is the
+    runner finishing the step under way.
+
+    The run is a scripted model on the dry environment whose actions take `ACTION_SECONDS`, run by a
+    runner of this process, as `python -m sessions run` in a shell would run it: the console's own runner
+    threads run a session's stored model spec, which has no way to be slow. Between rounds Resume sets it
+    running again, and the next Pause waits until the page shows it running.
+    """
+    session_id, _ = _grown_session(store, 4, 4, paused=True)  # 341 nodes: 256 actions, about 64 s of running
+    own_store = SqlStore(store.url)  # the runner's thread and its heartbeat get a store of their own
+    runner = Runner(own_store, session_id, Backend(ScriptedModel(balanced_script(4, 4)[0]), _SlowDry()))
+    stopping = threading.Event()
+    thread = threading.Thread(target=runner.run, kwargs={"should_stop": stopping.is_set}, name="bench-runner")
+    thread.start()
+    try:
+        page.goto(f"{url}/?session={session_id}")
+        page.wait_for_selector("svg text", timeout=60_000)
+        shown, recorded = [], []
+        for _ in range(rounds):
+            last = store.session(session_id).last_seq
+            _control(page, "resume").click()
+            page.wait_for_function(f"() => ({_STATUS_LINE}).includes('running — ')", timeout=30_000, polling=25)
+            pause = _control(page, "pause")
+            page.evaluate(_ARM_CLICK_AT)
+            pause.click()
+            since, clicked_at = page.wait_for_function(
+                _PAUSED_SINCE_CLICK, arg=PAUSED, timeout=30_000, polling="raf"
+            ).json_value()
+            shown.append(float(since))
+            paused = [
+                event.at
+                for event in store.load(session_id, after=last)
+                if isinstance(event.payload, SessionStatus) and event.payload.reason == "paused by operator"
+            ]
+            assert paused, "the status line says paused, but the log has no pause"
+            recorded.append(paused[-1] - float(clicked_at))
+            assert store.session(session_id).status == "paused", "the run ended before the rounds did"
+        return shown, recorded
+    finally:
+        stopping.set()
+        thread.join(30)
+        own_store.close()
 
 
 def first_draw(page: Page, url: str, session_id: str, draw_all: bool) -> float:
@@ -272,6 +361,7 @@ def main() -> None:
                     rss_before = _rss_mib(console.process.pid)
                     clicks = step_click_latency(fresh, console.url, store)
                     rss_after = _rss_mib(console.process.pid)
+                    pauses, pauses_recorded = pause_click_latency(fresh, console.url, store)
                 finally:
                     if errors:
                         print("page errors:", errors[:5])
@@ -289,6 +379,13 @@ def main() -> None:
         f"click on Step -> new step count on screen ({len(clicks)} clicks): p50 {statistics.median(clicks):.2f} s, "
         f"p95 {_p95(clicks):.2f} s, max {max(clicks):.2f} s (goal p95 <= {GOALS['step_click_p95_s']:g} s, "
         f"ratio {_p95(clicks) / GOALS['step_click_p95_s']:.2f})"
+    )
+    print(
+        f"click on Pause -> status line says paused ({len(pauses)} clicks on a running session whose actions take "
+        f"{ACTION_SECONDS:g} s): p50 {statistics.median(pauses):.2f} s, p95 {_p95(pauses):.2f} s, max {max(pauses):.2f} s "
+        f"(goal p95 <= {GOALS['pause_click_p95_s']:g} s, ratio {_p95(pauses) / GOALS['pause_click_p95_s']:.2f}); "
+        f"the pause recorded in the log: p50 {statistics.median(pauses_recorded):.2f} s, "
+        f"p95 {_p95(pauses_recorded):.2f} s after the click"
     )
     print(
         f"open a {nodes_1k:,}-node session's page -> tree drawn ({len(loads)} loads): "

@@ -97,6 +97,8 @@ def _live(ctx: Console, session_id: str, running: bool) -> None:
     if running and inbox_behind(sessions):
         st.rerun()  # the whole page: only its run draws the attention inbox (see `ui.views.inbox`)
     fleet = _panel(ctx, view, sessions)
+    if running and view.pending:
+        _watch_stopping(ctx, session_id)
     if not running:  # what the watcher compares the store with
         st.session_state[_DRAWN] = (session_id, view.state.seq, sessions if fleet else None)
         if view.pending:  # drawn in the panel: a press reruns only the panel, not the page's watcher
@@ -119,6 +121,16 @@ def _watch(ctx: Console, session_id: str) -> None:
 def _watch_queued(ctx: Console, session_id: str) -> None:
     """`_watch` while commands are queued: soon after the runner applies them."""
     _rerun_if_changed(ctx, session_id)
+
+
+@st.fragment(run_every=QUEUED_REFRESH_SECONDS)
+@_guarded
+def _watch_stopping(ctx: Console, session_id: str) -> None:
+    """While a running session's commands wait: a whole run of the page as soon as it stops running (a
+    Pause, a Stop), rather than at the panel's next tick. Pause → "paused" took the runner 0.2 s and
+    the page 0.6 s more, waiting for the tick (`python -m bench.console`)."""
+    if follower(ctx, session_id).refresh().status is not RunStatus.RUNNING:
+        st.rerun()
 
 
 @st.fragment(run_every=FINISHED_REFRESH_SECONDS)
