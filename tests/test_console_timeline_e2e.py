@@ -1,11 +1,14 @@
 """A second approval never shows the first one's answer (issue 12), in a real console and Chromium: the
 answer to a press lives in the browser tab's state, so only a page that lived through both requests
-can show it. (The timeline and forks, the rest of issue 12 here before, are checked headless in
-tests/test_console_views_app.py.)"""
+can show it. And what only ECharts shows of the plan's chart: every label of a wide row drawn, and
+nothing faded while the pointer rests on a node (issue 27). (The timeline and forks, the rest of issue
+12 here before, are checked headless in tests/test_console_views_app.py, where the chart's options are.)"""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from console_helpers import open_console, start_demo, state_of, store_of
@@ -13,8 +16,12 @@ from playwright.sync_api import Page, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from waiting import wait_until
 
+from planner.browser.dry import DRY_START
+from planner.config import EngineConfig
 from planner.events import Kind
 from planner.state import RunStatus
+from sessions.client.creation import create_session
+from sessions.worker.runner import Runner
 from ui.server import ConsoleProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -89,3 +96,42 @@ def test_a_second_approval_never_shows_the_first_ones_answer(page: Page, console
         )
     expect(box, "the second approval box, still on screen").to_be_visible()
     assert page.get_by_text(re.compile(r"approval (applied|queued)")).count() == 0, "and no answer under it"
+
+
+ROW = 20
+_FADED = """() => [...document.querySelectorAll('svg path, svg text')].filter(e =>
+  ['opacity', 'fill-opacity', 'stroke-opacity'].some(name => Number(e.getAttribute(name) ?? 1) < 0.3)).length"""
+"""How many of the page's drawn shapes and texts are faded (ECharts fades the others of a hovered node)."""
+
+
+def test_a_wide_row_shows_every_label_and_a_hovered_node_fades_nothing(
+    page: Page, console: ConsoleProcess, tmp_path: Path
+) -> None:
+    """Issue 27: in a row of 20 sub-goals ECharts hid two labels in three (labels that overlap are hidden,
+    and the row was fitted to the chart), and the pointer resting on a node faded all but its neighbours
+    for as long as it stayed there."""
+    task = "Check every printer"
+    steps = [f"Note printer {i}" for i in range(1, ROW + 1)]
+    nodes = {task: {"type": "AND", "children": steps}} | {s: {"type": "ACTION", "action": f"note [{s}]"} for s in steps}
+    script = tmp_path / "row.json"
+    script.write_text(json.dumps({"nodes": nodes, "final_answer": "done"}))
+    store = store_of(console)
+    config = EngineConfig(constraints=False)
+    session_id = create_session(store, task, f"script:{script}", start_url=DRY_START, config=config)
+    Runner(store, session_id).run(on_idle=lambda state: False)
+    assert state_of(console, session_id).finished
+
+    open_console(page, console)
+    page.goto(f"{console.url}/?session={session_id}")
+    label = page.locator("text").filter(has_text=re.compile(r"^ACT 0\.\d+$"))
+    labels = page.locator("svg").locator(label)
+    expect(labels, f"every label of the row of {ROW}").to_have_count(ROW, timeout=30_000)
+
+    assert page.evaluate(_FADED) == 0
+    chart = page.locator("svg").filter(has=label).bounding_box()
+    boxes = [box for box in (each.bounding_box() for each in labels.all()) if box is not None]
+    assert chart is not None and boxes
+    box = min(boxes, key=lambda b: abs(b["x"] + b["width"] / 2 - chart["x"] - chart["width"] / 2))
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] - 7)  # a node's symbol, just above its label
+    expect(page.get_by_text(re.compile(r"ACT · SUCCESS")).first, "the hovered node's tooltip").to_be_visible()
+    assert page.evaluate(_FADED) == 0, "the pointer on a node faded the rest of the tree"

@@ -28,18 +28,21 @@ from console_helpers import (
     show_tab,
 )
 from streamlit.testing.v1 import AppTest
+from test_tree_chart import NARROWEST, drawn_at, in_view
 from waiting import wait_until
 
 from planner.browser.dry import DRY_START, DryEnvironment
 from planner.config import Breakpoint, EngineConfig
 from planner.events import CommandApplied, Kind, ModelCalled
+from planner.frames import active_path
 from planner.models.scripted import Script, ScriptedModel
 from planner.questions import Question
-from planner.state import RunStatus
+from planner.state import RunStatus, replay
 from planner.status import REMOVED
 from planner.tree import NodeType, Origin, Status
 from sessions.backends import Backend
 from sessions.client.creation import create_session
+from sessions.client.creation import fork_session as create_fork
 from sessions.client.markdown import md
 from sessions.store import EventStore
 from sessions.store.reading import load_state
@@ -70,15 +73,23 @@ def run_dry(store: EventStore, session_id: str, script: Script) -> None:
     Runner(store, session_id, backend=backend).run(on_idle=lambda state: False)
 
 
-def chart_labels(at: AppTest, alt: str | re.Pattern[str]) -> dict[str, str]:
-    """Node id -> the first line of its label (its marks, type and id) in the chart named `alt`."""
+def chart_option(at: AppTest, alt: str | re.Pattern[str]) -> dict[str, Any]:
+    """The ECharts option of the one chart named `alt`."""
     charts = [
         json.loads(e.proto.spec)
         for e in at.get("echarts_chart")
         if (e.proto.alt == alt if isinstance(alt, str) else alt.match(e.proto.alt))
     ]
     assert len(charts) == 1, f"one chart {alt!r}: {[e.proto.alt for e in at.get('echarts_chart')]}"
-    return {item["id"]: item["label"]["formatter"].split("\n")[0] for item in charts[0]["series"][0]["data"]}
+    option: dict[str, Any] = charts[0]
+    return option
+
+
+def chart_labels(at: AppTest, alt: str | re.Pattern[str]) -> dict[str, str]:
+    """Node id -> the first line of its label (its marks, type and id) in the chart named `alt`."""
+    return {
+        item["id"]: item["label"]["formatter"].split("\n")[0] for item in chart_option(at, alt)["series"][0]["data"]
+    }
 
 
 def session_picker(at: AppTest) -> Any:
@@ -235,9 +246,9 @@ def test_scrubbing_back_draws_the_past_plan_marked_and_a_fork_opens_as_itself_be
     at = console_app(session_id)
     at.run()
     show_tab(at, "Timeline")
-    slider = at.slider(key=f"timeline_{session_id}")
-    assert slider.value == final.seq, "the timeline opens at the live end"
-    slider.set_value(expanded)
+    event = at.number_input(key=f"timeline_event_{session_id}")
+    assert event.value is None and event.placeholder == f"{final.seq} (live)", "it opens at the live end"
+    event.set_value(expanded)
     at.run()
     assert not at.exception, at.exception
     assert any(m.value.startswith(f"At event {expanded}: ") for m in at.markdown)
@@ -270,6 +281,111 @@ def test_scrubbing_back_draws_the_past_plan_marked_and_a_fork_opens_as_itself_be
     for child in children:
         assert theirs[child].startswith("Δ ") and ours[child].startswith("Δ "), (child, ours, theirs)
     assert any(re.match(r"Plan of the parent, .*: \d+ of its nodes differ", c.value) for c in at.caption)
+
+
+def test_the_timeline_steps_one_event_at_a_time_and_jumps_to_a_typed_one(db: str) -> None:
+    """Issue 27: the slider alone had neither a box to type an event in nor a step button, and each arrow
+    key press redrew the page. The arrows (◀ / ▶) move one event, the box jumps to the event typed, the
+    slider follows both, and at the live end the timeline follows the run."""
+    store = open_store(db)
+    session_id = create_session(store, BROWNIE_TASK, "demo", config=EngineConfig(constraints=False))
+    run_dry(store, session_id, load("brownie.json"))
+    last = load_state(store, session_id).seq
+    at = console_app(session_id)
+    at.run()
+    show_tab(at, "Timeline")
+
+    def shown() -> tuple[int, int | None, int]:
+        [line] = [m.value for m in at.markdown if m.value.startswith("At event ")]
+        seq = int(line.split(":")[0].removeprefix("At event "))
+        return (
+            seq,
+            at.number_input(key=f"timeline_event_{session_id}").value,
+            at.slider(key=f"timeline_{session_id}").value,
+        )
+
+    # At the live end, which moves at every step of a running session, the box is empty (a value set
+    # from the script would replace what the operator is typing) and says the end in its placeholder.
+    assert shown() == (last, None, last) and at.button(key="timeline_on").disabled, "at the live end, nothing after"
+    at.number_input(key=f"timeline_event_{session_id}").set_value(7).run()
+    assert shown() == (7, 7, 7), "the event typed"
+    assert chart_labels(at, "Plan tree at event 7"), "the plan as it was then"
+    at.button(key="timeline_on").click().run()
+    assert shown() == (8, 8, 8), "one event on"
+    for _ in range(3):
+        at.button(key="timeline_back").click().run()
+    assert shown() == (5, 5, 5), "three events back, one at a time"
+    at.slider(key=f"timeline_{session_id}").set_value(2).run()
+    assert shown() == (2, 2, 2), "the slider, for long jumps"
+    at.button(key="timeline_back").click().run()
+    assert shown() == (1, 1, 1) and at.button(key="timeline_back").disabled, "no event before the first"
+    at.number_input(key=f"timeline_event_{session_id}").set_value(last).run()
+    assert shown() == (last, None, last), "back at the live end"
+    assert any(c.value.startswith("This is the live plan") for c in at.caption)
+    assert not at.exception, at.exception
+
+
+def _wide_script(tmp_path: Path) -> str:
+    """A task of twelve sub-goals of four actions each: a plan far wider than any chart."""
+    task = "Find the cheapest printer of every brand"
+    brands = [f"Check brand {i} printers" for i in range(1, 13)]
+    nodes: dict[str, Any] = {task: {"type": "AND", "children": brands}}
+    for brand in brands:
+        steps = [f"{brand}: step {j}" for j in range(1, 5)]
+        nodes[brand] = {"type": "AND", "children": steps}
+        nodes.update({step: {"type": "ACTION", "action": f"note [{step}]"} for step in steps})
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps({"nodes": nodes, "final_answer": "done"}))
+    return task
+
+
+PAST = 420
+"""Pixels: the height of the timeline's past plan and of each of a fork's compared plans."""
+
+
+def test_the_timeline_and_a_forks_comparison_follow_the_agent_until_the_operator_selects_a_node(
+    db: str, tmp_path: Path
+) -> None:
+    """Issue 27: a fork's compared plans and the timeline's past plan did not follow the agent: zoomed in
+    around it, the way down to it left the chart (a fork's root sat above its chart). Like the live tree,
+    they show the agent's node and the way down to it, until the operator selects a node."""
+    store = open_store(db)
+    task = _wide_script(tmp_path)
+    session_id = create_session(
+        store, task, f"script:{tmp_path / 'wide.json'}", start_url=DRY_START, config=EngineConfig(constraints=False)
+    )
+    run_dry(store, session_id, Script.model_validate_json((tmp_path / "wide.json").read_text()))
+    events = store.load(session_id)
+    seq = next(e.seq for e in events if e.kind is Kind.STEP and e.node_id == "0.7.3")
+    then = [node.id for node, _ in active_path(replay(events[:seq]).tree)]
+    assert then == ["0", "0.7", "0.7.3"], then
+
+    def shows(option: dict[str, Any], node_id: str, width: float = NARROWEST) -> bool:
+        return in_view(option, node_id, width, PAST)
+
+    fork_id = create_fork(store, session_id, seq)
+    at = console_app(fork_id)
+    show_tab(at, "Timeline")
+    ours = chart_option(at, "Plan tree of this fork")
+    assert shows(ours, "0.7.3"), drawn_at(ours, NARROWEST, PAST)["0.7.3"]
+    assert shows(ours, "0"), f"the fork's root is in view: {drawn_at(ours, NARROWEST, PAST)['0']}"
+
+    node_picker(at).select("0.2.1").run()
+    [follow] = [t for t in at.toggle if t.label == "Follow agent"]
+    assert not follow.value, "a pick turns following off"
+    ours = chart_option(at, "Plan tree of this fork")
+    assert shows(ours, "0.2.1") and not shows(ours, "0.7.3", 1100), "the chart shows the pick instead"
+    follow.set_value(True).run()
+    assert shows(chart_option(at, "Plan tree of this fork"), "0.7.3"), "following again"
+
+    at = console_app(session_id)
+    show_tab(at, "Timeline")
+    at.number_input(key=f"timeline_event_{session_id}").set_value(seq).run()
+    past = chart_option(at, f"Plan tree at event {seq}")
+    drawn = drawn_at(past, NARROWEST, PAST)
+    assert shows(past, "0.7.3"), drawn["0.7.3"]
+    assert all(0 <= drawn[n][0] <= NARROWEST and 0 <= drawn[n][1] <= PAST for n in then), {n: drawn[n] for n in then}
+    assert not at.exception, at.exception
 
 
 # -- approvals (the logic under tests/test_console_timeline_e2e.py, which keeps the browser's side) -----
@@ -417,17 +533,18 @@ def test_the_roots_expansion_reasked_shows_both_plans_and_adopt_applies_it_with_
     )
 
 
-def _chart_view(at: AppTest) -> tuple[list[float], dict[str, list[float]]]:
-    """The live chart's centre and where it draws each node."""
-    [chart] = [json.loads(e.proto.spec) for e in at.get("echarts_chart") if e.proto.alt.startswith("Plan tree of")]
-    series = chart["series"][0]
-    return series["center"], {item["id"]: [item["x"], item["y"]] for item in series["data"]}
+LIVE = 560
+"""Pixels: the height of the live tree's chart."""
+
+
+def _live_chart(at: AppTest) -> dict[str, Any]:
+    return chart_option(at, re.compile(r"^Plan tree of \d+ nodes"))
 
 
 def test_the_tree_follows_the_agent_until_the_operator_selects_a_node(app_store: EventStore, tmp_path: Path) -> None:
-    """Issue 27: a wide plan (20 steps) opens zoomed in around the step the agent is about to take, not
-    around the selected root; picking a node turns "Follow agent" off and zooms in around the pick, and
-    turning it on again brings the agent back."""
+    """Issue 27: a wide plan (20 steps) opens around the step the agent is about to take, not around
+    the selected root; picking a node turns "Follow agent" off and shows the pick instead, and turning
+    it on again brings the agent back."""
     steps = [f"note step {i}" for i in range(1, 21)]
     wide = {BROWNIE_TASK: {"type": "AND", "children": steps}} | {s: {"type": "ACTION", "action": s} for s in steps}
     script = tmp_path / "wide.json"
@@ -435,22 +552,21 @@ def test_the_tree_follows_the_agent_until_the_operator_selects_a_node(app_store:
     session_id, at = expanded(app_store, model=f"script:{script}")
     assert load_state(app_store, session_id).tree["0"].children[-1] == "0.20"
 
-    centre, at_node = _chart_view(at)
-    assert centre == at_node["0.1"] != at_node["0"], "centred on the agent's next step, not on the root"
+    chart = _live_chart(at)
+    assert in_view(chart, "0.1", NARROWEST, LIVE) and not in_view(chart, "0.17", 1100, LIVE), "the agent's next step"
     [follow] = [t for t in at.toggle if t.label == "Follow agent"]
     assert follow.value
 
     node_picker(at).select("0.17")
     at.run()
-    centre, at_node = _chart_view(at)
-    assert centre == at_node["0.17"], "centred on the operator's pick"
+    chart = _live_chart(at)
+    assert in_view(chart, "0.17", NARROWEST, LIVE) and not in_view(chart, "0.1", 1100, LIVE), "the operator's pick"
     [follow] = [t for t in at.toggle if t.label == "Follow agent"]
     assert not follow.value, "a pick turns following off"
 
     follow.set_value(True)
     at.run()
-    centre, at_node = _chart_view(at)
-    assert centre == at_node["0.1"], "following again"
+    assert in_view(_live_chart(at), "0.1", NARROWEST, LIVE), "following again"
 
 
 def test_an_answer_reads_answered_until_the_operator_accepts_it_from_the_task_and_answer_tab(
@@ -469,7 +585,7 @@ def test_an_answer_reads_answered_until_the_operator_accepts_it_from_the_task_an
 
     keyed(at.text_input, "verdict_reason").input("checked the recipe page myself")
     at.form_submit_button(key="verdict_accept").click().run()
-    assert "Answer accepted." in alerts(at)
+    assert not [a for a in alerts(at) if "ccepted" in a], "the line under the answer answers the press, no message"
     judged = load_state(app_store, session_id).answer_verdict
     assert judged is not None and judged.accepted and judged.reason == "checked the recipe page myself"
     redraw_until(at, lambda at: ":material/check_circle: answer accepted**" in markdown_text(at), "✓ accepted")

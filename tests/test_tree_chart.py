@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -85,6 +86,110 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(item)
 
 
+# -- where ECharts draws the chart -----------------------------------------------------------------
+
+NARROWEST = 400
+"""Pixels: the narrowest chart the console draws (a fork beside its parent), whose width is not known
+to the chart's builder; what must be in view is checked in a chart this wide."""
+LABEL_LINES = 4
+"""Lines a node's label may take: its marks, type and id, then a description wrapped at its width."""
+
+
+def drawn_at(option: dict[str, Any], width: float, height: float) -> dict[str, tuple[float, float]]:
+    """Node id -> the pixel where ECharts 6 draws it in a chart `width` × `height` pixels large.
+
+    A graph series laid out by hand (`layout: "none"`) maps the data's bounding box (widened by 1 on
+    both sides when flat) onto its layout box (`getLayoutRect`: `left`/`top`/`width`/`height`, which
+    keeps the data's aspect at 80 % of the chart when no size is given), then puts its `center` at the
+    box's centre, scaled by `zoom` (`View`). Checked against Chromium, old options and new, to within
+    a pixel."""
+    chart = option["series"][0]
+    items = chart["data"]
+    xs, ys = [float(item["x"]) for item in items], [float(item["y"]) for item in items]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    if x1 == x0:
+        x0, x1 = x0 - 1, x1 + 1
+    if y1 == y0:
+        y0, y1 = y0 - 1, y1 + 1
+    aspect = (x1 - x0) / (y1 - y0)
+
+    def size(value: Any, whole: float) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, str) and value.endswith("%"):
+            return float(value[:-1]) * whole / 100
+        return math.nan  # "center" and the like, or unset
+
+    left_at, top_at = chart.get("left", "center"), chart.get("top", "center")  # the graph series' defaults
+    right_at, bottom_at = chart.get("right"), chart.get("bottom")
+    left, top, right, bottom = (
+        size(left_at, width),
+        size(top_at, height),
+        size(right_at, width),
+        size(bottom_at, height),
+    )
+    box_w, box_h = size(chart.get("width"), width), size(chart.get("height"), height)
+    if math.isnan(box_w):
+        box_w = width - right - left
+    if math.isnan(box_h):
+        box_h = height - bottom - top
+    if math.isnan(box_w) and math.isnan(box_h):
+        box_w, box_h = (width * 0.8, math.nan) if aspect > width / height else (math.nan, height * 0.8)
+    box_w = aspect * box_h if math.isnan(box_w) else box_w
+    box_h = box_w / aspect if math.isnan(box_h) else box_h
+    left = width - right - box_w if math.isnan(left) else left
+    top = height - bottom - box_h if math.isnan(top) else top
+    if (left_at or right_at) == "center":
+        left = width / 2 - box_w / 2
+    if (top_at or bottom_at) in ("center", "middle"):
+        top = height / 2 - box_h / 2
+    left, top = (0.0 if math.isnan(left) else left), (0.0 if math.isnan(top) else top)
+
+    def raw(x: float, y: float) -> tuple[float, float]:
+        return left + (x - x0) * box_w / (x1 - x0), top + (y - y0) * box_h / (y1 - y0)
+
+    middle = (left + box_w / 2, top + box_h / 2)
+    centre = raw(*chart["center"]) if chart.get("center") else middle
+    zoom = float(chart.get("zoom", 1))
+    return {
+        item["id"]: (middle[0] + zoom * (px - centre[0]), middle[1] + zoom * (py - centre[1]))
+        for item, px, py in ((item, *raw(x, y)) for item, x, y in zip(items, xs, ys, strict=True))
+    }
+
+
+def label_box(option: dict[str, Any], node_id: str, at: tuple[float, float]) -> tuple[float, float, float, float]:
+    """The pixels (left, top, right, bottom) a node drawn at `at` covers with its symbol and its label
+    below it (the label's wrapping width and padding, `LABEL_LINES` lines at its line height)."""
+    chart = option["series"][0]
+    item = next(item for item in chart["data"] if item["id"] == node_id)
+    label = chart["label"]
+    vertical, sideways = label.get("padding", [0, 0])
+    half = item["symbolSize"] / 2 + item["itemStyle"]["borderWidth"]
+    wide = label["width"] / 2 + sideways
+    below = half + label.get("distance", 5) + 2 * vertical + LABEL_LINES * label["lineHeight"]
+    return at[0] - wide, at[1] - half, at[0] + wide, at[1] + below
+
+
+def in_view(option: dict[str, Any], node_id: str, width: float, height: float) -> bool:
+    """Whether a node and its label are drawn whole inside a chart `width` × `height` pixels large."""
+    left, top, right, bottom = label_box(option, node_id, drawn_at(option, width, height)[node_id])
+    return left >= 0 and top >= 0 and right <= width and bottom <= height
+
+
+def fan(count: int) -> SessionState:
+    """A root whose `count` actions wait in a row, the agent entering the first."""
+    state = SessionState(task="check every printer")
+    nodes = state.tree.nodes
+    children = [f"0.{i}" for i in range(1, count + 1)]
+    nodes[ROOT_ID] = Node(
+        id=ROOT_ID, description="Check every printer", type=NodeType.AND, status=Status.VISITED, children=children
+    )
+    for child in children:
+        nodes[child] = Node(id=child, parent=ROOT_ID, description=f"Check printer model {child} and its price")
+        nodes[child].type, nodes[child].action = NodeType.ACTION, f"click [{child}]"
+    return state
+
+
 @pytest.fixture(scope="module")
 def failed_run() -> SessionState:
     return run_script(load("brownie_fail.json"), BROWNIE_TASK)[0]
@@ -147,18 +252,30 @@ def test_indices_follow_plan_order_and_links_join_parent_to_child(failed_run: Se
 
 
 def test_layout_is_a_tidy_top_down_tree() -> None:
+    """Leaves evenly spaced, each parent above its children and centred over them, but a node on the
+    way down to the agent is pulled toward the agent (within one leaf gap), still between its first
+    and last child, so that way is in view wherever the agent is."""
     state = synthetic(3, 3)
+    path = [node.id for node, _ in active_path(state.tree)]
     chart = build_chart(state, collapse_closed=False)
     assert chart == build_chart(state, collapse_closed=False)
     pos = {item["id"]: (item["x"], item["y"]) for item in series(chart)["data"]}
+    leaves = [pos[node.id][0] for node in state.tree.walk() if not node.children]
+    gaps = {round(b - a, 6) for a, b in itertools.pairwise(leaves)}
+    assert len(gaps) == 1
+    gap = gaps.pop()
+    assert gap > 0
     for node in state.tree.walk():
         if node.children:
             first, last = pos[node.children[0]], pos[node.children[-1]]
-            assert pos[node.id][0] == pytest.approx((first[0] + last[0]) / 2)
             assert all(pos[child][1] > pos[node.id][1] for child in node.children)
-    leaves = [pos[node.id][0] for node in state.tree.walk() if not node.children]
-    gaps = {round(b - a, 6) for a, b in itertools.pairwise(leaves)}
-    assert len(gaps) == 1 and gaps.pop() > 0
+            assert first[0] <= pos[node.id][0] <= last[0]
+            if node.id not in path:
+                assert pos[node.id][0] == pytest.approx((first[0] + last[0]) / 2)
+    agent = pos[path[-1]][0]
+    assert all(abs(pos[node_id][0] - agent) <= gap for node_id in path), [pos[node_id] for node_id in path]
+    row = {item["id"]: item["x"] for item in series(build_chart(fan(20)))["data"]}
+    assert row[ROOT_ID] == row["0.2"] and row["0.1"] == 0, "a row's parent is pulled toward the agent, in 0.1"
 
 
 def test_current_node_and_active_path_stand_out() -> None:
@@ -340,26 +457,79 @@ def test_option_is_plain_json(big: SessionState, failed_run: SessionState) -> No
         assert json.loads(text) == chart.option
         assert "function" not in text
     wide = series(build_chart(big))
-    assert wide["zoom"] > 1 and len(wide["center"]) == 2  # a wide plan opens zoomed in on the agent
+    assert len(wide["center"]) == 2 and (wide["width"], wide["height"]) > (0, 0)  # a wide plan opens on the agent
 
 
-def test_a_wide_plan_is_zoomed_in_around_the_agent_while_following_else_around_the_selection(
-    big: SessionState,
+@pytest.mark.parametrize("height", [360, 420, 560])
+@pytest.mark.parametrize("width", [NARROWEST, 700, 1100])
+def test_following_keeps_the_agent_and_the_way_down_to_it_in_view_whatever_is_selected(
+    big: SessionState, width: int, height: int
 ) -> None:
     """Issue 27: the chart stayed on the selection (the root by default) while the agent worked off its
-    right edge; following, it is centred on the end of the active path whatever is selected."""
+    right edge; zoomed in on the agent, the way down to it left the chart (a fork's root sat above its
+    chart). Following, the agent's node and label are whole in the chart, and so is every node on the
+    active path that fits above it in the chart's height: in a big tree, a row of 60, a chain of six
+    levels and the brownie run, at every size the console draws."""
+    for state in (big, fan(60), synthetic(1, 5, done=0), live()):
+        path = [node.id for node, _ in active_path(state.tree)]
+        elsewhere = next((node.id for node in state.tree.walk() if node.id not in path), None)
+        option = build_chart(state, selected=elsewhere, follow=True, height=height).option
+        drawn = drawn_at(option, width, height)
+        assert in_view(option, path[-1], width, height), (path[-1], drawn[path[-1]])
+        bottom = label_box(option, path[-1], drawn[path[-1]])[3]
+        fits = [node_id for node_id in path if bottom - label_box(option, node_id, drawn[node_id])[1] <= height]
+        shown = [node_id for node_id in path if 0 <= drawn[node_id][0] <= width and 0 <= drawn[node_id][1] <= height]
+        assert len(fits) >= 2 and set(fits) <= set(shown), f"{fits} fit above {path[-1]}, {shown} are in view"
+
+
+def test_not_following_the_chart_is_drawn_around_the_selection(big: SessionState) -> None:
     agent = [node.id for node, _ in active_path(big.tree)][-1]
     elsewhere = big.tree.children(big.tree[ROOT_ID])[0].id
     assert agent != elsewhere and not agent.startswith(elsewhere + ".")
+    looking = build_chart(big, selected=elsewhere, height=420).option
+    assert in_view(looking, elsewhere, NARROWEST, 420) and not in_view(looking, agent, 1100, 420)
+    nothing = build_chart(big, height=420).option
+    assert in_view(nothing, agent, NARROWEST, 420), "nothing selected: around the agent"
 
-    def centre(chart: Any, node_id: str) -> tuple[list[float], list[float]]:
-        item = items_by_id(chart)[node_id]
-        return series(chart)["center"], [item["x"], item["y"]]
 
-    following = build_chart(big, selected=elsewhere, follow=True)
-    assert centre(following, agent)[0] == centre(following, agent)[1], "following: centred on the agent"
-    looking = build_chart(big, selected=elsewhere)
-    assert centre(looking, elsewhere)[0] == centre(looking, elsewhere)[1], "not following: on the selection"
+@pytest.mark.parametrize("count", [8, 20, 60])
+def test_every_node_of_a_wide_fan_out_keeps_its_whole_label(count: int) -> None:
+    """Issue 27: in a row of 20, ECharts hid two labels in three (`hideOverlap`) because the plan was
+    fitted to the chart. Drawn one pixel per unit, two neighbouring labels never meet, whatever the
+    chart's width, and each has a background the edges pass under instead of crossing its text."""
+    state = fan(count)
+    option = build_chart(state, height=560).option
+    label = series(build_chart(state)).get("label", {})
+    for width in (NARROWEST, 700):
+        drawn = drawn_at(option, width, 560)
+        boxes = sorted(label_box(option, child, drawn[child]) for child in state.tree[ROOT_ID].children)
+        assert len(boxes) == count
+        for one, other in itertools.pairwise(boxes):
+            assert one[2] < other[0], f"in a chart {width} px wide, neighbouring labels overlap: {one} {other}"
+    assert label["show"] and label["backgroundColor"] and label["color"], label
+
+
+@pytest.mark.parametrize(("width", "height"), [(NARROWEST, 360), (700, 420), (700, 560)])
+def test_a_plan_that_fits_is_centred_across_its_chart_and_starts_at_its_top(width: int, height: int) -> None:
+    """Issue 27: a one-node plan sat below the middle of an empty chart, its label lower still (a fork's
+    first event beside its parent's whole plan). The drawing, symbols and labels, is centred across and
+    starts at the chart's top, where the eye comes from the toggles above it."""
+    for state in (synthetic(0, 0), synthetic(1, 1, done=0), synthetic(2, 2, done=0)):
+        option = build_chart(state, height=height).option
+        drawn = drawn_at(option, width, height)
+        boxes = [label_box(option, node_id, at) for node_id, at in drawn.items()]
+        left, top = min(box[0] for box in boxes), min(box[1] for box in boxes)
+        right, bottom = max(box[2] for box in boxes), max(box[3] for box in boxes)
+        assert 0 <= top <= 40, (len(state.tree), top, bottom)  # labels sit under their symbols
+        assert abs((left + right) / 2 - width / 2) <= 12, (len(state.tree), left, right)
+
+
+def test_hovering_a_node_fades_nothing() -> None:
+    """Issue 27: with `emphasis.focus: "adjacency"`, every node but the hovered one's neighbours faded
+    for as long as the pointer rested on the tree."""
+    emphasis = series(build_chart(live())).get("emphasis", {})
+    assert emphasis.get("focus", "none") == "none", emphasis
+    assert "blur" not in series(build_chart(live())), "nothing is drawn blurred"
 
 
 HOSTILE = "<img src=x onerror=alert(1)> {b} {a|x} {@name} $& </div>"

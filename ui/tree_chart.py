@@ -9,6 +9,11 @@ two places it lands: HTML tooltips and ECharts string templates.
 Large plans stay readable and cheap: finished branches off the active path fold into their root
 ("+N"), and past `max_nodes` only the neighbourhood of the agent and of the operator's selection is
 kept, so the browser never receives thousands of nodes.
+
+The layout is in pixels and drawn one pixel per unit: leaves sit further apart than a label is wide, so
+every drawn node keeps its label however wide a fan-out grows (fitted to the chart, a row of twenty
+showed one label in three). A plan larger than the chart is shown around one node and the way up to
+it (`_view`); the operator pans or zooms out for the rest.
 """
 
 from __future__ import annotations
@@ -71,18 +76,33 @@ _BREAK_MARK = "⏸ "
 _LABEL_CHARS = 28
 _LABEL_WIDTH = 84
 """Pixels a label may span before it wraps: two lines of about 14 characters."""
+_LABEL_PADDING = (1, 3)
+"""Pixels around a label's text, inside its background (vertical, horizontal)."""
+_LABEL_BACKGROUND = "rgba(255, 255, 255, 0.85)"
+"""Behind every label, so the edges down to a node's children pass under its label, not through its text."""
+_LABEL_COLOUR = "#31333F"
+"""The text's own colour, dark on that background whatever the page's theme."""
 _TIP_CHARS = 200
 _ID_CHARS = 12
 
 _X_GAP = 100.0
-_Y_GAP = 80.0
-_MAX_ASPECT = 2.2
-"""Widest width/height ratio of the layout: ECharts keeps the data's aspect when it fits the view, so a
-flat, wide plan would otherwise be squeezed into a thin strip..."""
-_MAX_Y_GAP = 2.5 * _X_GAP
-"""...but not beyond this row gap, or the initial zoom on a wide plan would leave a single row in view."""
-_LEAVES_IN_VIEW = 16
-_MAX_ZOOM = 24.0
+"""Pixels between two neighbouring leaves: more than a label and its padding, so no two labels of a row
+overlap (nor hide each other) at the scale the chart opens at."""
+_Y_GAP = 96.0
+"""Pixels between two rows: a label of four lines under its node clears the row below."""
+_ABOVE = 24.0
+"""Pixels a node's drawing reaches above its position (the current node's symbol and outline)..."""
+_BELOW = 80.0
+"""...and below it (its symbol, then a label of four lines)."""
+_MARGIN = 12.0
+"""Pixels between the chart's top and the highest drawing of a plan that starts there."""
+_NARROWEST = 400.0
+"""The narrowest chart the console draws (half the main column: a fork beside its parent). A chart's
+width is not known here, so what must be in view is kept within this of the chart's centre..."""
+_SIDEWAYS = _NARROWEST / 2 - _LABEL_WIDTH / 2 - 8
+"""...as nodes no further than this from it across, their labels whole."""
+_PULL = _X_GAP
+"""How far across from the agent a node on its way may sit (`_layout`): the whole way in view at once."""
 
 # Labels are canvas text: HTML is inert there, but `{a}`-style placeholders and `{style|text}` rich
 # text are not. An invisible word joiner inside every brace and pipe breaks both syntaxes while the
@@ -127,6 +147,7 @@ def build_chart(
     max_nodes: int = 400,
     changed: Collection[str] = (),
     follow: bool = False,
+    height: int = 560,
 ) -> TreeChart:
     """The chart for `state`: shapes by node type, colours by status, the agent's position and path.
 
@@ -141,8 +162,10 @@ def build_chart(
     to it drawn red, so a failure is seen at a glance and told from a prune, in the live plan and in
     every past or compared one alike.
 
-    A wide plan is zoomed in around one node: the agent's (the end of the active path) when `follow`,
-    else the selected node, else the agent's, so that the node the operator watches is in view.
+    The plan is drawn one pixel per unit and centred in a chart `height` pixels high (what
+    `st.echarts_chart` is given) when it fits; a larger one is shown around one node and the way up
+    to it: the agent's (the end of the active path) when `follow`, else the selected node, else the
+    agent's, so that the node the operator watches is in view as the plan grows.
 
     `changed` names nodes that differ later on (the timeline draws a past state): each is marked Δ.
     A node with an operator's breakpoint (`EngineConfig.node_breakpoints`) is marked ⏸.
@@ -174,7 +197,7 @@ def build_chart(
         drawn, kids = _trim(drawn, kids, keep, collapsed)
 
     node_ids = [node.id for node in drawn]
-    positions, leaves = _layout(drawn, kids)
+    positions = _layout(drawn, kids, path)
     index = {node_id: i for i, node_id in enumerate(node_ids)}
     on_path = set(path)
     to_failure = {node_id for chain in failure_chains for node_id in chain}
@@ -203,7 +226,8 @@ def build_chart(
         if node.parent is not None
     ]
     view_on = current if follow and current in index else selected if selected in index else current
-    view = _view(positions[index[view_on]], leaves) if view_on in index else None
+    chain = _chain(tree, view_on if view_on in index else ROOT_ID)
+    view = _view(positions, [positions[index[node_id]] for node_id in chain], height)
     return TreeChart(
         option=_option(items, links, view),
         node_ids=node_ids,
@@ -390,12 +414,14 @@ def _trim(
 # -- layout and styling ----------------------------------------------------------------------------
 
 
-def _layout(drawn: list[Node], kids: dict[str, list[str]]) -> tuple[list[tuple[float, float]], int]:
-    """Tidy top-down positions (in `drawn` order) and the number of leaves.
-
-    Leaves sit one gap apart in plan order, each parent is centred over its first and last child,
-    and rows are spaced so the whole plan is never much wider than tall.
-    """
+def _layout(drawn: list[Node], kids: dict[str, list[str]], path: list[str]) -> list[tuple[float, float]]:
+    """Tidy top-down positions in pixels (in `drawn` order): leaves one gap apart in plan order, one
+    row per level, each parent centred over its first and last child, except that a node on the
+    active path is pulled to within `_PULL` of the agent across, so the way down to the agent is in
+    view wherever the agent is in a wide plan. (Pulled, a parent still sits between its first and last
+    child, so no edge crosses another and no two labels of a row meet.)"""
+    pulled = set(path[:-1])
+    agent = path[-1] if path else None
     xs: dict[str, float] = {}
     depth: dict[str, int] = {}
     leaves = 0
@@ -404,20 +430,45 @@ def _layout(drawn: list[Node], kids: dict[str, list[str]]) -> tuple[list[tuple[f
         if not kids[node.id]:
             xs[node.id] = leaves * _X_GAP
             leaves += 1
-    for node in reversed(drawn):
+    for node in reversed(drawn):  # children before their parent, the agent before its ancestors
         children = kids[node.id]
         if children:
-            xs[node.id] = (xs[children[0]] + xs[children[-1]]) / 2
-    levels = max(depth.values(), default=0)
-    y_gap = max(_Y_GAP, min((leaves - 1) * _X_GAP / (levels * _MAX_ASPECT), _MAX_Y_GAP)) if levels else _Y_GAP
-    return [(xs[node.id], depth[node.id] * y_gap) for node in drawn], leaves
+            x = (xs[children[0]] + xs[children[-1]]) / 2
+            if node.id in pulled and agent in xs:
+                x = min(max(x, xs[agent] - _PULL), xs[agent] + _PULL)
+            xs[node.id] = x
+    return [(xs[node.id], depth[node.id] * _Y_GAP) for node in drawn]
 
 
-def _view(centre: tuple[float, float], leaves: int) -> dict[str, Any] | None:
-    """Zoom wide plans in on the node the operator cares about; small ones fit as they are."""
-    if leaves <= _LEAVES_IN_VIEW:
-        return None
-    return {"center": [centre[0], centre[1]], "zoom": round(min(leaves / _LEAVES_IN_VIEW, _MAX_ZOOM), 2)}
+def _view(positions: list[tuple[float, float]], chain: list[tuple[float, float]], height: int) -> dict[str, Any]:
+    """Where the chart opens: the drawing at one pixel per unit (its box as large as its extent, which
+    ECharts widens to 2 when it is 0), and the point drawn at the chart's centre (`center`).
+
+    `chain` is the node the operator watches and its ancestors, root first. A plan that fits the
+    chart's height starts at its top (a small plan centred in a tall chart left its upper half empty and
+    its root far from the toggles above); a taller one shows the watched node with as much of the way
+    up to it as fits. Across, the plan's centre is taken while the whole chain stays
+    within `_SIDEWAYS` of it (only the watched node, when the chain is wider than that allows), else
+    the nearest point that keeps it so."""
+    xs = [x for x, _ in positions]
+    ys = [y for _, y in positions]
+    top = min(ys) - _ABOVE
+    x, y = chain[-1]
+    left = min(cx for cx, _ in chain)
+    right = max(cx for cx, _ in chain)
+    if right - left > 2 * _SIDEWAYS:
+        left = right = x
+    middle = (min(xs) + max(xs)) / 2
+    across = min(max(middle, right - _SIDEWAYS), left + _SIDEWAYS)
+    wanted = top - _MARGIN + height / 2
+    down = min(max(wanted, y + _BELOW - height / 2), y - _ABOVE + height / 2)
+    return {
+        "left": "center",
+        "top": "center",
+        "width": max(max(xs) - min(xs), 2.0),
+        "height": max(max(ys) - min(ys), 2.0),
+        "center": [round(across, 2), round(down, 2)],
+    }
 
 
 def _label_text(text: str, limit: int) -> str:
@@ -561,8 +612,6 @@ def _link(source: int, target: int, child: Node, on_path: set[str], to_failure: 
     return link
 
 
-_TOP_MARGIN = 36
-"""Pixels above the root's symbol: room for its emphasis ring."""
 _BIG_DRAWING = 1500
 """Past this many drawn nodes, skip labels so the first draw stays fast (they would overlap anyway)."""
 _SVG_LIMIT = 600
@@ -575,28 +624,31 @@ def _option(items: list[dict[str, Any]], links: list[dict[str, Any]], view: dict
         "id": SERIES_ID,
         "name": "plan",
         "layout": "none",
-        # The drawing keeps the plan's aspect and is centred by default: a wide, shallow plan (the
-        # usual one early in a run) then floats mid-chart under empty space. Anchored to the top, it
-        # starts under the toggles (a lone root, which has no extent to anchor, stays centred).
-        "top": _TOP_MARGIN if len(items) > 1 else "center",
         "roam": True,
         "draggable": False,
         "nodeScaleRatio": 0.001,  # constant symbol size at any zoom (ECharts reads 0 as "unset")
         "selectedMode": "single",
-        # Labels wrap at a fixed width so neighbouring leaves' labels sit side by side instead of
-        # hiding each other or running off the chart's edge.
+        # Labels wrap at a fixed width, narrower than the gap between two leaves, so neighbouring
+        # leaves' labels sit side by side; zoomed out, the ones that would overlap are hidden.
         "label": {
             "show": True,
             "position": "bottom",
+            "distance": 4,  # 5 by default; its background's padding takes the pixel back
             "fontSize": 11,
             "lineHeight": 13,
             "width": _LABEL_WIDTH,
             "overflow": "break",
+            "color": _LABEL_COLOUR,
+            "backgroundColor": _LABEL_BACKGROUND,
+            "padding": list(_LABEL_PADDING),
+            "borderRadius": 2,
         },
         "labelLayout": {"hideOverlap": True},
         "edgeSymbol": ["none", "none"],
         "lineStyle": {"color": _EDGE, "width": 1.2, "opacity": 0.9, "curveness": 0},
-        "emphasis": {"focus": "adjacency", "lineStyle": {"width": 3}},
+        # A hovered node stands out a little and nothing else changes: with `focus: "adjacency"` every
+        # other node and edge faded for as long as the pointer rested on one, which it often does.
+        "emphasis": {"focus": "none", "lineStyle": {"width": 3}},
         "data": items,
         "links": links,
     }

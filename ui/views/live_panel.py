@@ -34,7 +34,7 @@ from ui.views.node_actions import EDIT_TAB, PANEL_KEY, render_node_actions
 from ui.views.page_view import render_live_page, shows_live_page
 from ui.views.plan_changes import render_plan_changes
 from ui.views.sidebar import RATE_WINDOW, render_sessions
-from ui.views.timeline import keep_timeline, render_timeline
+from ui.views.timeline import render_timeline
 from ui.views.tree import render_node_picker, render_tree
 from ui.views.verdict import render_verdict
 
@@ -212,8 +212,6 @@ def _panel(ctx: Console, view: SessionView, sessions: list[SessionInfo]) -> bool
     with timeline_tab:
         if timeline_tab.open:
             render_timeline(ctx, view)
-        else:
-            keep_timeline(view.session_id)
     with changes_tab:
         if changes_tab.open:
             render_plan_changes(view, node_id)

@@ -16,23 +16,32 @@ from ui.url import NODE_KEY, follow_agent, follow_key, following, picker_key, se
 
 __all__ = ["render_node_picker", "render_tree"]
 
+_HEIGHT = 560
+"""Pixels: the live tree's chart, fixed, so nothing below it moves as the plan grows."""
+_VIEW_DEFAULTS = {"hide_removed": False, "focus_selected": False, "collapse_closed": True, "draw_all": False}
+"""The tree view's toggles and their defaults; the button names how many are set otherwise."""
+
 
 def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> None:
     """The toggles, then the chart. `aside` draws next to the toggles (the live page): there it takes
     room from nothing else, where above the node's forms it pushed them below the fold."""
     session_id, state = view.session_id, view.state
     toggles, beside = st.columns([3, 2], gap="small") if aside is not None else (st.container(), None)
-    with toggles, st.container(horizontal=True, gap="medium"):  # the toggles wrap instead of cutting their labels
+    with toggles, st.container(horizontal=True, gap="medium", vertical_alignment="center"):
         follow = _follow_toggle()
-        st.toggle("Hide pruned/deleted", key="hide_removed")
-        st.toggle("Focus on selection", key="focus_selected")
-        st.toggle("Fold finished branches", value=True, key="collapse_closed")
-        st.toggle(
-            "Draw every node",
-            value=st.query_params.get("all") == "1",
-            key="draw_all",
-            help="slower on big trees",
-        )
+        # The other toggles fold into one button: side by side they took five rows at 1280×800 and
+        # pushed the tree below the fold.
+        changed = sum(st.session_state.get(key, default) != default for key, default in _VIEW_DEFAULTS.items())
+        with st.popover(f"Tree view · {changed} set" if changed else "Tree view", key="tree_view"):
+            st.toggle("Hide pruned/deleted", key="hide_removed")
+            st.toggle("Focus on selection", key="focus_selected")
+            st.toggle("Fold finished branches", value=True, key="collapse_closed")
+            st.toggle(
+                "Draw every node",
+                value=st.query_params.get("all") == "1",
+                key="draw_all",
+                help="slower on big trees",
+            )
     if beside is not None and aside is not None:
         with beside:
             aside()
@@ -45,6 +54,7 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
         collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
         max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
         follow=follow,
+        height=_HEIGHT,
     )
     key = f"tree_{session_id}"
     st.session_state[f"{key}_ids"] = chart.node_ids
@@ -52,7 +62,7 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
         chart.option,
         key=key,
         on_select=lambda: _pick(key),
-        height=560,
+        height=_HEIGHT,
         renderer=chart.renderer,
         alt=f"Plan tree of {len(state.tree)} nodes",
     )
@@ -66,12 +76,14 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
 
 def _follow_toggle() -> bool:
     """ "Follow agent": on until the operator selects a node (`ui.url.following`), and again when they
-    turn it on; while on, a wide plan is zoomed in around the agent rather than the selection."""
+    turn it on; while on, a plan larger than the chart is shown around the agent and the way down to
+    it rather than around the selection, here and in the timeline's charts."""
     on = st.toggle(
         "Follow agent",
         value=following(),
         key=follow_key(),
-        help="Keep the node the agent works on in view as the plan grows; selecting a node turns it off.",
+        help="Keep the node the agent works on, and the way down to it, in view as the plan grows (here and "
+        "in the timeline); selecting a node turns it off.",
     )
     follow_agent(on)  # read here, not in a callback, which a timer's run can skip (see `ui.url._follow`)
     return on
