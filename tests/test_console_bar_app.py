@@ -400,6 +400,9 @@ def test_a_subtree_saved_as_a_template_with_a_param_is_injected_with_a_new_value
     choice = keyed(at.selectbox, "template_choice")
     assert choice.value == "find_recipe" and choice.format_func(choice.value) == "find_recipe v1 (dish): 3 nodes"
     keyed(at.text_input, "template_param_find_recipe_dish").input("chocolate cake")
+    meaning = keyed(at.radio, "tpl_meaning")
+    assert meaning.value == "its first steps: the planner plans the rest", "the inject form's default, here too"
+    meaning.set_value("its only steps (AND): the planner adds none")
     at.button(key="template_inject_submit").click().run()
     answered(at, "inject applied")
     tree = load_state(app_store, session_id).tree

@@ -22,8 +22,9 @@ from ui.views.whole import show_text
 __all__ = ["render_verdict"]
 
 _SHOWN_CHARS = 600
-_RESULT = "_verdict_result"
-"""Session state: (session id, the sentence that answered the last press) while it is shown."""
+_REFUSED = "_verdict_refused"
+"""Session state: (session id, the sentence saying why the last press recorded nothing). A recorded
+word needs no message: the line under the answer ("Accepted by …") is its answer, and stays true."""
 
 
 def render_verdict(ctx: Console, view: SessionView) -> None:
@@ -56,18 +57,17 @@ def render_verdict(ctx: Console, view: SessionView) -> None:
                     on_click=_judge,
                     args=(ctx, where, accepted),
                 )
-    shown = st.session_state.get(_RESULT)
-    if shown is not None and shown[0] == view.session_id:
-        (st.error if shown[1] else st.success)(md(shown[2]))
+    refused = st.session_state.get(_REFUSED)
+    if refused is not None and refused[0] == view.session_id:
+        st.error(md(refused[1]))
 
 
 def _judge(ctx: Console, where: Scope, accepted: bool) -> None:
     """A press's callback: record the word, or keep the sentence saying why not."""
     session_id = where.session_id
     reason = st.session_state.get(where.key("verdict_reason")) or ""
+    st.session_state.pop(_REFUSED, None)
     try:
         ctx.client.judge(session_id, accepted=accepted, reason=reason, by=current().name)
     except SessionsError as error:
-        st.session_state[_RESULT] = (session_id, True, str(error))
-        return
-    st.session_state[_RESULT] = (session_id, False, f"Answer {'accepted' if accepted else 'rejected'}.")
+        st.session_state[_REFUSED] = (session_id, str(error))
