@@ -6,7 +6,7 @@ read the final tree, taken as a networkx graph (edges parent -> child).
 
 | metric | per session | over a suite |
 |---|---|---|
-| success | the run finished `succeeded`, unless the caller knows better (a bundled task's check) | mean (rate) |
+| success | the run finished `succeeded` and nothing refuted its answer: its answer check failed and no operator accepted it, or an operator rejected it; unless the caller knows better (a bundled task's check) | mean (rate) |
 | answer_check | `met` or `not met`: the task's answer check (its required strings) on the final answer of the finished run; None when the task has none | - |
 | answer_verdict | `accepted` or `rejected`: an operator's latest word on the finished run's answer (`answer_judged`); None when no one has given one | - |
 | constraint_satisfaction | the caller's (met, total) when given (a bundled task's required strings); else the mean, over the candidates the final answer names, of the share of the task's constraints each meets (total minus its `unmet`); 0 with no answer; None when there are no constraints or the answer names no known candidate | mean over sessions where defined |
@@ -276,9 +276,12 @@ def session_metrics(
     edited = [n.id for n in nodes if n.protected]
     under_operator = set(edited).union(*(nx.descendants(graph, n) for n in edited))
     check, verdict = state.answer_check, state.answer_verdict
+    refuted = (verdict is not None and not verdict.accepted) or (
+        verdict is None and check is not None and not check.passed
+    )
 
     return SessionMetrics(
-        success=state.status is RunStatus.SUCCEEDED if success is None else success,
+        success=state.status is RunStatus.SUCCEEDED and not refuted if success is None else success,
         answer_check=None if check is None else ("met" if check.passed else "not met"),
         answer_verdict=None if verdict is None else ("accepted" if verdict.accepted else "rejected"),
         constraint_satisfaction=_constraint_satisfaction(state, constraints_met),

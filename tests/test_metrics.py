@@ -200,14 +200,19 @@ def test_the_answer_check_and_the_operators_verdict_on_the_answer() -> None:
     right, _ = answered(store, "The Northwind Metro 18L at $54.99")
     wrong, _ = answered(store, "The Acme Daypack 20L at $49.99")
     before = _stored_metrics(store, right), _stored_metrics(store, wrong)
-    assert [(m.answer_check, m.answer_verdict) for m in before] == [("met", None), ("not met", None)]
+    assert [(m.answer_check, m.answer_verdict, m.success) for m in before] == [
+        ("met", None, True),
+        ("not met", None, False),
+    ], "a run whose answer failed its check is no success"
 
     judge_answer(store, right, accepted=False, reason="misread the brand", by="ana")
     judge_answer(store, right, accepted=True, by="ana")  # the latest word stands
     judge_answer(store, wrong, accepted=False, reason="not the brand asked for", by="ana")
     after = _stored_metrics(store, right), _stored_metrics(store, wrong)
     assert [(m.answer_check, m.answer_verdict) for m in after] == [("met", "accepted"), ("not met", "rejected")]
-    assert after[1].success is True, "success stays the run's own (or the caller's) word; the verdict sits beside it"
+    assert [m.success for m in after] == [True, False], "the operator's word decides, whatever the check said"
+    judge_answer(store, wrong, accepted=True, reason="the brand was renamed", by="ana")
+    assert _stored_metrics(store, wrong).success is True, "an accepted answer is a success though its check failed"
 
 
 def test_a_run_without_an_answer_check_or_a_verdict_has_neither() -> None:
