@@ -70,6 +70,7 @@ def test_the_approval_box_shows_the_element_refuses_a_bad_edit_and_rejects_into_
         assert tree["y"] + 200 <= height, f"{width}×{height}: the tree starts at y={tree['y']:.0f}"
         assert approve["y"] + approve["height"] <= height, f"{width}×{height}: Approve ends at y={approve['y']:.0f}"
         assert tree["x"] + tree["width"] <= box["x"], f"{width}×{height}: the tree {tree} is not beside the box {box}"
+        readme_shot(page, f"console-approval-{width}x{height}.png")
 
     only(page, '[class*="st-key-approval_action-"] input').fill("click [9999]")
     page.locator(".st-key-edit_action_submit button").click()
@@ -139,6 +140,8 @@ def test_a_checkouts_approval_boxes_are_seen_whole_and_never_show_its_password(
         "the first approval",
         timeout=180,
     )
+    first = state_of(console, session_id)
+    assert not first.finished, f"the run ended before its first approval: {first.status.value}, {first.reason}"
     for drawing in range(3):
         if drawing == 0:
             page.goto(session_url)
