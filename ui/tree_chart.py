@@ -162,9 +162,9 @@ def build_chart(
     to it drawn red, so a failure is seen at a glance and told from a prune, in the live plan and in
     every past or compared one alike.
 
-    The plan is drawn one pixel per unit and centred in a chart `height` pixels high (what
-    `st.echarts_chart` is given) when it fits; a larger one is shown around one node and the way up
-    to it: the agent's (the end of the active path) when `follow`, else the selected node, else the
+    The plan is drawn one pixel per unit in a chart `height` pixels high (what `st.echarts_chart` is
+    given), centred across and from its top when it fits; a larger one is shown around one node and
+    the way up to it: the agent's (the end of the active path) when `follow`, else the selected node, else the
     agent's, so that the node the operator watches is in view as the plan grows.
 
     `changed` names nodes that differ later on (the timeline draws a past state): each is marked Δ.
