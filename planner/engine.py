@@ -367,7 +367,7 @@ class Engine:
             note = f"the action planned ahead ({planned}) no longer fits the page: {problem}"
 
         def check(expansion: Expansion) -> None:
-            if node.id == ROOT_ID and node.children and expansion.type == "ACTION":
+            if node.id == ROOT_ID and node.children and not given and expansion.type == "ACTION":
                 raise _Invalid("the task was planned as sub-goals before; expanding it again must give sub-goals")
             self._check_count("expansion", expansion.children)
             own = [expansion.action or ""] if expansion.type == "ACTION" else []

@@ -178,6 +178,20 @@ def test_alternatives_for_a_node_with_the_operators_steps_become_one_step_after_
     ]
 
 
+def test_a_task_given_first_steps_and_planned_as_one_action_runs_both() -> None:
+    """The root, given steps before its first expansion, answered with one action: that action is its
+    step after the operator's, not refused as a re-planned task's single action."""
+    script = Script(nodes={BROWNIE_TASK: _leaf("click [5]"), "Check it is vegan": _leaf("note [vegan]")})
+    state, engine = started(script, 0)
+    assert outcome(state, Inject(parent="0", goals=["Check it is vegan"], plan_rest=True))[0] == "command_applied"
+    finish(state, engine)
+    kids = state.tree.children(state.tree["0"])
+    assert [(k.description, k.origin, k.status) for k in kids] == [
+        ("Check it is vegan", Origin.OPERATOR, Status.SUCCESS),
+        (BROWNIE_TASK, Origin.PLANNER, Status.SUCCESS),
+    ]
+
+
 def test_the_expansion_prompt_shows_the_operators_steps(brownie: Script) -> None:
     state, engine = started(brownie, 1)
     apply_command(state, Inject(parent="0.3", goals=["Check it is vegan"], plan_rest=True))
