@@ -125,9 +125,11 @@ def event_latency(page: Page, url: str, store: SqlStore, rounds: int = 20) -> li
     return latencies
 
 
-_ARM_CLICK = """() => { window.__clicked = null;
-    document.addEventListener('click', () => { window.__clicked = performance.now(); }, {capture: true, once: true}); }"""
-"""Note when the browser gets the next click, so a measure starts at the click, not at Playwright's call."""
+_ARM_CLICK = """() => { window.__clicked = null; window.__clicked_at = null;
+    document.addEventListener('click', () => { window.__clicked = performance.now(); window.__clicked_at = Date.now(); },
+        {capture: true, once: true}); }"""
+"""Note when the browser gets the next click, so a measure starts at the click, not at Playwright's call;
+and its wall-clock time, to set against the time the log records what the click asked for."""
 _SHOWS_STEP = r"n => new RegExp('\\bstep ' + n + ' · \\d+ nodes').test(document.body.innerText)"
 """The status line's counters ("step 3 · 40 nodes · ...") show step `n`."""
 _SINCE_CLICK = r"""n => new RegExp('\\bstep ' + n + ' · \\d+ nodes').test(document.body.innerText)
@@ -173,10 +175,6 @@ _STATUS_LINE = r"""[...document.querySelectorAll('[data-testid="stMarkdownContai
     .map(e => e.innerText).find(t => /\bstep \d+ · \d+ nodes/.test(t)) || ''"""
 """The status line's text (the markdown block with its counters), so an answer beside a control or a
 row of the inbox cannot stand in for it."""
-_ARM_CLICK_AT = """() => { window.__clicked = null; window.__clicked_at = null;
-    document.addEventListener('click', () => { window.__clicked = performance.now(); window.__clicked_at = Date.now(); },
-        {capture: true, once: true}); }"""
-"""`_ARM_CLICK`, and the click's wall-clock time too, to set against the time the log records the pause."""
 _PAUSED_SINCE_CLICK = f"""line => ({_STATUS_LINE}).includes(line) && window.__clicked !== null
     && [Math.max(performance.now() - window.__clicked, 0.001) / 1000, window.__clicked_at / 1000]"""
 """Seconds since the click and the click's Unix time, once the status line reads `line` (checked on every
@@ -224,7 +222,7 @@ def pause_click_latency(page: Page, url: str, store: SqlStore, rounds: int = 20)
             _control(page, "resume").click()
             page.wait_for_function(f"() => ({_STATUS_LINE}).includes('running — ')", timeout=30_000, polling=25)
             pause = _control(page, "pause")
-            page.evaluate(_ARM_CLICK_AT)
+            page.evaluate(_ARM_CLICK)
             pause.click()
             since, clicked_at = page.wait_for_function(
                 _PAUSED_SINCE_CLICK, arg=PAUSED, timeout=30_000, polling="raf"

@@ -40,6 +40,7 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
 from planner.events import (
+    Cause,
     CommandApplied,
     Event,
     Kind,
@@ -276,9 +277,7 @@ def session_metrics(
     edited = [n.id for n in nodes if n.protected]
     under_operator = set(edited).union(*(nx.descendants(graph, n) for n in edited))
     check, verdict = state.answer_check, state.answer_verdict
-    refuted = (verdict is not None and not verdict.accepted) or (
-        verdict is None and check is not None and not check.passed
-    )
+    refuted = state.cause in (Cause.ANSWER_MISSED, Cause.ANSWER_REJECTED)  # the fold's word on the answer
 
     return SessionMetrics(
         success=state.status is RunStatus.SUCCEEDED and not refuted if success is None else success,

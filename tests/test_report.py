@@ -144,7 +144,7 @@ def test_both_reports_show_the_answer_check_and_the_operators_verdict(tmp_path: 
     assert "<tr><th>answer check</th><td>not met</td></tr>" in page
     assert "<tr><th>answer verdict</th><td>rejected</td></tr>" in page
     assert "<tr><th>Status</th><td>answer rejected: " in page, "the status in words, as every list says it"
-    assert "<tr><th>Answer judged</th><td>rejected by ana: not the brand asked for</td></tr>" in page
+    assert "<tr><th>Answer judged</th><td>Rejected by ana: not the brand asked for</td></tr>" in page
     text = write_report(store, wrong, tmp_path / "r.md").read_text()
     assert "| answer check | not met |" in text and "| answer verdict | rejected |" in text
 

@@ -46,7 +46,7 @@ def test_a_succeeded_run_is_only_answered_until_an_operator_accepts_it_and_every
     session = trace(session_id, state, events)["session"]
     assert session["standing"] == "answer accepted" and session["answer_verdict"]["by"] == "ann"
     report = markdown_report(session_id, state, events)
-    assert "**Status:** answer accepted" in report and "**Accepted** by ann: the recipe is vegan" in report
+    assert "**Status:** answer accepted" in report and "Accepted by ann: the recipe is vegan" in report
 
     judge_answer(store, session_id, accepted=False, reason="the rating is 3.9", by="bob")  # the latest word stands
     info = store.session(session_id)

@@ -33,7 +33,7 @@ from planner.state import SessionState
 from planner.status import REMOVED
 from planner.tree import Node, NodeType, Origin, Status
 from sessions.client.markdown import md_line, md_url
-from sessions.client.verdict import standing
+from sessions.client.verdict import judged_line, standing
 from sessions.errors import SessionsError
 
 if TYPE_CHECKING:
@@ -302,10 +302,7 @@ def _final_answer(state: SessionState) -> str:
         )
     judged = state.answer_verdict
     if judged is not None:
-        who = md_line(judged.by) if judged.by else "an operator"
-        verdict += f"\n\n**{'Accepted' if judged.accepted else 'Rejected'}** by {who}" + (
-            f": {md_line(judged.reason)}" if judged.reason else ""
-        )
+        verdict += f"\n\n{md_line(judged_line(judged))}"
     if not state.final_answer:
         return "## Final answer\n\n_No final answer._" + verdict
     quoted = [f"> {md_line(line)}" if line.strip() else ">" for line in state.final_answer.splitlines()]

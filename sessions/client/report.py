@@ -38,7 +38,7 @@ from planner.metrics import SessionMetrics, session_metrics, tree_graph
 from planner.state import SessionState, apply
 from planner.tree import Node
 from sessions.client.export import markdown_report, trace_json, tree_dot, tree_svg
-from sessions.client.verdict import standing
+from sessions.client.verdict import judged_line, standing
 from sessions.errors import SessionInputError
 from sessions.store import EventStore
 from sessions.store.artifacts import ArtifactStore, LocalArtifacts
@@ -235,11 +235,7 @@ def _inline_shot(artifacts: ArtifactStore, path: str | None, budget: int) -> str
 def _header(session_id: str, state: SessionState, events: list[Event]) -> str:
     e = html.escape
     status = standing(state.status.value, state.cause.value if state.cause else None)
-    verdict = state.answer_verdict
-    judged = []
-    if verdict is not None:
-        word = ("accepted" if verdict.accepted else "rejected") + f" by {verdict.by or 'an operator'}"
-        judged = [("Answer judged", word + (f": {verdict.reason}" if verdict.reason else ""))]
+    judged = [("Answer judged", judged_line(state.answer_verdict))] if state.answer_verdict else []
     rows = [
         ("Session", session_id),
         ("Task", state.task),

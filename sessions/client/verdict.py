@@ -22,7 +22,7 @@ from sessions.errors import SessionInputError
 from sessions.store import EventStore
 from sessions.store.reading import ended, load_events
 
-__all__ = ["judge_answer", "standing"]
+__all__ = ["judge_answer", "judged_line", "standing"]
 
 _KNOWN = {
     Cause.ANSWER_CHECKED.value: "answer checked",
@@ -42,6 +42,14 @@ def standing(status: str, cause: str | None) -> str:
     if status == RunStatus.FAILED and cause == Cause.ANSWER_ACCEPTED:
         return "failed, answer accepted"
     return status.replace("_", " ")
+
+
+def judged_line(judged: AnswerJudged) -> str:
+    """An operator's word on an answer as one plain line ("Accepted by ana: read it myself"), for the
+    console, the Markdown export and the HTML report alike; each escapes it for where it goes."""
+    who = judged.by or "an operator"
+    why = f": {judged.reason}" if judged.reason else ""
+    return f"{'Accepted' if judged.accepted else 'Rejected'} by {who}{why}"
 
 
 def judge_answer(

@@ -18,8 +18,24 @@ __all__ = ["render_node_picker", "render_tree"]
 
 _HEIGHT = 560
 """Pixels: the live tree's chart, fixed, so nothing below it moves as the plan grows."""
-_VIEW_DEFAULTS = {"hide_removed": False, "focus_selected": False, "collapse_closed": True, "draw_all": False}
-"""The tree view's toggles and their defaults; the button names how many are set otherwise."""
+_VIEW_TOGGLES = (
+    ("Hide pruned/deleted", "hide_removed", None),
+    ("Focus on selection", "focus_selected", None),
+    ("Fold finished branches", "collapse_closed", None),
+    ("Draw every node", "draw_all", "slower on big trees"),
+)
+"""The tree view's toggles under its button: label, key and help."""
+
+
+def _view_defaults() -> dict[str, bool]:
+    """Each view toggle's value until the operator moves it: finished branches folded, and every node
+    drawn when the link says so (`all=1`)."""
+    return {
+        "hide_removed": False,
+        "focus_selected": False,
+        "collapse_closed": True,
+        "draw_all": st.query_params.get("all") == "1",
+    }
 
 
 def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> None:
@@ -29,19 +45,12 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
     toggles, beside = st.columns([3, 2], gap="small") if aside is not None else (st.container(), None)
     with toggles, st.container(horizontal=True, gap="medium", vertical_alignment="center"):
         follow = _follow_toggle()
-        # The other toggles fold into one button: side by side they took five rows at 1280×800 and
-        # pushed the tree below the fold.
-        changed = sum(st.session_state.get(key, default) != default for key, default in _VIEW_DEFAULTS.items())
+        # The other toggles fold into one button, which says how many differ from their defaults: side
+        # by side they took five rows at 1280×800 and pushed the tree below the fold.
+        defaults = _view_defaults()
+        changed = sum(st.session_state.get(key, on) != on for key, on in defaults.items())
         with st.popover(f"Tree view · {changed} set" if changed else "Tree view", key="tree_view"):
-            st.toggle("Hide pruned/deleted", key="hide_removed")
-            st.toggle("Focus on selection", key="focus_selected")
-            st.toggle("Fold finished branches", value=True, key="collapse_closed")
-            st.toggle(
-                "Draw every node",
-                value=st.query_params.get("all") == "1",
-                key="draw_all",
-                help="slower on big trees",
-            )
+            shown = {key: st.toggle(label, value=defaults[key], key=key, help=why) for label, key, why in _VIEW_TOGGLES}
     if beside is not None and aside is not None:
         with beside:
             aside()
@@ -49,10 +58,10 @@ def render_tree(view: SessionView, aside: Callable[[], None] | None = None) -> N
     chart = build_chart(
         state,
         selected=selected,
-        hide_removed=st.session_state.get("hide_removed", False),
-        focus=selected if st.session_state.get("focus_selected") and selected in state.tree else None,
-        collapse_closed=st.session_state.get("collapse_closed", True) and not st.session_state.get("draw_all"),
-        max_nodes=1_000_000 if st.session_state.get("draw_all") else 400,
+        hide_removed=shown["hide_removed"],
+        focus=selected if shown["focus_selected"] and selected in state.tree else None,
+        collapse_closed=shown["collapse_closed"] and not shown["draw_all"],
+        max_nodes=1_000_000 if shown["draw_all"] else 400,
         follow=follow,
         height=_HEIGHT,
     )

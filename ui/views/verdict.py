@@ -13,6 +13,7 @@ from planner.events import RunStatus
 from sessions.client import SessionView
 from sessions.client.errors import SessionsError
 from sessions.client.markdown import md, md_line
+from sessions.client.verdict import judged_line
 from ui.access import current, refusal
 from ui.context import Console
 from ui.forms import Scope, scope
@@ -38,9 +39,7 @@ def render_verdict(ctx: Console, view: SessionView) -> None:
     show_text(state.final_answer or "(none)", _SHOWN_CHARS, "final answer")
     judged = state.answer_verdict
     if judged is not None:
-        who = md_line(judged.by, 80) if judged.by else "an operator"
-        why = f": {md_line(judged.reason, _SHOWN_CHARS)}" if judged.reason else ""
-        st.caption(f"{'Accepted' if judged.accepted else 'Rejected'} by {who}{why}")
+        st.caption(md_line(judged_line(judged), _SHOWN_CHARS))
     if state.final_answer is None or state.status not in (RunStatus.SUCCEEDED, RunStatus.FAILED):
         return
     why_not = refusal("verdict")
