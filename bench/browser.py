@@ -52,6 +52,7 @@ GALLERY_PAGES = [
     "gallery_frames",
     "gallery_downloads",
     "gallery_newtab",
+    "gallery_icons",
 ]
 PAGES = [
     "/",

@@ -176,7 +176,7 @@ def test_clickables_without_a_role_get_ids_named_from_text_label_or_title(
 
 @browser_test
 def test_each_id_acts_on_the_element_the_observation_named(env: BrowserEnvironment, gallery_site: str) -> None:
-    for name in ("gallery_clickables", "gallery_names"):
+    for name in ("gallery_clickables", "gallery_names", "gallery_icons"):
         for target in visible_targets_of(env, gallery_site, name):
             page = open_page(env, gallery_site, name)
             shown = element(page, target)
@@ -197,6 +197,42 @@ def test_ids_stay_the_same_across_observations(env: BrowserEnvironment, gallery_
     first = open_page(env, gallery_site, "gallery_clickables")
     again = env.observe()
     assert [(s.id, s.name) for s in shown_elements(first.text)] == [(s.id, s.name) for s in shown_elements(again.text)]
+
+
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+
+
+@browser_test
+def test_icon_only_controls_are_named_from_a_tooltip_an_svg_title_or_the_icon_class(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    page = open_page(env, gallery_site, "gallery_icons")
+    for target in visible_targets(env):  # each data-g is the name the control should have
+        element(page, target)
+    assert not _PRIVATE_USE.search(page.text), f"an icon font's glyph was shown as a name:\n{page.text}"
+
+
+@browser_test
+def test_a_covered_control_is_not_clicked_and_the_sentence_names_the_cover(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    """A cookie banner over a button, a veil over a frame: the click would land on the cover, so it is not
+    made; once the cover is gone (the banner accepted, the veil hidden), the same ids click their elements."""
+    page = open_page(env, gallery_site, "covered")
+    covered = {
+        "Place order": 'covered by <div id="consent"> "We use cookies',
+        "Apply coupon": 'covered by <div id="veil">',
+    }
+    for name, sentence in covered.items():
+        hits(env)
+        result = env.execute(f"click [{element(page, name).id}]")
+        assert not result.ok and result.error is not None and sentence in result.error, result.error
+        assert hits(env) == [], f"a click meant for {name} reached the page"
+    for name in ("Accept", "Hide veil", "Place order", "Apply coupon"):
+        hits(env)
+        result = env.execute(f"click [{element(env.observe(), name).id}]")
+        assert result.ok, f"{name}: {result.error}"
+        assert hits(env) == [name]
 
 
 # -- 2. rich editors ----------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 - `environment`: `BrowserEnvironment`, a real Chromium driven by Playwright's sync API, composed of one
   part per concern: `driver` (the thread's Playwright and Chromium; `browser_kept`), `fence` (what a request may reach),
   `page_events` (what the page does on its own), `navigation`, `observer` (reading the page and its
-  ids), `controls` (editors, drop-downs, sliders), `screenshots`, and `promises` with `waiting` (what an
+  ids), `aim` (where a click lands: a point of the element itself, or a sentence naming what covers
+  it), `controls` (editors, drop-downs, sliders), `screenshots`, and `promises` with `waiting` (what an
   action promised that comes late); `failures` says how an action fails;
 - `observation`: turns Playwright's ARIA snapshot into the page text a model reads (pure text work);
 - `chromium`: finds and launches a Chromium without downloading one (`python -m planner.browser.chromium`);

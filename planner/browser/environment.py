@@ -26,6 +26,7 @@ from playwright.sync_api import Page as PlaywrightPage
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import ActionSyntaxError, Click, GoBack, Goto, Hover, Note, Scroll, Select, Type, parse_action
+from planner.browser import aim
 from planner.browser.chromium import BrowserUnavailable
 from planner.browser.controls import Controls
 from planner.browser.driver import Driver
@@ -386,10 +387,10 @@ class BrowserEnvironment:
     def _perform(self, action: _BrowserAction) -> None:
         page = self._require_page()
         if isinstance(action, Click):
-            self._observer.locate(page, action).click(timeout=self.timeout_ms)
+            aim.click(page, self._observer.locate(page, action), action.element, self.timeout_ms)
             self._navigation.settle(page)
         elif isinstance(action, Hover):
-            self._observer.locate(page, action).hover(timeout=self.timeout_ms)
+            aim.hover(page, self._observer.locate(page, action), action.element, self.timeout_ms)
             page.wait_for_timeout(SETTLE_MS)
         elif isinstance(action, Type) and self._observer.role(action.element) == "slider":
             self._controls.slide(page, action, self._secrets.fill(action.text))

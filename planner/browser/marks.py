@@ -20,10 +20,13 @@ snapshot shows them as bare text. Two page scripts close that gap:
   (an analytics listener on a whole section) and elements an author gave a role. Each kept element
   gets `role="button"`, so the snapshot names it from its text, `aria-label` or `title`, gives it
   a ref, and every action reaches it the one way all elements are reached (`aria-ref=eN`). Refs
-  are kept per element, so its id stays the same across observations. The same pass names tabs
-  and options that have no name from the DOM alone (`aria-controls`' panel heading, an inner
-  `title` or `alt`), and reports the boxes of read-only text fields, which the snapshot does not
-  mark, so the observation can.
+  are kept per element, so its id stays the same across observations. The same pass names
+  controls that have no name from the DOM alone, icon-only ones above all (a font icon's glyph is a
+  private code point, not a word): from an inner `aria-label`, `title` or `alt`, a tab's panel heading
+  (`aria-controls`), a tooltip (`aria-describedby`, Bootstrap's and others' tooltip attributes), an SVG
+  `<title>`, or the icon's class (`fa-trash` -> "trash", `data-icon`, `<use href="#icon-star">`, the
+  control's own class as a last resort), in that order; and it reports the boxes of read-only text
+  fields, which the snapshot does not mark, so the observation can.
 
 Both look inside open shadow roots too (web components keep their fields and buttons there, where
 `querySelectorAll` does not reach; the snapshot and `aria-ref` do): a password typed into a
@@ -191,6 +194,17 @@ MARK_JS = (
     if (inside.some(d => inner(e, d)) && !ownText(e, inside)) candidates.delete(e);
   }
   for (const e of candidates) e.setAttribute('role', 'button');
+  const namedRoles = 'a[href], button, [role=tab], [role=option], [role=button], [role=link], [role=menuitem], '
+    + '[role=menuitemcheckbox], [role=menuitemradio], [role=treeitem], [role=switch], [role=checkbox]';
+  const tipAttributes = ['data-tooltip', 'data-bs-original-title', 'data-original-title', 'data-bs-title', 'data-tip',
+    'data-title', 'data-hint', 'data-balloon', 'aria-description'];
+  const iconClass = /^(?:fa|fas|far|fal|fab|glyphicon|bi|icon|icons|mdi|ion|ionicon|ti|octicon|lucide|feather|ri|la|las|lar|lab|codicon|oi|gg|ph|uil|bx|bxs|fi|si)-([a-z0-9][a-z0-9_-]*)$/;
+  const iconModifier = /^(?:solid|regular|light|thin|duotone|brands|sharp|fw|lg|sm|xs|xl|\\d+x|spin|pulse|border|inverse|stack(?:-\\dx)?|rotate-\\d+|flip-\\w+|pull-\\w+|li|ul|white|large|small)$/;
+  const genericClasses = new Set(['btn', 'button', 'icon', 'icons', 'link', 'links', 'control', 'controls', 'item', 'items',
+    'action', 'actions', 'nav', 'navbar', 'menu', 'tool', 'tools', 'toolbar', 'active', 'disabled', 'selected', 'open',
+    'show', 'hide', 'hidden', 'visible', 'small', 'large', 'left', 'right', 'pull', 'float', 'clickable', 'pointer',
+    'glyphicon', 'material', 'fa', 'fas', 'far', 'fab', 'bi', 'mdi', 'ion', 'svg', 'img', 'image', 'wrapper', 'inner',
+    'outer', 'container', 'row', 'col', 'cell', 'text', 'label', 'primary', 'secondary', 'default', 'outline', 'flat']);
   const innerName = e => {
     const inside = e.querySelector('[title], img[alt], svg title, [aria-label]');
     if (!inside) return '';
@@ -203,10 +217,39 @@ MARK_JS = (
     const heading = panel.getAttribute('aria-label') || panel.querySelector('h1, h2, h3, h4, h5, h6, legend')?.textContent;
     return (heading || '').trim();
   };
-  for (const e of all.filter(e => e.matches('[role=tab], [role=option], [role=button], [role=menuitem], [role=treeitem]'))) {
+  const tooltipName = e => {
+    for (const id of (e.getAttribute('aria-describedby') || '').split(/\\s+/).filter(Boolean)) {
+      const tip = e.getRootNode().getElementById?.(id);
+      const text = tip ? (tip.textContent || '').trim() : '';
+      if (text) return text;
+    }
+    const tip = tipAttributes.map(a => (e.getAttribute(a) || '').trim()).find(Boolean);
+    return tip || '';
+  };
+  const classWords = c => {
+    const found = c.match(iconClass);
+    if (!found || iconModifier.test(found[1])) return '';
+    return found[1].replace(/-(?:o|alt|fill|filled|outline|outlined|solid|line|icon|\\d+)$/, '').replace(/[-_]+/g, ' ');
+  };
+  const iconName = e => {
+    for (const x of [e, ...e.querySelectorAll('*')].slice(0, 12)) {
+      const data = (x.getAttribute('data-icon') || '').split(':').pop();
+      if (data) return data.replace(/[-_]+/g, ' ');
+      const used = x.tagName.toLowerCase() === 'use' ? (x.getAttribute('href') || x.getAttribute('xlink:href') || '') : '';
+      if (used.includes('#')) return classWords(used.split('#').pop()) || used.split('#').pop().replace(/[-_]+/g, ' ');
+      for (const c of (x.getAttribute('class') || '').split(/\\s+/)) {
+        const camel = c.match(/^jp-([A-Z][A-Za-z]+?)Icon$/);
+        if (camel) return camel[1].replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+        const words = classWords(c);
+        if (words) return words;
+      }
+    }
+    return (e.getAttribute('class') || '').split(/\\s+/).find(c => /^[a-z]{3,20}$/.test(c) && !genericClasses.has(c)) || '';
+  };
+  for (const e of all.filter(e => e.matches(namedRoles))) {
     if (named(e)) continue;
-    const name = innerName(e) || (e.getAttribute('role') === 'tab' ? panelName(e) : '');
-    if (name) e.setAttribute('aria-label', name.slice(0, 80));
+    const name = innerName(e) || (e.getAttribute('role') === 'tab' ? panelName(e) : '') || tooltipName(e) || iconName(e);
+    if (name) e.setAttribute('aria-label', name.trim().slice(0, 80));
   }
   const readonly = [];
   for (const e of all.filter(e => e.matches('input, textarea, [aria-readonly=true]'))) {
