@@ -11,7 +11,8 @@
 - `dry`: `DryEnvironment`, no browser at all, for tests, rehearsals and benchmarks;
 - `dialogs`: how both answer a page's `alert`, `confirm` and `prompt` (pure policy, the guard's name rule);
 - `effect_fence`: which state-changing requests an action may send (bookkeeping both share, no browser);
-- `marks`: the page scripts that mark what the accessibility tree leaves out (role-less clickables, editors).
+- `marks`: the page scripts that mark what the accessibility tree leaves out (role-less clickables, editors);
+- `editor_api`: what an editor holds and how to replace it, through the editor's own API where its page has one.
 
 They sit above the core: the engine sees only the `Environment` protocol and never imports this package.
 `dry` and `observation` are imported eagerly (the standard library and the core only); the Playwright-backed

@@ -12,8 +12,8 @@ from playwright.sync_api import Locator
 from playwright.sync_api import Page as PlaywrightPage
 
 from planner.actions import Select, Type
+from planner.browser.editor_api import EDITOR_TEXT_JS, SET_EDITOR_TEXT_JS
 from planner.browser.failures import _ActionFailed, read_only
-from planner.browser.marks import EDITOR_TEXT_JS
 from planner.browser.navigation import SETTLE_MS
 from planner.browser.observer import Observer
 from planner.secrets import Secrets
@@ -21,14 +21,16 @@ from planner.secrets import Secrets
 __all__ = ["Controls"]
 
 _FOCUS_EDITOR_JS = """e => {
-  const input = e.isContentEditable ? e : e.querySelector('textarea, [contenteditable=""], [contenteditable=true]') || e;
+  const input = e.isContentEditable ? e : Array.from(e.querySelectorAll('*')).find(x => x.editContext)
+    || e.querySelector('textarea:not([readonly]), [contenteditable=""], [contenteditable=true]') || e;
   input.focus();
   let focused = document.activeElement;
   while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
   return focused === input;
 }"""
-"""Focuses an editor where it takes keys: a contenteditable root itself, or the text area hidden inside it;
-false when the focus went elsewhere."""
+"""Focuses an editor where it takes keys: a contenteditable root itself, or inside it the element the
+EditContext API gives them to (Monaco), the text area it hides, or a contenteditable; false when the
+focus went elsewhere."""
 _OPTIONS_JS = "e => e.tagName === 'SELECT' ? Array.from(e.options, o => o.label || o.text) : null"
 _SLIDER_JS = """(e, wanted) => {
   if (e.tagName === 'INPUT' && e.type === 'range') {
@@ -129,14 +131,16 @@ class Controls:
         )
 
     def _type_into_editor(self, page: PlaywrightPage, action: Type, locator: Locator) -> None:
-        """Replace an editor's text the way a person does (focus, select all, delete, type), since filling
-        its hidden text area would only add to what the editor's own model holds; then read it back."""
+        """Replace an editor's text through its own API where the page offers one (`editor_api`), else the
+        way a person does (focus, select all, delete, type), since filling its hidden text area would only
+        add to what the editor's own model holds; then read it back."""
         text = self._secrets.fill(action.text)
-        if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self._timeout_ms):
-            locator.click(timeout=self._timeout_ms)  # an editor that takes focus only from the pointer
-        page.keyboard.press("ControlOrMeta+A")
-        page.keyboard.press("Delete")
-        page.keyboard.insert_text(text)
+        if not locator.evaluate(SET_EDITOR_TEXT_JS, text, timeout=self._timeout_ms):
+            if not locator.evaluate(_FOCUS_EDITOR_JS, timeout=self._timeout_ms):
+                locator.click(timeout=self._timeout_ms)  # an editor that takes focus only from the pointer
+            page.keyboard.press("ControlOrMeta+A")
+            page.keyboard.press("Delete")
+            page.keyboard.insert_text(text)
         held = locator.evaluate(EDITOR_TEXT_JS, timeout=self._timeout_ms)
         if " ".join(held.split()) != " ".join(text.split()):
             shown = self._secrets.hide(" ".join(held.split()))

@@ -32,10 +32,12 @@ Both look inside open shadow roots too (web components keep their fields and but
 `querySelectorAll` does not reach; the snapshot and `aria-ref` do): a password typed into a
 component's field is masked like any other. Closed shadow roots stay closed to them.
 
-The same pass makes every rich text or code editor one `textbox`: a `contenteditable` root, or the
-box around a text area an editor hides to read keys from (CodeMirror 5, Monaco), whose text area is
-then hidden from the snapshot; it reports each editor's box and the text it holds (its rendered
-lines, without the parts hidden from assistive technology), which the snapshot does not show.
+The same pass makes every rich text or code editor one `textbox`: a `contenteditable` root, the box
+around an element the EditContext API gives keys to (Monaco), or the box around a text area an editor
+hides to read keys from (CodeMirror 5's is 1000 px wide, clipped to 3 px by its wrapper), whose key
+taker is then hidden from the snapshot; it reports each editor's box and the text it holds (through
+the editor's API where there is one, `planner.browser.editor_api`; else its rendered lines without
+the parts hidden from assistive technology), which the snapshot does not show.
 
 Marking changes only ARIA attributes (`role`, `aria-label`, and an editor's `aria-multiline`,
 `aria-readonly` and its text area's `aria-hidden`), never layout or behaviour. A session with secrets
@@ -45,7 +47,9 @@ the screenshot to mask.
 
 from __future__ import annotations
 
-__all__ = ["EDITOR_TEXT_JS", "LISTENERS_JS", "MARK_JS", "SECRET_FIELD", "SECRET_FIELDS_JS"]
+from planner.browser.editor_api import EDITOR_SNIPPET_JS
+
+__all__ = ["LISTENERS_JS", "MARK_JS", "SECRET_FIELD", "SECRET_FIELDS_JS"]
 
 LISTENERS_JS = """(() => {
   const key = Symbol.for('andor.clickListeners');
@@ -88,23 +92,10 @@ _DEEP_JS = """
 tree (its slot, its parent, or its shadow root's host), `deepAll` every element under a root and in
 every open shadow root below it, `closestDeep` a `closest` that crosses shadow boundaries."""
 
-_TEXT_OF_JS = """
-  const textOf = e => {
-    if (!e.querySelector('[aria-hidden=true]')) return (e.innerText || '').replace(/\\u00a0/g, ' ');
-    return Array.from(e.children, c => (c.getAttribute('aria-hidden') === 'true' ? '' : textOf(c)))
-      .filter(t => t.trim()).join('\\n');
-  };
-"""
-"""An editor's text as a person reads it: its rendered lines (`innerText` keeps their breaks) without
-the parts hidden from assistive technology (line-number gutters, the hidden text area)."""
-
-EDITOR_TEXT_JS = "e => {" + _TEXT_OF_JS + "  return textOf(e);\n}"
-"""The text an editor marked as a textbox holds now; `type` reads it back to check the text took."""
-
 MARK_JS = (
     """() => {"""
     + _DEEP_JS
-    + _TEXT_OF_JS
+    + EDITOR_SNIPPET_JS
     + """
   const listened = window[Symbol.for('andor.clickListeners')] || new WeakSet();
   const valid = selector => { try { document.querySelector(selector); return true; } catch { return false; } };
@@ -152,24 +143,40 @@ MARK_JS = (
     }
     if (!visible(root)) return;
     const r = root.getBoundingClientRect();
-    editors.push([Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height), textOf(root).trim()]);
+    editors.push([Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height), editorText(root).trim()]);
   };
   const boxAround = e => {
     for (let x = up(e), depth = 0; x && depth < 6; x = up(x), depth++) {
-      const r = x.getBoundingClientRect();
-      if (r.width >= 40 && r.height >= 14 && style(x).visibility !== 'hidden') return x;
+      const [width, height] = clipped(x);
+      if (width >= 40 && height >= 14 && style(x).visibility !== 'hidden') return x;
     }
     return null;
   };
+  const clipped = e => {  // its box as far as its clipping ancestors show it (CodeMirror 5 clips a wide text area)
+    let r = e.getBoundingClientRect(), width = r.width, height = r.height;
+    for (let x = up(e), depth = 0; x && depth < 4; x = up(x), depth++) {
+      if (style(x).overflow === 'visible') continue;
+      const c = x.getBoundingClientRect();
+      width = Math.min(width, Math.max(0, Math.min(r.right, c.right) - Math.max(r.left, c.left)));
+      height = Math.min(height, Math.max(0, Math.min(r.bottom, c.bottom) - Math.max(r.top, c.top)));
+    }
+    return [width, height];
+  };
+  const tiny = e => { const [w, h] = clipped(e); return w <= 4 || h <= 4 || style(e).opacity === '0'; };
+  const roots = [];
   for (const e of all) {
     if (e.isContentEditable && !(up(e) && up(e).isContentEditable)) {
       editor(e, null);
-    } else if (e.tagName === 'TEXTAREA' && !e.disabled && !e.closest('[contenteditable]')) {
-      const r = e.getBoundingClientRect();
-      const hidden = (r.width <= 4 || r.height <= 4 || style(e).opacity === '0') && style(e).display !== 'none';
-      const root = hidden ? boxAround(e) : null;
-      if (root) editor(root, e);
+    } else if (e.editContext) {  // Monaco: the EditContext API's element takes the keys, a zero-width box
+      const root = tiny(e) ? boxAround(e) : e;
+      if (root) { editor(root, e); roots.push(root); }
     }
+  }
+  for (const e of all) {
+    if (e.tagName !== 'TEXTAREA' || e.disabled || e.closest('[contenteditable]') || roots.some(r => r.contains(e))) continue;
+    const hidden = tiny(e) && style(e).display !== 'none';
+    const root = hidden ? boxAround(e) : null;
+    if (root) editor(root, e);
   }
   const candidates = new Set();
   for (const e of document.body ? deepAll(document.body) : []) {
