@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 
-.PHONY: run test coverage bench browser postgres fleet
+.PHONY: run test coverage bench browser postgres fleet foreign
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -13,6 +13,20 @@ $(STAMP): requirements.txt
 browser: $(STAMP)
 	$(PY) -m planner.browser.chromium
 	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; } || echo "note: SVG export needs Graphviz (apt-get install graphviz)"
+
+# The foreign-application gallery's own venv (bench/foreign.py): Django, Datasette, Flask-Admin and
+# JupyterLab from tests/foreign/requirements.txt, re-installed only when that file changes; and the
+# editors page (bench/foreign_editors.py) built from its npm packages, rebuilt only when they change.
+FOREIGN_VENV := var/foreign/venv
+FOREIGN_STAMP := $(FOREIGN_VENV)/.installed-$(shell cksum tests/foreign/requirements.txt | cut -d' ' -f1)
+
+$(FOREIGN_STAMP): tests/foreign/requirements.txt
+	test -x $(FOREIGN_VENV)/bin/python || python3 -m venv $(FOREIGN_VENV)
+	$(FOREIGN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/foreign/requirements.txt
+	rm -f $(FOREIGN_VENV)/.installed-* && touch $(FOREIGN_STAMP)
+
+foreign: $(FOREIGN_STAMP)
+	bash tests/foreign/editors/build.sh var/foreign/editors
 
 # The console on http://127.0.0.1:8501 with the demo shop and the offline model.
 run: browser
@@ -26,7 +40,7 @@ postgres:
 # keeps that order): the browser tests wait on Chromium and the console, so the other core runs the
 # rest meanwhile (each file keeps its own console, shop and PostgreSQL server). mypy checks while the
 # workers start; both must pass.
-test: browser postgres
+test: browser postgres foreign
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy & types=$$!; \
@@ -34,13 +48,13 @@ test: browser postgres
 	wait $$types && exit $$tests
 
 # The same suite under coverage.py; prints the product code's coverage (settings in pyproject.toml).
-coverage: browser postgres
+coverage: browser postgres foreign
 	$(PY) -m coverage erase
 	$(PY) -m coverage run -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 	$(PY) -m coverage combine -q
 	$(PY) -m coverage report --sort=cover
 
-bench: browser
+bench: browser foreign
 	$(PY) -m bench.engine
 	$(PY) -m bench.durable --cli
 	$(PY) -m bench.secrets

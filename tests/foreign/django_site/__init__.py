@@ -1,0 +1,1 @@
+"""A minimal Django project for the foreign-application gallery: the admin over a shop's orders (bench/foreign.py)."""
