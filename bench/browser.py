@@ -25,7 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -544,6 +544,259 @@ def _allow_posts() -> list[Any]:
     return [RequestRule.parse("allow POST */cart/add")]
 
 
+_TRAP_JS = """() => {
+  if (window.__benchTrap) return;
+  window.__benchTrap = [];
+  const note = event => {
+    const path = event.composedPath();
+    const marked = n => n instanceof Element && n.hasAttribute('data-bench-target');
+    // A click on the label of a control is the control's: the browser clicks the control for it.
+    const hit = path.some(marked) || (event.target instanceof HTMLLabelElement && marked(event.target.control));
+    const t = event.target instanceof Element ? event.target : null;
+    const what = t ? `<${t.tagName.toLowerCase()}${t.className && typeof t.className === 'string' ? '.' + t.className.split(/\\s+/)[0] : ''}>` : '?';
+    window.__benchTrap.push({ type: event.type, hit, target: what, trusted: event.isTrusted });
+  };
+  for (const type of ['click', 'dblclick', 'auxclick', 'contextmenu', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'submit']) {
+    window.addEventListener(type, event => { note(event); event.preventDefault(); event.stopImmediatePropagation(); }, true);
+  }
+  for (const type of ['input', 'change']) window.addEventListener(type, note, true);
+}"""
+"""Notes every pointer, input and change event a frame receives (trusted or not: a native select's change
+never is), whether the element marked `data-bench-target` (the one the id names) or something inside it
+received it, and stops pointer events
+and submits before the application sees them: a foreign app's links, buttons and forms do nothing, so
+hundreds of ids can be tried on one page without changing its data."""
+_TAKE_TRAP_JS = "() => { const t = window.__benchTrap || []; window.__benchTrap = []; return t; }"
+_TARGET_JS = """(e, on) => {
+  const visit = scope => { for (const x of scope.querySelectorAll('[data-bench-target]')) x.removeAttribute('data-bench-target');
+    for (const x of scope.querySelectorAll('*')) if (x.shadowRoot) visit(x.shadowRoot); };
+  visit(e.ownerDocument);
+  if (on) e.setAttribute('data-bench-target', '');
+}"""
+_VISIBLE_CONTROLS_JS = """() => {
+  const selector = 'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, [contenteditable=""], '
+    + '[contenteditable=true], [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=option], '
+    + '[role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], [role=combobox], [role=textbox], [role=searchbox], '
+    + '[role=switch], [role=slider], [role=spinbutton], [role=listbox], [role=treeitem]';
+  const all = [];
+  const visit = scope => { for (const e of scope.querySelectorAll('*')) { all.push(e); if (e.shadowRoot) visit(e.shadowRoot); } };
+  visit(document);
+  const controls = all.filter(e => e.matches(selector) && !e.closest('[aria-hidden=true]') && !e.disabled);
+  const inside = (t, e) => { for (let x = t; x; x = x.assignedSlot || x.parentElement || x.getRootNode().host) if (x === e) return true; return false; };
+  const deepHit = (x, y) => { let t = document.elementFromPoint(x, y);
+    while (t && t.shadowRoot) { const i = t.shadowRoot.elementFromPoint(x, y); if (!i || i === t) break; t = i; } return t; };
+  const shown = e => {  // some point of it on the screen is its own: not covered, not scrolled out of its pane
+    const s = getComputedStyle(e);
+    if (s.visibility === 'hidden' || s.display === 'none') return false;
+    for (const r of e.getClientRects()) {
+      if (r.width < 1 || r.height < 1) continue;
+      const left = Math.max(r.left, 0), right = Math.min(r.right, innerWidth);
+      const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+      if (left >= right || top >= bottom) continue;
+      for (const [fx, fy] of [[0.5, 0.5], [0.2, 0.5], [0.8, 0.5], [0.5, 0.2], [0.5, 0.8]]) {
+        const t = deepHit(left + (right - left) * fx, top + (bottom - top) * fy);
+        if (t && (inside(t, e) || inside(e, t) && t.matches(selector) === false)) return true;
+      }
+    }
+    return false;
+  };
+  const sized = e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden'; };
+  const outer = e => { for (let x = e.parentElement; x; x = x.parentElement) if (controls.includes(x)) return false; return true; };
+  return controls.filter(outer).map(e => ({ onScreen: shown(e), visible: sized(e), marked: e.hasAttribute('data-bench-id'),
+    what: `<${e.tagName.toLowerCase()}> ${(e.getAttribute('aria-label') || e.innerText || e.value || '').trim().slice(0, 40)}` }));
+}"""
+"""The frame's controls (native, a control's role, or contenteditable; a control inside another counts
+once, as the outer one), each: on the screen and visible there (some point of it is hit by the pointer
+as itself), visible at all, and whether an observation gave it an id (`_mark_ids`)."""
+FOREIGN_SAMPLE = 24
+"""Ids tried per foreign page, spread over its first observation: six pages of four apps give well over 200."""
+
+
+@dataclass(slots=True)
+class ForeignFigures:
+    """What one page of a foreign app measured."""
+
+    app: str
+    path: str
+    on_screen: int = 0
+    first_screen: int = 0
+    visible: int = 0
+    reached: int = 0
+    actions: int = 0
+    round_trips: int = 0
+    html_chars: int = 0
+    observation_chars: int = 0
+    timings: list[float] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+
+
+def _controls(env: BrowserEnvironment) -> list[dict[str, Any]]:
+    _mark_ids(env)
+    found: list[dict[str, Any]] = []
+    for frame in env._require_page().frames:
+        try:
+            found.extend(frame.evaluate(_VISIBLE_CONTROLS_JS))
+        except Error:
+            continue  # a frame that went away has no controls
+    return found
+
+
+def _trap(env: BrowserEnvironment) -> list[dict[str, Any]]:
+    """Install the event trap in every frame (again after a navigation) and take what it noted so far."""
+    taken: list[dict[str, Any]] = []
+    for frame in env._require_page().frames:
+        try:
+            frame.evaluate(_TRAP_JS)
+            taken.extend(frame.evaluate(_TAKE_TRAP_JS))
+        except Error:
+            continue
+    return taken
+
+
+def _foreign_action(shown: Shown, element: Any) -> str | None:
+    """The action that tries an id on a foreign page: type into a text field, choose in a native list, click
+    the rest; None for a disabled element, an editor (checked by its read-back, `test_browser_editors`) or a
+    read-only field."""
+    if element.disabled:
+        return None  # the page takes no action on it now: the action fails at once, saying so
+    if shown.role in ("textbox", "searchbox", "spinbutton") or (
+        shown.role == "combobox" and "options=" not in shown.rest
+    ):
+        if element.editor or element.readonly or "readonly" in shown.rest:
+            return None
+        return f"type [{shown.id}] [bench] [0]"
+    if shown.role == "combobox":
+        options = re.search(r"options=(\[[^\]]*\])", shown.rest)
+        names = json.loads(options[1]) if options else []
+        return f"select [{shown.id}] [{names[-1]}]" if names else None
+    if shown.role == "slider":
+        return None
+    return f"click [{shown.id}]"
+
+
+def measure_foreign_page(env: BrowserEnvironment, app: str, url: str, path: str, sample: int) -> ForeignFigures:
+    """Coverage of the first screen and by scrolling, the observation's size against the page's HTML, and
+    the round trip of `sample` ids spread over the first observation: each action's trusted events must
+    reach the element the id names (or something inside it), and nothing else."""
+    figures = ForeignFigures(app=app, path=path)
+    first = env.goto(url + path)
+    assert first.page is not None, f"{path} did not open: {first.error}"
+    text = first.page.text
+    figures.html_chars, figures.observation_chars = markup_chars(env, url + path), len(text)
+    controls = _controls(env)
+    figures.on_screen = sum(1 for c in controls if c["onScreen"])
+    figures.first_screen = sum(1 for c in controls if c["onScreen"] and c["marked"])
+    figures.misses.extend(f"no id on screen: {c['what']}" for c in controls if c["onScreen"] and not c["marked"])
+    shown_first = shown_elements(text)
+    for _ in range(MAX_SCROLLS):
+        if "scroll down" not in text:
+            break
+        result = env.execute("scroll [down]")
+        if result.page is None or result.page.text == text:
+            break
+        text = result.page.text
+        _mark_ids(env)
+    controls = _controls(env)
+    figures.visible = sum(1 for c in controls if c["visible"])
+    figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
+    step = max(1, len(shown_first) // sample)
+    tried = shown_first[::step][:sample]
+    page = env.goto(url + path).page
+    for shown in tried:
+        if shown.id not in env._observer.elements:
+            page = env.goto(url + path).page
+            # An app that draws itself anew may number its elements differently: the same role and name is it.
+            same = [
+                s for s in shown_elements(page.text if page else "") if (s.role, s.name) == (shown.role, shown.name)
+            ]
+            shown = same[0] if same else shown
+        element = env._observer.elements.get(shown.id)
+        if element is None:
+            figures.misses.append(f"[{shown.id}] {shown.name!r}: gone after a fresh load")
+            continue
+        action = _foreign_action(shown, element)
+        if action is None:
+            continue
+        try:
+            env._require_page().locator(f"aria-ref={element.ref}").evaluate(_TARGET_JS, True, timeout=5000)
+        except Error:
+            figures.misses.append(f"[{shown.id}] {shown.name!r}: its element could not be marked")
+            continue
+        _trap(env)
+        result = env.execute(action)
+        figures.actions += 1
+        figures.timings.append(result.duration_ms)
+        events = _trap(env)
+        # Typing's own event is `input` (the field it left may say `change` first); a select's, `change`.
+        kinds = ("input",) if action.startswith("type") else ("change",) if action.startswith("select") else ("click",)
+        meant = [
+            event for event in events if event["type"] in kinds and (event["trusted"] or action.startswith("select"))
+        ]
+        if result.ok and meant and meant[0]["hit"]:  # the action's own event; the page may react with more
+            figures.round_trips += 1
+        else:
+            received = [f"{event['type']} {event['target']}{'' if event['hit'] else ' (not it)'}" for event in events]
+            figures.misses.append(f"{action} {shown.role} {shown.name!r}: {result.error or received or 'no event'}")
+        if result.page is not None and result.page.url != (page.url if page is not None else ""):
+            page = env.goto(url + path).page  # something navigated after all: start from the page again
+    return figures
+
+
+def foreign(apps: Sequence[str] = ()) -> None:
+    """The foreign apps (bench/foreign.py; `apps`, or all four), page by page, beside the gallery and the shop."""
+    from bench.foreign import APPS, start_app
+
+    print(f"foreign applications (bench/foreign.py; ids tried per page: up to {FOREIGN_SAMPLE})")
+    print(f"{'page':58} {'1st screen':>11} {'reached':>9} {'round-trip':>11} {'obs':>6} {'HTML':>8} {'HTML/obs':>9}")
+    rows: list[ForeignFigures] = []
+    for name in apps or APPS:
+        with (
+            start_app(name) as app,
+            BrowserEnvironment(app.url + app.pages[0].path, storage_path=_copy_state(app.storage_state)) as env,
+        ):  # no fence: the trap keeps the apps' data as it is, and JupyterLab posts to open a notebook
+            for task in app.pages:
+                figures = measure_foreign_page(env, name, app.url, task.path, FOREIGN_SAMPLE)
+                rows.append(figures)
+                label = f"{name} {task.path}"
+                print(
+                    f"{label[:58]:58} {figures.first_screen:>5}/{figures.on_screen:<5} "
+                    f"{figures.reached:>4}/{figures.visible:<4} {figures.round_trips:>5}/{figures.actions:<5} "
+                    f"{figures.observation_chars:>6} {figures.html_chars:>8} "
+                    f"{figures.html_chars / max(figures.observation_chars, 1):>8.1f}x"
+                )
+                for miss in figures.misses[:MAX_MISSES_SHOWN]:
+                    print(f"    missed: {miss}")
+                if len(figures.misses) > MAX_MISSES_SHOWN:
+                    print(f"    ... and {len(figures.misses) - MAX_MISSES_SHOWN} more missed")
+    on_screen, first = sum(r.on_screen for r in rows), sum(r.first_screen for r in rows)
+    visible, reached = sum(r.visible for r in rows), sum(r.reached for r in rows)
+    actions, trips = sum(r.actions for r in rows), sum(r.round_trips for r in rows)
+    html, obs = sum(r.html_chars for r in rows), sum(r.observation_chars for r in rows)
+    timings = [t for r in rows for t in r.timings]
+    print(
+        f"coverage, first screen {first}/{on_screen} = {100 * first / max(on_screen, 1):.1f} % (goal >= 98 %); "
+        f"reachable by scrolling {reached}/{visible} = {100 * reached / max(visible, 1):.1f} %"
+    )
+    print(f"round-trip {trips}/{actions} = {100 * trips / max(actions, 1):.1f} % of ids acted on the element named")
+    print(
+        f"observation vs raw HTML: {obs:,} vs {html:,} chars, {html / max(obs, 1):.1f}x smaller (goal >= {GOAL_RATIO:g}x)"
+    )
+    if timings:
+        print(
+            f"foreign action time ({len(timings)} actions, no screenshots): median {statistics.median(timings):.0f} ms"
+        )
+
+
+def _copy_state(state: Path | None) -> Path | None:
+    """A copy of an app's login state for the environment to keep its cookies in (it writes after every action)."""
+    if state is None:
+        return None
+    copy = Path(tempfile.mkdtemp(prefix="bench-state-")) / "browser-state.json"
+    copy.write_bytes(state.read_bytes())
+    return copy
+
+
 def approvals() -> None:
     """Approvals per bundled task under the evaluation's baseline, split by what held the action."""
     from demo.evaluation import bundled_shop, run_condition
@@ -572,10 +825,14 @@ def approvals() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.browser", description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["gallery", "shop", "approvals", "all"], default="all")
-    part = parser.parse_args().part
+    parser.add_argument("--part", choices=["gallery", "foreign", "shop", "approvals", "all"], default="all")
+    parser.add_argument("--app", action="append", default=[], help="with --part foreign: this app only (repeatable)")
+    arguments = parser.parse_args()
+    part = arguments.part
     if part in ("gallery", "all"):
         gallery()
+    if part in ("foreign", "all"):
+        foreign(arguments.app)
     if part in ("shop", "all"):
         shop()
     if part in ("approvals", "all"):

@@ -141,6 +141,47 @@ def test_a_short_budget_keeps_the_screens_controls_by_shortening_the_text_beside
     assert long_text in roomy.text and "| R-1 |" in roomy.text  # nothing is shortened when all fits
 
 
+def _long_table_then_sidebar(rows: int = 100) -> str:
+    """A change list as Django's admin draws one: a table of `rows` rows, 30 px each, then a filter sidebar
+    at the top right of the screen, after the table in the page's order."""
+    lines = [
+        "- table [ref=e1] [box=0,100,900,3030]:",
+        "  - row [ref=e2] [box=0,100,900,30]:",
+        '    - columnheader "Number" [ref=e3]',
+        '    - columnheader "Total" [ref=e4]',
+    ]
+    for i in range(1, rows + 1):
+        top = 100 + i * 30
+        lines += [
+            f"  - row [ref=e{10 * i}] [box=0,{top},900,30]:",
+            f"    - cell [ref=e{10 * i + 1}]:",
+            f'      - link "SO-{i:05}" [ref=e{10 * i + 2}] [box=0,{top},80,30]',
+            f'    - cell "{i * 3}.50 EUR, paid by card, shipped to the customer\'s office address" [ref=e{10 * i + 3}]',
+        ]
+    lines.append("- navigation \"Filter\" [ref=e5000] [box=950,100,300,400]:")
+    lines += [f'  - link "Status {n}" [ref=e{5001 + n}] [box=950,{120 + n * 30},200,30]' for n in range(8)]
+    return "\n".join(lines)
+
+
+def test_controls_on_screen_after_a_long_table_get_ids_and_the_left_out_rows_are_named() -> None:
+    observation = render_page("X", _long_table_then_sidebar(), budget=3000, viewport_height=800)
+    names = {element.name for element in observation.elements.values()}
+    assert {f"Status {n}" for n in range(8)} <= names, observation.text  # the sidebar is on the screen
+    assert {f"SO-{i:05}" for i in range(1, 23)} <= names  # the rows on the screen (up to y = 800)
+    note = re.search(r"\(rows ([\d,]+)–100 of the 100 in this table below the screen; scroll down to read them\)", observation.text)
+    assert note is not None, observation.text
+    assert f"SO-{int(note[1]):05}" not in names and f"SO-{int(note[1]) - 1:05}" in names
+    assert len(observation.text) <= 3000
+
+
+def test_reading_on_through_a_long_table_keeps_its_header_and_says_which_rows_are_above() -> None:
+    observation = render_page("X", _long_table_then_sidebar(), budget=3000, reading_top=1600, viewport_height=2400)
+    lines = observation.text.splitlines()
+    header = lines.index("| Number | Total |")
+    assert re.fullmatch(r"\(rows 1–4\d of the 100 in this table above the screen; scroll up to read them\)", lines[header + 1])
+    assert lines[header + 2].startswith("| [")  # then the first row read on
+
+
 def test_text_lines_on_screen_give_way_to_controls_lowest_first() -> None:
     prose = [f'- paragraph [ref=e{i}] [box=0,{i * 10},900,10]: "Paragraph {i} {"x" * 140}"' for i in range(1, 31)]
     buttons = [f'- button "Go {i}" [ref=e{100 + i}] [box=0,{300 + i * 10},60,10]' for i in range(1, 11)]

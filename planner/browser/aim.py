@@ -48,7 +48,7 @@ _AIM_JS = (
     + _DESCRIBE_JS
     + """
   const up = x => x.assignedSlot || x.parentElement || (x.parentNode instanceof ShadowRoot ? x.parentNode.host : null);
-  const inside = x => { for (; x; x = up(x)) if (x === e) return true; return false; };
+  const within = (x, target) => { for (; x; x = up(x)) if (x === target) return true; return false; };
   const hit = (x, y) => {
     let t = e.ownerDocument.elementFromPoint(x, y);
     while (t && t.shadowRoot) {
@@ -62,42 +62,48 @@ _AIM_JS = (
   const onScreen = r => r.bottom > 0 && r.right > 0 && r.top < view.innerHeight && r.left < view.innerWidth;
   const sized = x => Array.from(x.getClientRects()).filter(r => r.width > 0 && r.height > 0);
   // An empty box whose icon is its child's (an svg, an <i>) is aimed at through its children's boxes.
-  const boxes = () => { const own = sized(e); return own.length ? own : Array.from(e.querySelectorAll('*')).flatMap(sized); };
-  let rects = boxes();
-  if (!rects.length) return { box: false };
-  const whole = r => r.top >= 0 && r.left >= 0 && r.bottom <= view.innerHeight && r.right <= view.innerWidth;
-  if (centre || !rects.some(whole)) {
-    e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    rects = boxes();
-  }
-  const origin = e.getBoundingClientRect();
-  const points = [];
-  for (const r of rects.filter(onScreen)) {
-    const left = Math.max(r.left, 0), top = Math.max(r.top, 0);
-    const right = Math.min(r.right, view.innerWidth), bottom = Math.min(r.bottom, view.innerHeight);
-    points.push([(left + right) / 2, (top + bottom) / 2]);
-    for (const n of [3, 5]) for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
-      points.push([left + (right - left) * (j + 0.5) / n, top + (bottom - top) * (i + 0.5) / n]);
-    }
-  }
+  const boxes = x => { const own = sized(x); return own.length ? own : Array.from(x.querySelectorAll('*')).flatMap(sized); };
   let cover = null;
-  for (const [x, y] of points) {
-    const t = hit(x, y);
-    if (t && inside(t)) {
-      const own = sized(e).length > 0;  // Playwright aims only at an element with a box of its own
-      return { box: true, own, x: x - origin.left - e.clientLeft, y: y - origin.top - e.clientTop, vx: x, vy: y };
+  const search = target => {  // the first point of `target` a click reaches, or null (noting the first cover met)
+    for (const r of boxes(target).filter(onScreen)) {
+      const left = Math.max(r.left, 0), top = Math.max(r.top, 0);
+      const right = Math.min(r.right, view.innerWidth), bottom = Math.min(r.bottom, view.innerHeight);
+      const points = [[(left + right) / 2, (top + bottom) / 2]];
+      for (const n of [3, 5]) for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+        points.push([left + (right - left) * (j + 0.5) / n, top + (bottom - top) * (i + 0.5) / n]);
+      }
+      for (const [x, y] of points) {
+        const t = hit(x, y);
+        if (t && within(t, target)) return [x, y];
+        if (t && !cover) cover = t;
+      }
     }
-    if (t && !cover) cover = t;
+    return null;
+  };
+  if (!boxes(e).length) return { box: false };
+  const whole = r => r.top >= 0 && r.left >= 0 && r.bottom <= view.innerHeight && r.right <= view.innerWidth;
+  if (centre || !boxes(e).some(whole)) e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  const point = search(e);
+  if (point) {
+    const origin = e.getBoundingClientRect(), own = sized(e).length > 0;  // Playwright aims only at a box of its own
+    const [x, y] = point;
+    return { box: true, own, x: x - origin.left - e.clientLeft, y: y - origin.top - e.clientTop, vx: x, vy: y };
+  }
+  // A visually hidden checkbox or radio under its styled label: the label takes the click for it.
+  for (const label of Array.from(e.labels || [])) {
+    const at = search(label);
+    if (at) return { box: true, own: false, x: 0, y: 0, vx: at[0], vy: at[1] };
   }
   const contains = cover && cover.contains(e);
   return { box: true, cover: cover ? describe(cover) : 'nothing (it is outside the window)', parent: !!contains };
 }"""
 )
 """Scrolls `e` into the middle of the view when none of its boxes is wholly on screen (or `centre`
-says so: a sticky header may cover it at the screen's edge), then returns the first point
-of it where a click reaches it (x, y from its padding box's top left, Playwright's `position`, when
-it has a box of its own; vx, vy in its frame's viewport), or what is there instead: `cover` described in one phrase, `parent` when that is an
-element around it (the element itself takes no pointer events)."""
+says so: a sticky header may cover it at the screen's edge), then returns the first point of it
+where a click reaches it (x, y from its padding box's top left, Playwright's `position`, when it has a
+box of its own; vx, vy in its frame's viewport), else such a point of one of its labels (a visually
+hidden checkbox's), else what is there instead: `cover` described in one phrase, `parent` when that
+is an element around it (the element itself takes no pointer events)."""
 
 _FRAME_HIT_JS = (
     "(f, [x, y]) => {"

@@ -127,6 +127,11 @@ MARK_JS = (
   const named = e => ['aria-label', 'aria-labelledby', 'title'].some(a => (e.getAttribute(a) || '').trim())
     || (e.innerText || '').trim() || (e.labels && e.labels.length);
   const small = e => e.childElementCount <= 40 && (e.innerText || '').length <= 200;
+  const region = e => {  // a dialog or a backdrop: its listener closes or drags it, it is no button
+    if (e.matches('dialog, [aria-modal=true]')) return true;
+    const r = e.getBoundingClientRect();
+    return r.width * r.height > 0.5 * innerWidth * innerHeight;
+  };
   const all = deepAll(document);
   const editors = [];
   const editor = (root, input) => {
@@ -182,7 +187,17 @@ MARK_JS = (
   for (const e of document.body ? deepAll(document.body) : []) {
     if (isControl(e) || !bareRoles.has(e.getAttribute('role') || '') || closestDeep(e, nativeSelector + ', [role=textbox]')) continue;
     if (!(handled(e) || delegated(e) || focusable(e) || pointerStart(e))) continue;
-    if (visible(e) && small(e)) candidates.add(e);
+    if (visible(e) && small(e) && !region(e)) candidates.add(e);
+  }
+  // A roving tabindex (one item of a list with tabindex=0, its siblings -1, the list's listener serving them
+  // all, as JupyterLab's file list does): the items like the focusable one are clickables too.
+  for (const e of all.filter(e => e.getAttribute('tabindex') === '0' && (candidates.has(e) || e.getAttribute('role') === 'button'))) {
+    const list = e.closest('ul, ol, [role=list], [role=listbox], [role=grid], [role=tree], [role=menu], [role=toolbar]');
+    if (!list || !e.className) continue;
+    for (const other of list.querySelectorAll(`${e.tagName}[tabindex="-1"]`)) {
+      const bare = !isControl(other) && bareRoles.has(other.getAttribute('role') || '');
+      if (bare && other.className === e.className && visible(other) && small(other)) candidates.add(other);
+    }
   }
   const inner = (outer, e) => e !== outer && (candidates.has(e) || isControl(e));
   const ownText = (outer, inside) => {
@@ -201,6 +216,10 @@ MARK_JS = (
     if (inside.some(d => inner(e, d)) && !ownText(e, inside)) candidates.delete(e);
   }
   for (const e of candidates) e.setAttribute('role', 'button');
+  for (const e of all.filter(e => e.matches('details > summary:first-of-type:not([role])'))) {
+    e.setAttribute('role', 'button');  // a disclosure the snapshot shows as bare text: a button that opens its details
+    e.setAttribute('aria-expanded', String(e.parentElement.open));
+  }
   const namedRoles = 'a[href], button, [role=tab], [role=option], [role=button], [role=link], [role=menuitem], '
     + '[role=menuitemcheckbox], [role=menuitemradio], [role=treeitem], [role=switch], [role=checkbox]';
   const tipAttributes = ['data-tooltip', 'data-bs-original-title', 'data-original-title', 'data-bs-title', 'data-tip',
@@ -258,6 +277,20 @@ MARK_JS = (
     const name = innerName(e) || (e.getAttribute('role') === 'tab' ? panelName(e) : '') || tooltipName(e) || iconName(e);
     if (name) e.setAttribute('aria-label', name.trim().slice(0, 80));
   }
+  // Controls only a screen reader or the keyboard meets: a skip link parked off the page until it has
+  // the focus, a widget's 1-pixel focus proxy under the control a person sees (select2's). A pointer
+  // cannot reach them, so the observation leaves them out; a visually hidden checkbox, radio or file
+  // input stays (its state matters, and its label takes the click: `planner.browser.aim`).
+  const unreachable = [];
+  for (const e of all.filter(e => isControl(e) && !e.matches('input[type=checkbox], input[type=radio], input[type=file]'))) {
+    if (e.isContentEditable || style(e).display === 'none') continue;
+    const r = e.getBoundingClientRect();
+    const [width, height] = clipped(e);
+    const parked = r.right <= -100 + Math.min(0, -scrollX) || r.bottom <= -100 - scrollY;
+    if (r.width > 0 && (parked || (width <= 2 && height <= 2))) {
+      unreachable.push([Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)]);
+    }
+  }
   const readonly = [];
   for (const e of all.filter(e => e.matches('input, textarea, [aria-readonly=true]'))) {
     const field = e.tagName === 'TEXTAREA' || (e.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit',
@@ -270,11 +303,11 @@ MARK_JS = (
   const markup = all.reduce((sum, e) => sum + (e.shadowRoot ? e.shadowRoot.innerHTML.length : 0),
     document.documentElement.outerHTML.length);
   const passwords = all.filter(e => e.matches('input[type=password]')).map(e => e.value).filter(Boolean);
-  return { readonly, editors, markup, passwords };
+  return { readonly, editors, markup, passwords, unreachable };
 }"""
 )
 """Marks clickables and editors and names unnamed tabs and options; returns the read-only fields'
-boxes, rounded as the snapshot rounds its own (`[box=x,y,w,h]`, the frame's viewport pixels), the
+boxes, the boxes of controls no pointer can reach (parked off the page, a pixel in size), rounded as the snapshot rounds its own (`[box=x,y,w,h]`, the frame's viewport pixels), the
 editors' boxes with their text, the size of the frame's markup (its open shadow roots' included), and
 the current contents of its password fields, for the observation to mask (the snapshot shows a
 field's value as it is)."""

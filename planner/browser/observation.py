@@ -83,6 +83,7 @@ _ALWAYS_SHOWN = frozenset({"dialog", "alertdialog", "alert", "table", "grid"})
 """Roles worth a line even without a name: they change how the rest of the page should be read."""
 
 _CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
+_TABLE_ROLES = frozenset({"table", "grid", "treegrid"})
 _STATES = ("checked", "checked=mixed", "disabled", "expanded", "pressed", "pressed=mixed", "selected", "invalid")
 _VALUE_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider"})
 _TOGGLES = frozenset({"checkbox", "radio", "switch"})
@@ -138,6 +139,8 @@ class Element:
     editor: bool = False
     """A rich text or code editor (a contenteditable region, a box around a hidden text area), typed into
     with the keyboard rather than filled."""
+    disabled: bool = False
+    """The page disabled it (shown `disabled`): an action on it fails at once instead of waiting for it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +171,18 @@ class _Line:
     ids: tuple[int, ...] = ()
     cells: tuple[_Cell, ...] | None = None
     """A table row's cells, kept so the row can be shortened cell by cell (`_shortened`)."""
+    row_of: _RowOf | None = None
+    """Which row of which table this line is, so a cut through a long table can say which rows it shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class _RowOf:
+    """A row's place in its table: the table (a number per observation), the row's number among the
+    table's data rows (from 1; 0 for a header row) and how many data rows the table has."""
+
+    table: int
+    number: int
+    rows: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +444,7 @@ class _Renderer:
         readonly: Collection[Place],
         editors: Mapping[Place, str],
         main_prefix: str | None,
+        unreachable: Collection[Place] = frozenset(),
     ) -> None:
         self.ids = ids
         self.secrets = secrets
@@ -436,22 +452,36 @@ class _Renderer:
         self.editors = editors
         self.main_prefix = main_prefix
         """The refs' prefix of the main document (`_assign_ids`): a ref without it is in a frame."""
+        self.unreachable = unreachable
         self.lines: list[_Line] = []
         self.elements: dict[int, Element] = {}
+        self.rows: dict[int, _RowOf] = {}
+        """Each table row's place (`_RowOf`), by the row node's `id()`."""
 
     # A fragment is one piece of text plus the ids it mentions.
+
+    def _unreachable(self, node: SnapshotNode) -> bool:
+        """A control no pointer reaches (`render_page`'s `unreachable`): left out with what it holds."""
+        return bool(self.unreachable and node.ref and node.box and self._place(node.ref, node.box) in self.unreachable)
+
+    def _place(self, ref: str, box: _Box) -> Place:
+        match = _REF.match(ref)
+        return (match is not None and match.group(1) == self.main_prefix, box)
 
     def _interactive(self, node: SnapshotNode) -> _Fragment:
         ref = node.ref or ""
         element_id = self.ids[ref]
-        match = _REF.match(ref)
-        in_main = match is not None and match.group(1) == self.main_prefix
-        place: Place | None = (in_main, node.box) if node.box is not None else None
+        place: Place | None = self._place(ref, node.box) if node.box is not None else None
         valued = node.role in _VALUE_ROLES and place is not None
         readonly = valued and place in self.readonly
         edited = self.editors.get(place) if valued and place is not None else None
         self.elements[element_id] = Element(
-            ref=ref, role=node.role, name=node.name, readonly=readonly, editor=edited is not None
+            ref=ref,
+            role=node.role,
+            name=node.name,
+            readonly=readonly,
+            editor=edited is not None,
+            disabled=_has_state(node, "disabled"),
         )
         parts = [f"[{element_id}] {node.role}"]
         if node.name:
@@ -513,7 +543,11 @@ class _Renderer:
         for child in _visible_children(node):
             if "aria-hidden" in child.attrs and not _has_interactive(child, self._is_interactive):
                 continue  # a gutter's line numbers, an icon's glyph: decoration the page hid from assistive technology
+            if self._unreachable(child):
+                continue
             if self._is_interactive(child):
+                if _has_interactive(child, self._is_interactive, below=True):
+                    return None  # a control holding controls (a notebook cell and its toolbar): a block
                 text, child_ids = self._interactive(child)
             elif child.children and (child.role in _TEXT_ROLES or child.role in _CELL_ROLES):
                 inner = self._inline(child, None if limit is None else limit - used)
@@ -556,16 +590,21 @@ class _Renderer:
         box: _Box | None,
         ids: tuple[int, ...] = (),
         cells: tuple[_Cell, ...] | None = None,
+        row_of: _RowOf | None = None,
     ) -> None:
         if not text:
             return
         box = node.box or box
         top = box[1] if box else None
         bottom = box[1] + box[3] if box else None
-        self.lines.append(_Line(text, top, bottom, tuple(ids), cells))
+        self.lines.append(_Line(text, top, bottom, tuple(ids), cells, row_of))
 
     def render(self, node: SnapshotNode, box: _Box | None = None) -> None:
         box = node.box or box
+        if self._unreachable(node):
+            return
+        if node.role in _TABLE_ROLES:
+            self._number_rows(node)
         if "aria-hidden" in node.attrs and not self._is_interactive(node):
             for child in node.children:  # hidden from assistive technology: only its controls, if any, count
                 self._render_interactive_only(child, box)
@@ -597,7 +636,9 @@ class _Renderer:
         if label and node.children and node.role not in _ALWAYS_SHOWN:
             inline = self._prose(node)
             if inline is not None:
-                if inline.text and inline.text != node.name:
+                if node.role in _TEXT_ROLES and any(self.elements[i].name == node.name for i in inline.ids):
+                    label = inline.text  # a wrapper named as the control it holds (a toolbar item's title)
+                elif inline.text and inline.text != node.name:
                     label = f"{label}: {inline.text}"
                 self._emit(label, node, box, inline.ids)
                 return
@@ -619,6 +660,15 @@ class _Renderer:
         for child in node.children:
             self._render_interactive_only(child, box)
 
+    def _number_rows(self, table: SnapshotNode) -> None:
+        """Number the table's rows: header rows (of column headers only) 0, data rows from 1."""
+        rows = [node for node in _walk(table.children) if node.role == "row" and id(node) not in self.rows]
+        header = [row for row in rows if row.children and all(c.role == "columnheader" for c in row.children)]
+        data = [row for row in rows if row not in header]
+        key = len({place.table for place in self.rows.values()})
+        self.rows.update({id(row): _RowOf(key, 0, len(data)) for row in header})
+        self.rows.update({id(row): _RowOf(key, number, len(data)) for number, row in enumerate(data, 1)})
+
     def _row(self, node: SnapshotNode, box: _Box | None) -> None:
         cells: list[tuple[str, tuple[int, ...]]] = []
         ids: list[int] = []
@@ -639,7 +689,7 @@ class _Renderer:
         if cells:
             names = tuple(self.elements[i].name for i in ids if self.elements[i].name)
             row = tuple(_Cell(text, cell_ids, names) for text, cell_ids in cells)
-            self._emit(_row_text(row), node, box, tuple(ids), row)
+            self._emit(_row_text(row), node, box, tuple(ids), row, self.rows.get(id(node)))
 
     def _flatten(self, node: SnapshotNode) -> _Fragment:
         """A cell with block content (a list, a heading) squeezed into one line anyway."""
@@ -667,8 +717,9 @@ def _img(node: SnapshotNode) -> str:
     return f"img {json.dumps(node.name, ensure_ascii=False)}" if node.name else ""
 
 
-def _has_interactive(node: SnapshotNode, is_interactive: Callable[[SnapshotNode], bool]) -> bool:
-    return any(is_interactive(child) for child in _walk([node]))
+def _has_interactive(node: SnapshotNode, is_interactive: Callable[[SnapshotNode], bool], below: bool = False) -> bool:
+    """Whether `node` (or, `below`, one of its descendants) is interactive."""
+    return any(is_interactive(child) for child in _walk(node.children if below else [node]))
 
 
 def _visible_children(node: SnapshotNode) -> list[SnapshotNode]:
@@ -710,7 +761,7 @@ def _shortened(line: _Line, level: int) -> _Line:
     if line.cells is None:
         if line.ids or limit is None or len(line.text) <= limit * 10:
             return line
-        return _Line(_clamp(line.text, limit * 10), line.top, line.bottom, line.ids)
+        return _Line(_clamp(line.text, limit * 10), line.top, line.bottom, line.ids, row_of=line.row_of)
     cells = []
     for cell in line.cells:
         text = cell.text
@@ -719,36 +770,43 @@ def _shortened(line: _Line, level: int) -> _Line:
             text = "" if repeated else text if limit is None else _clamp(text, limit)
         cells.append(_Cell(text, cell.ids, cell.row_names))
     row = tuple(cells)
-    return _Line(_row_text(row), line.top, line.bottom, line.ids, row)
+    return _Line(_row_text(row), line.top, line.bottom, line.ids, row, line.row_of)
 
 
 _LEFT_OUT_NOTE = 70
 """Room kept for the note that says text lines were left out."""
 
 
+def _on_screen(line: _Line, bottom: float) -> bool:
+    """Whether a line (not above the viewport) starts on the screen; a line without a box counts as on it."""
+    return line.top is None or line.top < bottom
+
+
+def _chars(lines: Sequence[_Line]) -> int:
+    return sum(len(line.text) + 1 for line in lines)
+
+
 def _keep_screen_ids(rest: list[_Line], room: int, bottom: float) -> tuple[list[_Line], int]:
-    """Make the lines on screen (above `bottom`) fit `room` when some of them hold ids: shorten text-only
-    parts level by level, then, if that is not enough, leave out text-only lines on screen, lowest first.
-    Returns the lines and how many were left out; lines that fit already are returned as they are."""
-    split = next((i for i, line in enumerate(rest) if line.top is not None and line.top >= bottom), len(rest))
-
-    def chars(lines: list[_Line]) -> int:
-        return sum(len(line.text) + 1 for line in lines)
-
-    if chars(rest[:split]) <= room or not any(line.ids for line in rest[:split]):
+    """Make the lines on screen (starting above `bottom`, wherever they are in the page's order: a sidebar
+    can follow a long table) fit `room` when some of them hold ids: shorten text-only parts level by
+    level, then, if that is not enough, leave out text-only lines on screen, lowest first. Returns the
+    lines and how many were left out; lines that fit already are returned as they are."""
+    screen = [line for line in rest if _on_screen(line, bottom)]
+    if _chars(screen) <= room or not any(line.ids for line in screen):
         return rest, 0
     for level in range(len(_CLAMPS)):
         shortened = [_shortened(line, level) for line in rest]
-        if chars(shortened[:split]) <= room:
+        if _chars([line for line in shortened if _on_screen(line, bottom)]) <= room:
             return shortened, 0
-    excess = chars(shortened[:split]) - (room - _LEFT_OUT_NOTE)
+    excess = _chars([line for line in shortened if _on_screen(line, bottom)]) - (room - _LEFT_OUT_NOTE)
     left_out: set[int] = set()
-    for index in range(split - 1, -1, -1):
+    for index in range(len(shortened) - 1, -1, -1):
         if excess <= 0:
             break
-        if not shortened[index].ids:
+        line = shortened[index]
+        if _on_screen(line, bottom) and not line.ids:
             left_out.add(index)
-            excess -= len(shortened[index].text) + 1
+            excess -= len(line.text) + 1
     return [line for index, line in enumerate(shortened) if index not in left_out], len(left_out)
 
 
@@ -756,56 +814,134 @@ def _above(line: _Line, top: float) -> bool:
     return line.top is not None and line.bottom is not None and line.top < top and line.bottom <= top
 
 
+_RUN_NOTE = 110
+"""Room kept for each note that says what was left out between kept lines."""
+
+
+def _run_note(run: Sequence[_Line], where: str) -> str:
+    """What a run of left-out lines held: rows a–b of one table, else how many lines and controls."""
+    rows = [line.row_of for line in run if line.row_of is not None and line.row_of.number]
+    tables = {row.table for row in rows}
+    ids = sum(len(line.ids) for line in run)
+    if rows and len(tables) == 1 and len(rows) >= len(run) - 1:
+        first, last = rows[0], rows[-1]
+        return (
+            f"(rows {first.number:,}–{last.number:,} of the {first.rows:,} in this table {where}; "
+            f"scroll {'down' if where.startswith('below') else 'up'} to read them)"
+        )
+    controls = f", with {ids} interactive elements," if ids else ""
+    return f"({len(run)} lines{controls} {where} left out here; scroll down to see them)"
+
+
+def _headed(above: list[_Line], rest: list[_Line]) -> list[_Line]:
+    """`rest` with, before the first kept row of a table whose first rows are above the screen, that
+    table's header row and a note saying which rows are above, so rows read on still have their columns."""
+    headers = {line.row_of.table: line for line in above if line.row_of is not None and not line.row_of.number}
+    gone: dict[int, list[_Line]] = {}
+    for line in above:
+        if line.row_of is not None and line.row_of.number:
+            gone.setdefault(line.row_of.table, []).append(line)
+    out: list[_Line] = []
+    for line in rest:
+        table = line.row_of.table if line.row_of is not None else None
+        if table is not None and table in gone:
+            if table in headers:
+                out.append(headers.pop(table))
+            out.append(_Line(_run_note(gone.pop(table), "above the screen"), None, None))
+        out.append(line)
+    return out
+
+
+def _screen_first(rest: list[_Line], room: int, bottom: float) -> tuple[list[_Line], _Line | None, int] | None:
+    """Keep every line on screen and, in the page's order, as many lines below the screen as fit beside
+    them; where lines below were left out before a line on screen (rows of a long table before a sidebar),
+    a note says what they were. Returns the lines, the first line left out, and 0 (no line is cut inside);
+    None when the screen's own lines do not fit (`_fit` then cuts the tail)."""
+    reserved = _chars([line for line in rest if _on_screen(line, bottom)])
+    if reserved > room:
+        return None
+    for notes in range(len(rest) + 1):  # the room the notes between kept lines need, found by trying
+        spare = room - reserved - notes * _RUN_NOTE
+        if spare < 0:
+            return None
+        kept: list[_Line] = []
+        run: list[_Line] = []
+        first_cut: _Line | None = None
+        runs = 0
+        for line in rest:
+            if _on_screen(line, bottom):
+                if run:
+                    kept.append(_Line(_run_note(run, "below the screen"), None, None))
+                    runs, run = runs + 1, []
+                kept.append(line)
+            elif first_cut is None and len(line.text) + 1 <= spare:
+                kept.append(line)
+                spare -= len(line.text) + 1
+            else:
+                first_cut = first_cut or line
+                run.append(line)
+        if runs <= notes:
+            return kept, first_cut, 0
+    return None
+
+
 def _fit(
     header: list[str], lines: list[_Line], budget: int, top: float, bottom: float | None = None
 ) -> tuple[list[str], list[_Line], int, float | None]:
     """Keep what fits in `budget`: first drop lines above `top` (the viewport's top, or lower when
-    the page cannot scroll further), then, when the lines on screen (above `bottom`, the viewport's
-    height) hold ids that would be cut, shorten text-only parts (`_keep_screen_ids`), then cut the tail.
+    the page cannot scroll further), then, when `bottom` (the viewport's height) is known, keep every
+    line on the screen, its controls first (`_keep_screen_ids`), and as much below it as fits
+    (`_screen_first`); else, or when the screen alone is too much, cut the tail.
 
     Also returns where the first line cut from the tail starts, so a scroll can bring it to the top.
     """
-    total = sum(len(h) + 1 for h in header) + sum(len(line.text) + 1 for line in lines)
+    total = sum(len(h) + 1 for h in header) + _chars(lines)
     if total <= budget:
         return header, lines, 0, None
     above = [line for line in lines if _above(line, top)]
-    rest = [line for line in lines if not _above(line, top)]
+    rest = _headed(above, [line for line in lines if not _above(line, top)])
     notes = list(header)
-    above_chars = sum(len(line.text) + 1 for line in above)
+    above_chars = _chars(above)
     if above:
         notes.append(f"({above_chars} characters above the viewport not shown; scroll up to see them)")
     tail_reserve = 100
     room = budget - sum(len(n) + 1 for n in notes) - tail_reserve
+    chosen: tuple[list[_Line], _Line | None, int] | None = None
     if bottom is not None:
         rest, left_out = _keep_screen_ids(rest, room, bottom)
         if left_out:
             notes.append(f"({left_out} lines of text on screen left out to show its controls)")
             room -= len(notes[-1]) + 1
-    kept: list[_Line] = []
-    shown_chars = 0
-    first_cut: _Line | None = None
-    for index, line in enumerate(rest):
-        if len(line.text) + 1 > room:
-            first_cut = line
-            if room > _MIN_PARTIAL:
-                part = line.text[: room - 2] + "…"
-                ids = tuple(i for i in line.ids if f"[{i}]" in part)
-                kept.append(_Line(part, line.top, line.bottom, ids))
-                shown_chars += room - 2
-                first_cut = next((later for later in rest[index + 1 :] if later.top is not None), None)
-            break
-        kept.append(line)
-        room -= len(line.text) + 1
-        shown_chars += len(line.text) + 1
-    cut_below = sum(len(line.text) + 1 for line in rest) - shown_chars
+        chosen = _screen_first(rest, room, bottom)
+    kept, first_cut, partial = chosen if chosen is not None else _cut_tail(rest, room)
+    shown_ids = {i for line in kept for i in line.ids}
+    hidden = len({i for line in rest for i in line.ids} - shown_ids)
+    kept_lines = {id(line) for line in kept}
+    cut_below = _chars([line for line in rest if id(line) not in kept_lines]) - partial
     if cut_below:
-        shown_ids = {i for line in kept for i in line.ids}
-        hidden = len({i for line in rest for i in line.ids} - shown_ids)
         if hidden:
             kept.append(_Line(f"({hidden} more interactive elements below)", None, None))
         kept.append(_Line(f"({cut_below} more characters cut; scroll down to see more)", None, None))
     next_top = first_cut.top if first_cut is not None else None
     return notes, kept, above_chars + cut_below, next_top
+
+
+def _cut_tail(rest: list[_Line], room: int) -> tuple[list[_Line], _Line | None, int]:
+    """The lines in the page's order up to `room`, the last one cut inside when a good part of it fits;
+    the first line left out (the next with a box, after a line cut inside); and how many characters of
+    the line cut inside are shown."""
+    kept: list[_Line] = []
+    for index, line in enumerate(rest):
+        if len(line.text) + 1 > room:
+            if room > _MIN_PARTIAL:
+                part = line.text[: room - 2] + "…"
+                ids = tuple(i for i in line.ids if f"[{i}]" in part)
+                kept.append(_Line(part, line.top, line.bottom, ids))
+                return kept, next((later for later in rest[index + 1 :] if later.top is not None), None), room - 2
+            return kept, line, 0
+        kept.append(line)
+        room -= len(line.text) + 1
+    return kept, None, 0
 
 
 def _label_key(text: str) -> str:
@@ -844,6 +980,7 @@ def render_page(
     reports: Sequence[str] = (),
     editors: Mapping[Place, str] | None = None,
     viewport_height: float | None = None,
+    unreachable: Collection[Place] = (),
 ) -> PageText:
     """Render a snapshot as compact page text of at most `budget` characters, headed by the page's `title`.
 
@@ -860,13 +997,14 @@ def render_page(
     `editors` maps the places of rich text and code editors to the text they hold, which the snapshot
     does not show as a value: such a textbox shows it as `value=`, and `Element.editor` says how to type.
     `viewport_height`, when given, lets the budget keep the screen's controls first: their lines
-    survive a short budget with the text beside them shortened.
+    survive a short budget with the text beside them shortened. `unreachable` are the places of controls
+    no pointer reaches (a skip link parked off the page, a widget's 1-pixel focus proxy): left out.
     """
     roots = parse_snapshot(snapshot)
     _name_unnamed(roots)
     secret = frozenset(s for s in secrets if s)
     ids, main_prefix = _assign_ids(roots)
-    renderer = _Renderer(ids, secret, frozenset(readonly), editors or {}, main_prefix)
+    renderer = _Renderer(ids, secret, frozenset(readonly), editors or {}, main_prefix, frozenset(unreachable))
     for root in roots:
         renderer.render(root)
     header = [f"Title: {title}", *(f"({report})" for report in reports)]

@@ -10,9 +10,11 @@ that still had lines cut on screen reads on from where the page could not scroll
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from playwright.sync_api import Error, Locator
 from playwright.sync_api import Page as PlaywrightPage
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import Click, Hover, Select, Type
 from planner.browser.failures import _ActionFailed, first_line, is_crash, read_only
@@ -58,6 +60,23 @@ _TARGET_JS = """e => {
 }"""
 """What the guard needs beyond role and name: every other name the element carries, the names of
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
+_DRAWN_JS = """() => {
+  const body = document.body;
+  if (!body) return false;
+  return body.innerText.trim().length > 0 || !!body.querySelector('a[href], button, input, select, textarea, [role]');
+}"""
+"""Whether the page shows anything yet: a single-page application's document is loaded long before its
+scripts draw it (JupyterLab's body holds only a splash picture for a second or more)."""
+_QUIET_JS = """([quiet, most]) => new Promise(resolve => {
+  let timer = setTimeout(done, quiet);
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
+  const limit = setTimeout(done, most);
+  function done() { observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(); }
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})"""
+"""Resolves once the document has not changed for `quiet` ms, or after `most` ms."""
+_DRAWING_QUIET_MS = 600
+_DRAWING_MOST_MS = 5000
 _SCROLL_JS = """dy => {
   const y = window.scrollY;
   window.scrollBy({top: dy, behavior: 'instant'});
@@ -110,22 +129,26 @@ class Observer:
         failure = ""
         for _ in range(_SNAPSHOT_ATTEMPTS):
             try:
-                readonly, editors, markup, passwords = _mark(page)
+                self._await_drawn(page)
+                marks = _mark(page)
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self._timeout_ms)
                 title = page.title()
                 observation = render_page(
                     title,
                     snapshot,
                     self._budget,
-                    passwords,
-                    readonly,
+                    marks.passwords,
+                    marks.readonly,
                     self._reading_top(page.url),
                     reports,
-                    editors,
+                    marks.editors,
                     self._viewport[1],
+                    marks.unreachable,
                 )
                 hide = self._secrets.hide
-                result = Page(url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=markup)
+                result = Page(
+                    url=hide(page.url), title=hide(title), text=hide(observation.text), html_chars=marks.markup
+                )
             except Error as error:  # a navigation replaced the document mid-read; wait and retry
                 if is_crash(error):
                     self._on_crash()
@@ -140,6 +163,18 @@ class Observer:
             self._last_page = result
             return result
         return self.unreadable(failure, last_good_url if page.is_closed() else page.url)
+
+    def _await_drawn(self, page: PlaywrightPage) -> None:
+        """Wait for a page that shows nothing yet to be drawn by its scripts, then for them to finish drawing
+        (no change for `_DRAWING_QUIET_MS`, `_DRAWING_MOST_MS` at most); a page that shows something is read
+        at once, so ordinary pages pay one evaluation."""
+        if page.evaluate(_DRAWN_JS):
+            return
+        try:
+            page.wait_for_function(_DRAWN_JS, timeout=self._timeout_ms / 2)
+        except PlaywrightTimeout:
+            return  # an empty page is what it is: read it
+        page.evaluate(_QUIET_JS, [_DRAWING_QUIET_MS, _DRAWING_MOST_MS])
 
     def unreadable(self, reason: str, url: str) -> Page:
         """A page at `url` that could not be read: no ids, so every element action is refused."""
@@ -184,6 +219,11 @@ class Observer:
         element = self._elements.get(action.element)
         if element is None:
             return f"element {action.element} is not on the page"
+        if element.disabled and not isinstance(action, Hover):
+            return (
+                f"element {action.element} is disabled: the page does not take a {action.kind} on it now "
+                "(something else may have to be done first)"
+            )
         if isinstance(action, Type) and element.role not in _TEXT_FIELD_ROLES:
             return f"element {action.element} is a {element.role}, not a text field"
         if isinstance(action, Type) and element.readonly:
@@ -229,25 +269,45 @@ class Observer:
         return top if reading_url == url else 0.0
 
 
-def _mark(page: PlaywrightPage) -> tuple[list[Place], dict[Place, str], int, list[str]]:
-    """Mark clickables without a role, editors, and unnamed tabs in every frame (`marks.MARK_JS`);
-    returns the places of read-only text fields, the editors' places with the text they hold, the
-    size of the raw HTML the observation stands for (every frame's, its open shadow roots'
-    included), and the password fields' contents, to mask. A place is a box in its own frame's
-    pixels, as the snapshot gives it, with whether that frame is the page's main one: a field in
-    the page and one in a frame can have the same box."""
-    readonly: list[Place] = []
-    editors: dict[Place, str] = {}
-    markup = 0
-    passwords: list[str] = []
+@dataclass(slots=True)
+class _Marks:
+    """What marking the page's frames found (`marks.MARK_JS`). A place is a box in its own frame's pixels,
+    as the snapshot gives it, with whether that frame is the page's main one: a field in the page and one
+    in a frame can have the same box."""
+
+    readonly: list[Place]
+    """Read-only text fields."""
+    editors: dict[Place, str]
+    """Editors, with the text they hold."""
+    markup: int
+    """The size of the raw HTML the observation stands for (every frame's, its open shadow roots' included)."""
+    passwords: list[str]
+    """The password fields' contents, to mask."""
+    unreachable: list[Place]
+    """Controls no pointer reaches (a skip link parked off the page, a 1-pixel focus proxy)."""
+
+
+def _mark(page: PlaywrightPage) -> _Marks:
+    """Mark clickables without a role, editors, and unnamed tabs in every frame (`marks.MARK_JS`), and
+    gather what the marking found."""
+    marks = _Marks([], {}, 0, [], [])
     for frame in page.frames:
         try:
             found = frame.evaluate(MARK_JS)
         except Error:
             continue  # a frame detached or navigating; the snapshot shows it as it is
         main = frame is page.main_frame
-        readonly.extend((main, (float(x), float(y), float(w), float(h))) for x, y, w, h in found["readonly"])
-        editors.update({(main, (float(x), float(y), float(w), float(h))): t for x, y, w, h, t in found["editors"]})
-        markup += found["markup"]
-        passwords.extend(found["passwords"])
-    return readonly, editors, markup, passwords
+        marks.readonly.extend(_places(main, found["readonly"]))
+        marks.unreachable.extend(_places(main, found["unreachable"]))
+        marks.editors.update({(main, _box(*box)): text for *box, text in found["editors"]})
+        marks.markup += found["markup"]
+        marks.passwords.extend(found["passwords"])
+    return marks
+
+
+def _box(x: float, y: float, w: float, h: float) -> tuple[float, float, float, float]:
+    return float(x), float(y), float(w), float(h)
+
+
+def _places(main: bool, boxes: list[list[float]]) -> list[Place]:
+    return [(main, _box(*box)) for box in boxes]
