@@ -238,14 +238,15 @@ def hits(env: BrowserEnvironment, kinds: tuple[str, ...] = ACTED) -> list[str | 
     return [hit for frame in _frames(env) for hit in frame.evaluate(_HITS_JS, list(kinds))]
 
 
-def markup_chars(env: BrowserEnvironment, url: str) -> int:
+def markup_chars(env: BrowserEnvironment, url: str, storage_state: Path | None = None) -> int:
     """The raw HTML of the page at `url`, measured here rather than taken from `Page.html_chars`, so that
     versions of the environment compare on one measure: every frame's document, its open shadow roots'
     markup included. It is read in a browser context of its own, never observed: an observation marks
-    the page it reads (a role and a name on each clickable it finds), which is not the page's HTML."""
+    the page it reads (a role and a name on each clickable it finds), which is not the page's HTML.
+    `storage_state`: the cookies of a logged-in user, where the page needs one (else it is the login page)."""
     browser = env._browser  # no public API lends the environment's browser; the bench borrows it
     assert browser is not None, "the environment has not started"
-    context = browser.new_context()
+    context = browser.new_context(storage_state=storage_state)
     try:
         page = context.new_page()
         page.goto(url, wait_until="load")
@@ -625,6 +626,8 @@ class ForeignFigures:
     reached: int = 0
     actions: int = 0
     round_trips: int = 0
+    unfound: int = 0
+    """Ids of the first observation not shown again after the page was opened afresh (so not tried)."""
     html_chars: int = 0
     observation_chars: int = 0
     timings: list[float] = field(default_factory=list)
@@ -675,21 +678,31 @@ def _foreign_action(shown: Shown, element: Any) -> str | None:
     return f"click [{shown.id}]"
 
 
-def measure_foreign_page(env: BrowserEnvironment, app: str, url: str, path: str, sample: int) -> ForeignFigures:
-    """Coverage of the first screen and by scrolling, the observation's size against the page's HTML, and
-    the round trip of `sample` ids spread over the first observation: each action's trusted events must
-    reach the element the id names (or something inside it), and nothing else."""
+def measure_foreign_page(
+    env: BrowserEnvironment,
+    app: str,
+    url: str,
+    path: str,
+    sample: int,
+    storage_state: Path | None = None,
+    reach: bool = True,
+) -> ForeignFigures:
+    """Coverage of the first screen and (`reach`) by scrolling to the end, the observation's size against
+    the page's HTML, and the round trip of `sample` ids spread over the first observation: the event each
+    action causes first (a click's, a typing's `input`, a select's `change`) must reach the element the id
+    names, or something inside it. Each id is acted on as the observation of that moment shows it (an
+    app may have drawn it anew since)."""
     figures = ForeignFigures(app=app, path=path)
     first = env.goto(url + path)
     assert first.page is not None, f"{path} did not open: {first.error}"
     text = first.page.text
-    figures.html_chars, figures.observation_chars = markup_chars(env, url + path), len(text)
+    figures.html_chars, figures.observation_chars = markup_chars(env, url + path, storage_state), len(text)
     controls = _controls(env)
     figures.on_screen = sum(1 for c in controls if c["onScreen"])
     figures.first_screen = sum(1 for c in controls if c["onScreen"] and c["marked"])
     figures.misses.extend(f"no id on screen: {c['what']}" for c in controls if c["onScreen"] and not c["marked"])
     shown_first = shown_elements(text)
-    for _ in range(MAX_SCROLLS):
+    for _ in range(MAX_SCROLLS if reach else 0):
         if "scroll down" not in text:
             break
         result = env.execute("scroll [down]")
@@ -702,8 +715,12 @@ def measure_foreign_page(env: BrowserEnvironment, app: str, url: str, path: str,
     figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
     step = max(1, len(shown_first) // sample)
     tried = shown_first[::step][:sample]
-    page = env.goto(url + path).page
+    page = env.goto(url + path).page if reach else first.page  # scrolled to the end: open it afresh
     for shown in tried:
+        if shown.id not in env._observer.elements:  # read from the top again, else open the page afresh
+            env._require_page().evaluate("window.scrollTo(0, 0)")
+            env._observer.read_from_top()
+            page = env.observe()
         if shown.id not in env._observer.elements:
             page = env.goto(url + path).page
             # An app that draws itself anew may number its elements differently: the same role and name is it.
@@ -712,8 +729,11 @@ def measure_foreign_page(env: BrowserEnvironment, app: str, url: str, path: str,
             ]
             shown = same[0] if same else shown
         element = env._observer.elements.get(shown.id)
+        last = env._observer.last_page
+        shown = next((now for now in shown_elements(last.text if last else "") if now.id == shown.id), shown)
         if element is None:
-            figures.misses.append(f"[{shown.id}] {shown.name!r}: gone after a fresh load")
+            figures.unfound += 1
+            figures.misses.append(f"[{shown.id}] {shown.name!r}: not shown again after a fresh load (not tried)")
             continue
         action = _foreign_action(shown, element)
         if action is None:
@@ -756,7 +776,7 @@ def foreign(apps: Sequence[str] = ()) -> None:
             BrowserEnvironment(app.url + app.pages[0].path, storage_path=_copy_state(app.storage_state)) as env,
         ):  # no fence: the trap keeps the apps' data as it is, and JupyterLab posts to open a notebook
             for task in app.pages:
-                figures = measure_foreign_page(env, name, app.url, task.path, FOREIGN_SAMPLE)
+                figures = measure_foreign_page(env, name, app.url, task.path, FOREIGN_SAMPLE, app.storage_state)
                 rows.append(figures)
                 label = f"{name} {task.path}"
                 print(
