@@ -158,7 +158,7 @@ def _long_table_then_sidebar(rows: int = 100) -> str:
             f'      - link "SO-{i:05}" [ref=e{10 * i + 2}] [box=0,{top},80,30]',
             f'    - cell "{i * 3}.50 EUR, paid by card, shipped to the customer\'s office address" [ref=e{10 * i + 3}]',
         ]
-    lines.append("- navigation \"Filter\" [ref=e5000] [box=950,100,300,400]:")
+    lines.append('- navigation "Filter" [ref=e5000] [box=950,100,300,400]:')
     lines += [f'  - link "Status {n}" [ref=e{5001 + n}] [box=950,{120 + n * 30},200,30]' for n in range(8)]
     return "\n".join(lines)
 
@@ -168,7 +168,9 @@ def test_controls_on_screen_after_a_long_table_get_ids_and_the_left_out_rows_are
     names = {element.name for element in observation.elements.values()}
     assert {f"Status {n}" for n in range(8)} <= names, observation.text  # the sidebar is on the screen
     assert {f"SO-{i:05}" for i in range(1, 23)} <= names  # the rows on the screen (up to y = 800)
-    note = re.search(r"\(rows ([\d,]+)–100 of the 100 in this table below the screen; scroll down to read them\)", observation.text)
+    note = re.search(
+        r"\(rows ([\d,]+)–100 of the 100 in this table below the screen; scroll down to read them\)", observation.text
+    )
     assert note is not None, observation.text
     assert f"SO-{int(note[1]):05}" not in names and f"SO-{int(note[1]) - 1:05}" in names
     assert len(observation.text) <= 3000
@@ -178,7 +180,9 @@ def test_reading_on_through_a_long_table_keeps_its_header_and_says_which_rows_ar
     observation = render_page("X", _long_table_then_sidebar(), budget=3000, reading_top=1600, viewport_height=2400)
     lines = observation.text.splitlines()
     header = lines.index("| Number | Total |")
-    assert re.fullmatch(r"\(rows 1–4\d of the 100 in this table above the screen; scroll up to read them\)", lines[header + 1])
+    assert re.fullmatch(
+        r"\(rows 1–4\d of the 100 in this table above the screen; scroll up to read them\)", lines[header + 1]
+    )
     assert lines[header + 2].startswith("| [")  # then the first row read on
 
 
@@ -274,6 +278,52 @@ def test_a_covered_control_is_not_clicked_and_the_sentence_names_the_cover(
         result = env.execute(f"click [{element(env.observe(), name).id}]")
         assert result.ok, f"{name}: {result.error}"
         assert hits(env) == [name]
+
+
+@browser_test
+def test_controls_no_pointer_reaches_are_left_out_and_a_hidden_checkbox_is_clicked_through_its_label(
+    env: BrowserEnvironment, gallery_site: str
+) -> None:
+    """A skip link parked off the page and a one-pixel focus proxy under the control a person sees get no
+    id (clicking them could only fail); a visually hidden checkbox keeps its id and state, and a click on
+    it lands through its styled label."""
+    page = open_page(env, gallery_site, "gallery_widgets")
+    assert "Skip to content" not in page.text
+    assert [shown.name for shown in shown_elements(page.text) if "colour" in shown.name] == ["Choose a colour"]
+    checkbox = next(shown for shown in shown_elements(page.text) if shown.role == "checkbox")
+    hits(env)
+    result = env.execute(f"click [{checkbox.id}]")
+    assert result.ok, result.error
+    assert set(hits(env)) == {"Newsletter"}
+    assert "checked" in element(result.page, "Newsletter").rest
+
+
+@browser_test
+def test_a_disabled_control_fails_at_once_saying_so(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_widgets")
+    save = element(page, "Save")
+    assert "disabled" in save.rest
+    result = env.execute(f"click [{save.id}]")
+    assert not result.ok and result.error is not None and "is disabled" in result.error
+    assert result.duration_ms < env.timeout_ms / 2  # Playwright alone waits the whole timeout for it
+
+
+@browser_test
+def test_a_summary_and_the_items_of_a_roving_tabindex_are_buttons(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_widgets")
+    summary = element(page, "Advanced options")
+    assert summary.role == "button"
+    for name in ("report.csv", "notes.txt", "photo.png"):
+        element(page, name)
+    opened = env.execute(f"click [{summary.id}]")
+    assert opened.ok and "Proxy: none" in (opened.page.text if opened.page else "")
+
+
+@browser_test
+def test_a_page_its_scripts_draw_after_it_loads_is_read_once_drawn(env: BrowserEnvironment, gallery_site: str) -> None:
+    page = open_page(env, gallery_site, "gallery_late")
+    assert "# Dashboard" in page.text
+    element(page, "Refresh")  # drawn 300 ms after the heading: the reading waited for the drawing to settle
 
 
 # -- 2. rich editors ----------------------------------------------------------------------------

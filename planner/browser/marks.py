@@ -287,7 +287,8 @@ MARK_JS = (
     const r = e.getBoundingClientRect();
     const [width, height] = clipped(e);
     const parked = r.right <= -100 + Math.min(0, -scrollX) || r.bottom <= -100 - scrollY;
-    if (r.width > 0 && (parked || (width <= 2 && height <= 2))) {
+    const clippedAway = /^rect\\(0px,? 0px,? 0px,? 0px\\)$/.test(style(e).clip) || style(e).clipPath === 'inset(50%)';
+    if (r.width > 0 && (parked || clippedAway || (width <= 2 && height <= 2))) {
       unreachable.push([Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)]);
     }
   }
