@@ -21,7 +21,7 @@ from bench.browser import ForeignFigures, measure_foreign_page, shown_elements
 from bench.foreign import ForeignApp, start_app
 from planner.browser.environment import BrowserEnvironment
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGES = {
     "django-admin": "/admin/shop/order/?status__exact=shipped&o=-5&p=2",

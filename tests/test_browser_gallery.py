@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -324,6 +325,16 @@ def test_a_page_its_scripts_draw_after_it_loads_is_read_once_drawn(env: BrowserE
     page = open_page(env, gallery_site, "gallery_late")
     assert "# Dashboard" in page.text
     element(page, "Refresh")  # drawn 300 ms after the heading: the reading waited for the drawing to settle
+
+
+@browser_test
+def test_an_empty_page_is_waited_for_once_not_at_every_reading(gallery_site: str) -> None:
+    with BrowserEnvironment(f"{gallery_site}/empty.html", timeout_ms=2000) as env:
+        first = env.observe()  # nothing drawn: waited for up to half the timeout
+        started = time.perf_counter()
+        again = env.execute("scroll [down]")
+        assert first.text == "Title: Nothing here" and again.ok
+        assert time.perf_counter() - started < 0.9, "the empty page was waited for again"
 
 
 # -- 2. rich editors ----------------------------------------------------------------------------

@@ -62,8 +62,9 @@ _TARGET_JS = """e => {
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
 _DRAWN_JS = """() => {
   const body = document.body;
-  if (!body) return false;
-  return body.innerText.trim().length > 0 || !!body.querySelector('a[href], button, input, select, textarea, [role]');
+  if (!body || location.href === 'about:blank') return true;
+  return body.innerText.trim().length > 0
+    || !!body.querySelector('a[href], button, input, select, textarea, [role], img, svg, canvas, video, iframe');
 }"""
 """Whether the page shows anything yet: a single-page application's document is loaded long before its
 scripts draw it (JupyterLab's body holds only a splash picture for a second or more)."""
@@ -108,6 +109,8 @@ class Observer:
         """(URL, viewport y) where the observation starts reading: below 0 once a page scrolled to
         its end still had lines cut on screen; any other URL reads from the top."""
         self._last_page: Page | None = None
+        self._waited_for: float | None = None
+        """The document (its `performance.timeOrigin`) last waited for to be drawn (`_await_drawn`)."""
 
     @property
     def last_page(self) -> Page | None:
@@ -167,9 +170,13 @@ class Observer:
     def _await_drawn(self, page: PlaywrightPage) -> None:
         """Wait for a page that shows nothing yet to be drawn by its scripts, then for them to finish drawing
         (no change for `_DRAWING_QUIET_MS`, `_DRAWING_MOST_MS` at most); a page that shows something is read
-        at once, so ordinary pages pay one evaluation."""
+        at once, so ordinary pages pay one evaluation, and a document that stayed empty is waited for once."""
         if page.evaluate(_DRAWN_JS):
             return
+        document = page.evaluate("performance.timeOrigin")
+        if document == self._waited_for:
+            return  # this document was waited for once: it is empty, not being drawn
+        self._waited_for = document
         try:
             page.wait_for_function(_DRAWN_JS, timeout=self._timeout_ms / 2)
         except PlaywrightTimeout:
