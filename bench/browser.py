@@ -601,15 +601,22 @@ _VISIBLE_CONTROLS_JS = """() => {
     }
     return false;
   };
-  const sized = e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
-    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden'; };
+  const sized = e => {  // visible to a pointer once scrolled to: not parked off the page, not clipped away
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    const parked = r.right <= -100 - scrollX || r.bottom <= -100 - scrollY;
+    const clippedAway = /^rect\\(0px,? 0px,? 0px,? 0px\\)$/.test(s.clip) || s.clipPath === 'inset(50%)';
+    return (r.width > 2 || r.height > 2) && r.width > 0 && r.height > 0 && s.visibility !== 'hidden'
+      && s.pointerEvents !== 'none' && !parked && !clippedAway;
+  };
   const outer = e => { for (let x = e.parentElement; x; x = x.parentElement) if (controls.includes(x)) return false; return true; };
   return controls.filter(outer).map(e => ({ onScreen: shown(e), visible: sized(e), marked: e.hasAttribute('data-bench-id'),
     what: `<${e.tagName.toLowerCase()}> ${(e.getAttribute('aria-label') || e.innerText || e.value || '').trim().slice(0, 40)}` }));
 }"""
 """The frame's controls (native, a control's role, or contenteditable; a control inside another counts
 once, as the outer one), each: on the screen and visible there (some point of it is hit by the pointer
-as itself), visible at all, and whether an observation gave it an id (`_mark_ids`)."""
+as itself), visible at all (a box over 2 px, not parked off the page nor clipped to nothing, taking
+pointer events: a skip link waiting for the focus and a widget's 1-pixel focus proxy are not), and
+whether an observation gave it an id (`_mark_ids`)."""
 FOREIGN_SAMPLE = 24
 """Ids tried per foreign page, spread over its first observation: six pages of four apps give well over 200."""
 
@@ -713,6 +720,8 @@ def measure_foreign_page(
     controls = _controls(env)
     figures.visible = sum(1 for c in controls if c["visible"])
     figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
+    if reach:
+        figures.misses.extend(f"never given an id: {c['what']}" for c in controls if c["visible"] and not c["marked"])
     step = max(1, len(shown_first) // sample)
     tried = shown_first[::step][:sample]
     page = env.goto(url + path).page if reach else first.page  # scrolled to the end: open it afresh

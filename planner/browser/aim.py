@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.sync_api import ElementHandle, Error, Frame, Locator, Position
+from playwright.sync_api import Error, Frame, Locator, Position
 from playwright.sync_api import Page as PlaywrightPage
 
 from planner.browser.failures import _ActionFailed
@@ -82,23 +82,27 @@ _AIM_JS = (
   };
   if (!boxes(e).length) return { box: false };
   const whole = r => r.top >= 0 && r.left >= 0 && r.bottom <= view.innerHeight && r.right <= view.innerWidth;
-  if (centre || !boxes(e).some(whole)) e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  // As little scrolling as brings it whole on screen (the page the agent read stays where it was); the
+  // middle of the screen when looked at again (a sticky header may cover the screen's edge).
+  if (centre) e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  else if (!boxes(e).some(whole)) e.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
   const point = search(e);
   if (point) {
     const origin = e.getBoundingClientRect(), own = sized(e).length > 0;  // Playwright aims only at a box of its own
     const [x, y] = point;
-    return { box: true, own, x: x - origin.left - e.clientLeft, y: y - origin.top - e.clientTop, vx: x, vy: y };
+    return { box: true, own, x: x - origin.left - e.clientLeft, y: y - origin.top - e.clientTop, vx: x, vy: y,
+      framed: view !== view.top };
   }
   // A visually hidden checkbox or radio under its styled label: the label takes the click for it.
   for (const label of Array.from(e.labels || [])) {
     const at = search(label);
-    if (at) return { box: true, own: false, x: 0, y: 0, vx: at[0], vy: at[1] };
+    if (at) return { box: true, own: false, x: 0, y: 0, vx: at[0], vy: at[1], framed: view !== view.top };
   }
   const contains = cover && cover.contains(e);
   return { box: true, cover: cover ? describe(cover) : 'nothing (it is outside the window)', parent: !!contains };
 }"""
 )
-"""Scrolls `e` into the middle of the view when none of its boxes is wholly on screen (or `centre`
+"""Scrolls `e` just into view when none of its boxes is wholly on screen (into the middle when `centre`
 says so: a sticky header may cover it at the screen's edge), then returns the first point of it
 where a click reaches it (x, y from its padding box's top left, Playwright's `position`, when it has a
 box of its own; vx, vy in its frame's viewport), else such a point of one of its labels (a visually
@@ -129,7 +133,7 @@ def click(page: PlaywrightPage, locator: Locator, element_id: int, timeout_ms: i
         locator.click(timeout=timeout_ms)
     elif point.position is not None:
         locator.click(position=point.position, timeout=timeout_ms)
-    else:  # its box is empty (Playwright calls it invisible); its icon is where the pointer goes
+    else:  # the point is its icon's (its own box is empty) or its label's: Playwright would refuse the element
         page.mouse.click(*point.page)
 
 
@@ -147,7 +151,7 @@ def hover(page: PlaywrightPage, locator: Locator, element_id: int, timeout_ms: i
 @dataclass(frozen=True, slots=True)
 class Aim:
     """A point where the pointer reaches an element: `position` from its padding box's top left (None when
-    it has no box of its own, only its children's), `page` in the page's viewport."""
+    the point is not in a box of its own: its icon's, its label's), `page` in the page's viewport."""
 
     position: Position | None
     page: tuple[float, float]
@@ -157,47 +161,49 @@ def aim(page: PlaywrightPage, locator: Locator, element_id: int, timeout_ms: int
     """Where to put the pointer on the element `locator` names; None when it has no box yet (Playwright
     then waits for it as usual). Raises `_ActionFailed` naming what covers it when no point of it is
     reachable, after waiting a quarter of the timeout for the cover to go."""
-    handle = locator.element_handle(timeout=timeout_ms)
-    try:
-        deadline = timeout_ms / _WAIT_SHARE
-        waited = 0
-        while True:
-            found = _try(handle, centre=waited > 0)
-            if found is None:
-                return None
-            if "x" in found:
-                position: Position | None = {"x": found["x"], "y": found["y"]} if found["own"] else None
-                return Aim(position, (found["px"], found["py"]))
-            if waited >= deadline:
-                raise _ActionFailed(_covered(element_id, found))
-            if waited:
-                page.wait_for_timeout(_POLL_MS)
-            waited += _POLL_MS
-    finally:
-        handle.dispose()
+    deadline = timeout_ms / _WAIT_SHARE
+    waited = 0
+    while True:
+        found = _try(locator, centre=waited > 0, timeout_ms=timeout_ms)
+        if found is None:
+            return None
+        if "x" in found:
+            position: Position | None = {"x": found["x"], "y": found["y"]} if found["own"] else None
+            return Aim(position, (found["px"], found["py"]))
+        if waited >= deadline:
+            raise _ActionFailed(_covered(element_id, found))
+        if waited:
+            page.wait_for_timeout(_POLL_MS)
+        waited += _POLL_MS
 
 
-def _try(handle: ElementHandle, centre: bool) -> dict[str, Any] | None:
+def _try(locator: Locator, centre: bool, timeout_ms: int) -> dict[str, Any] | None:
     """One look: the point, followed out through its frames to the page, or the cover; None when the
-    element has no box. `centre`: scroll it to the middle of the screen first."""
+    element has no box. `centre`: scroll it to the middle of the screen first. An element of the page
+    itself costs one evaluation; one in a frame, one more per frame around it."""
     try:
-        found: dict[str, Any] = handle.evaluate(_AIM_JS, centre)
+        found: dict[str, Any] = locator.evaluate(_AIM_JS, centre, timeout=timeout_ms)
     except Error:
         return None  # it went away: Playwright's click says so in its own words
     if not found["box"]:
         return None
     if "x" not in found:
         return found
-    frame: Frame | None = handle.owner_frame()
     point = [found["vx"], found["vy"]]
-    while frame is not None and frame.parent_frame is not None:
+    if found["framed"]:
+        handle = locator.element_handle(timeout=timeout_ms)
         try:
-            place = frame.frame_element().evaluate(_FRAME_HIT_JS, point)
-        except Error:
-            return None  # a frame of another process still loading: leave the click to Playwright
-        if "cover" in place:
-            return {"box": True, "cover": place["cover"], "parent": False}
-        point, frame = [place["vx"], place["vy"]], frame.parent_frame
+            frame: Frame | None = handle.owner_frame()
+            while frame is not None and frame.parent_frame is not None:
+                try:
+                    place = frame.frame_element().evaluate(_FRAME_HIT_JS, point)
+                except Error:
+                    return None  # a frame of another process still loading: leave the click to Playwright
+                if "cover" in place:
+                    return {"box": True, "cover": place["cover"], "parent": False}
+                point, frame = [place["vx"], place["vy"]], frame.parent_frame
+        finally:
+            handle.dispose()
     found["px"], found["py"] = point
     return found
 
