@@ -606,7 +606,8 @@ _VISIBLE_CONTROLS_JS = """() => {
     const parked = r.right <= -100 - scrollX || r.bottom <= -100 - scrollY;
     const clippedAway = /^rect\\(0px,? 0px,? 0px,? 0px\\)$/.test(s.clip) || s.clipPath === 'inset(50%)';
     return (r.width > 2 || r.height > 2) && r.width > 0 && r.height > 0 && s.visibility !== 'hidden'
-      && s.pointerEvents !== 'none' && !parked && !clippedAway;
+      && s.pointerEvents !== 'none' && !parked && !clippedAway
+      && e.checkVisibility({ visibilityProperty: true });  // not in a closed <details> (content-visibility)
   };
   const outer = e => { for (let x = e.parentElement; x; x = x.parentElement) if (controls.includes(x)) return false; return true; };
   return controls.filter(outer).map(e => ({ onScreen: shown(e), visible: sized(e), marked: e.hasAttribute('data-bench-id'),
