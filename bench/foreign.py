@@ -60,6 +60,9 @@ class TaskPage:
 
     path: str
     what: str
+    ready: str = ""
+    """A page-script condition true once the app has drawn what the task needs (JupyterLab draws in stages,
+    its file list and notebook after the page itself); empty when the page is whole once loaded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,19 +245,33 @@ def _flask_pages(url: str) -> tuple[TaskPage, ...]:
     )
 
 
+_LAB_DRAWN = "!!document.querySelector('.jp-DirListing-item') && !document.querySelector('.jp-Spinner')"
+_NOTEBOOK_DRAWN = (
+    "!!document.querySelector('.jp-Notebook .jp-Cell .cm-content') && !document.querySelector('.jp-Spinner')"
+)
+
+
 def _jupyter_pages(url: str) -> tuple[TaskPage, ...]:
     return (
         TaskPage(
             "/lab/tree/demo.ipynb",
             "the notebook in the lab: run its cells (the toolbar's run icon or Shift+Enter), edit a code cell, read "
             "the output",
+            f"{_LAB_DRAWN} && {_NOTEBOOK_DRAWN}",
         ),
         TaskPage(
             "/lab",
             "the lab's file browser and menus: open orders.csv, make a new file (File menu), rename it (context menu)",
+            _LAB_DRAWN,
         ),
-        TaskPage("/lab/tree/orders.csv", "a CSV file in the lab's grid viewer: read a cell, sort by reading it"),
-        TaskPage("/doc/tree/demo.ipynb", "the notebook alone (single-document mode): edit and run a cell"),
+        TaskPage(
+            "/lab/tree/orders.csv",
+            "a CSV file in the lab's grid viewer: read a cell, sort by reading it",
+            f"{_LAB_DRAWN} && !!document.querySelector('.jp-CSVViewer')",
+        ),
+        TaskPage(
+            "/doc/tree/demo.ipynb", "the notebook alone (single-document mode): edit and run a cell", _NOTEBOOK_DRAWN
+        ),
     )
 
 

@@ -45,7 +45,8 @@ def measured(apps: dict[str, ForeignApp]) -> Iterator[dict[str, ForeignFigures]]
     for name, path in PAGES.items():
         app = apps[name]
         with BrowserEnvironment(app.url + path, storage_path=app.storage_state) as env:  # logged in where needed
-            figures[name] = measure_foreign_page(env, name, app.url, path, SAMPLE, app.storage_state, reach=False)
+            task = next(task for task in app.pages if task.path == path)
+            figures[name] = measure_foreign_page(env, name, app.url, task, SAMPLE, app.storage_state, reach=False)
     yield figures
 
 
@@ -86,6 +87,10 @@ def test_typing_into_an_apps_code_editor_replaces_its_text(
     app = apps[name]
     typed = "select name, downloads from packages\nwhere downloads > 1000"
     with BrowserEnvironment(app.url + path) as env:
+        env.observe()
+        task = next((task for task in app.pages if task.path == path), None)
+        if task is not None and task.ready:  # the notebook's cells are drawn after the lab itself
+            env._require_page().wait_for_function(task.ready, timeout=60_000)
         page = env.observe()
         editors = [s for s in shown_elements(page.text) if s.role == "textbox" and "value=" in s.rest]
         editor = next(s for s in editors if s.name == label) if label else editors[0]

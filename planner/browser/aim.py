@@ -128,24 +128,22 @@ there, or what covers it."""
 
 def click(page: PlaywrightPage, locator: Locator, element_id: int, timeout_ms: int) -> None:
     """Click the element `locator` names at a point where the click reaches it (`aim`)."""
-    point = aim(page, locator, element_id, timeout_ms)
-    if point is None:
-        locator.click(timeout=timeout_ms)
-    elif point.position is not None:
-        locator.click(position=point.position, timeout=timeout_ms)
-    else:  # the point is its icon's (its own box is empty) or its label's: Playwright would refuse the element
-        page.mouse.click(*point.page)
+    _point(page, locator, element_id, timeout_ms, hover=False)
 
 
 def hover(page: PlaywrightPage, locator: Locator, element_id: int, timeout_ms: int) -> None:
     """Move the pointer over the element `locator` names, at a point where it reaches it (`aim`)."""
+    _point(page, locator, element_id, timeout_ms, hover=True)
+
+
+def _point(page: PlaywrightPage, locator: Locator, element_id: int, timeout_ms: int, hover: bool) -> None:
     point = aim(page, locator, element_id, timeout_ms)
     if point is None:
-        locator.hover(timeout=timeout_ms)
+        (locator.hover if hover else locator.click)(timeout=timeout_ms)
     elif point.position is not None:
-        locator.hover(position=point.position, timeout=timeout_ms)
-    else:
-        page.mouse.move(*point.page)
+        (locator.hover if hover else locator.click)(position=point.position, timeout=timeout_ms)
+    else:  # the point is its icon's (its own box is empty) or its label's: Playwright would refuse the element
+        (page.mouse.move if hover else page.mouse.click)(*point.page)
 
 
 @dataclass(frozen=True, slots=True)
