@@ -12,7 +12,9 @@ document. A control the page left without a name is named from the text inside i
 a clickable card) or, for a form control, next to it (a checkbox followed by its text, a text box
 in a table cell beside its label). When the text exceeds the
 budget, lines wholly above the viewport go first (so that scrolling brings new content into
-view), then the tail is cut, and lines say how many elements and characters are hidden below;
+view); then every line on the screen is kept wherever it stands in the page's order (a sidebar after
+a long table), with as much of what follows the screen as fits; what is left out between is named
+(rows a–b of a table), and lines say how many elements and characters are hidden below;
 `PageText.next_top` says where the first hidden line starts, so a scroll can bring exactly the
 hidden lines to the top of the screen instead of jumping past them.
 """
