@@ -434,7 +434,17 @@ def shop_coverage(env: BrowserEnvironment, text: str) -> ShopCoverage:
     first = page.evaluate(_CONTROLS_JS)
     figures.on_screen = sum(1 for c in first if c["onScreen"])
     figures.first_screen = sum(1 for c in first if c["onScreen"] and c["marked"])
-    for _ in range(MAX_SCROLLS):
+    _scroll_to_end(env, text, MAX_SCROLLS)
+    controls = page.evaluate(_CONTROLS_JS)
+    figures.visible = sum(1 for c in controls if c["visible"])
+    figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
+    return figures
+
+
+def _scroll_to_end(env: BrowserEnvironment, text: str, scrolls: int) -> None:
+    """Scroll down from the observation `text` until it says nothing is below (`scrolls` times at most),
+    marking the element behind each id read on the way (`_mark_ids`)."""
+    for _ in range(scrolls):
         if "scroll down" not in text:
             break
         result = env.execute("scroll [down]")
@@ -442,10 +452,6 @@ def shop_coverage(env: BrowserEnvironment, text: str) -> ShopCoverage:
             break
         text = result.page.text
         _mark_ids(env)
-    controls = page.evaluate(_CONTROLS_JS)
-    figures.visible = sum(1 for c in controls if c["visible"])
-    figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])
-    return figures
 
 
 def _shop_element(text: str, role: str, name: str | None = None) -> int:
@@ -710,14 +716,7 @@ def measure_foreign_page(
     figures.first_screen = sum(1 for c in controls if c["onScreen"] and c["marked"])
     figures.misses.extend(f"no id on screen: {c['what']}" for c in controls if c["onScreen"] and not c["marked"])
     shown_first = shown_elements(text)
-    for _ in range(MAX_SCROLLS if reach else 0):
-        if "scroll down" not in text:
-            break
-        result = env.execute("scroll [down]")
-        if result.page is None or result.page.text == text:
-            break
-        text = result.page.text
-        _mark_ids(env)
+    _scroll_to_end(env, text, MAX_SCROLLS if reach else 0)
     controls = _controls(env)
     figures.visible = sum(1 for c in controls if c["visible"])
     figures.reached = sum(1 for c in controls if c["visible"] and c["marked"])

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from planner.browser.editor_api import EDITOR_SNIPPET_JS
 
-__all__ = ["LISTENERS_JS", "MARK_JS", "SECRET_FIELD", "SECRET_FIELDS_JS"]
+__all__ = ["DRAWN_JS", "LISTENERS_JS", "MARK_JS", "SECRET_FIELD", "SECRET_FIELDS_JS"]
 
 LISTENERS_JS = """(() => {
   const key = Symbol.for('andor.clickListeners');
@@ -91,6 +91,15 @@ _DEEP_JS = """
 `querySelectorAll`, `closest` and tree walkers stop at: `up` is an element's parent in the flattened
 tree (its slot, its parent, or its shadow root's host), `deepAll` every element under a root and in
 every open shadow root below it, `closestDeep` a `closest` that crosses shadow boundaries."""
+
+DRAWN_JS = """() => {
+  const body = document.body;
+  if (!body || location.href === 'about:blank') return true;
+  return body.innerText.trim().length > 0
+    || !!body.querySelector('a[href], button, input, select, textarea, [role], img, svg, canvas, video, iframe');
+}"""
+"""Whether the page shows anything yet: a single-page application's document is loaded long before its
+scripts draw it (JupyterLab's body holds only a splash picture for a second or more)."""
 
 MARK_JS = (
     """() => {"""
@@ -304,14 +313,17 @@ MARK_JS = (
   const markup = all.reduce((sum, e) => sum + (e.shadowRoot ? e.shadowRoot.innerHTML.length : 0),
     document.documentElement.outerHTML.length);
   const passwords = all.filter(e => e.matches('input[type=password]')).map(e => e.value).filter(Boolean);
-  return { readonly, editors, markup, passwords, unreachable };
+  return { readonly, editors, markup, passwords, unreachable, drawn: ("""
+    + DRAWN_JS
+    + """)() };
 }"""
 )
 """Marks clickables and editors and names unnamed tabs and options; returns the read-only fields'
-boxes, the boxes of controls no pointer can reach (parked off the page, a pixel in size), rounded as the snapshot rounds its own (`[box=x,y,w,h]`, the frame's viewport pixels), the
-editors' boxes with their text, the size of the frame's markup (its open shadow roots' included), and
-the current contents of its password fields, for the observation to mask (the snapshot shows a
-field's value as it is)."""
+boxes and those of controls no pointer can reach (parked off the page, a pixel in size), rounded as
+the snapshot rounds its own (`[box=x,y,w,h]`, the frame's viewport pixels), the editors' boxes with
+their text, the size of the frame's markup (its open shadow roots' included), the current contents of
+its password fields, for the observation to mask (the snapshot shows a field's value as it is), and
+whether the document shows anything yet (`DRAWN_JS`)."""
 
 SECRET_FIELD = "data-andor-secret"
 """The attribute `SECRET_FIELDS_JS` marks a field holding a secret with, for a screenshot to mask it."""

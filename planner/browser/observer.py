@@ -18,7 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from planner.actions import Click, Hover, Select, Type
 from planner.browser.failures import _ActionFailed, first_line, is_crash, read_only
-from planner.browser.marks import MARK_JS
+from planner.browser.marks import DRAWN_JS, MARK_JS
 from planner.browser.navigation import SETTLE_MS
 from planner.browser.observation import Element, Place, render_page
 from planner.protocols import ElementInfo, Page
@@ -60,14 +60,6 @@ _TARGET_JS = """e => {
 }"""
 """What the guard needs beyond role and name: every other name the element carries, the names of
 the submit controls Enter would press, and where a link or form leads (resolved by the browser)."""
-_DRAWN_JS = """() => {
-  const body = document.body;
-  if (!body || location.href === 'about:blank') return true;
-  return body.innerText.trim().length > 0
-    || !!body.querySelector('a[href], button, input, select, textarea, [role], img, svg, canvas, video, iframe');
-}"""
-"""Whether the page shows anything yet: a single-page application's document is loaded long before its
-scripts draw it (JupyterLab's body holds only a splash picture for a second or more)."""
 _QUIET_JS = """([quiet, most]) => new Promise(resolve => {
   let timer = setTimeout(done, quiet);
   const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
@@ -132,8 +124,9 @@ class Observer:
         failure = ""
         for _ in range(_SNAPSHOT_ATTEMPTS):
             try:
-                self._await_drawn(page)
                 marks = _mark(page)
+                if not marks.drawn and self._await_drawn(page):
+                    marks = _mark(page)  # read what the scripts drew
                 snapshot = page.locator("body").aria_snapshot(mode="ai", boxes=True, timeout=self._timeout_ms)
                 title = page.title()
                 observation = render_page(
@@ -167,21 +160,21 @@ class Observer:
             return result
         return self.unreadable(failure, last_good_url if page.is_closed() else page.url)
 
-    def _await_drawn(self, page: PlaywrightPage) -> None:
-        """Wait for a page that shows nothing yet to be drawn by its scripts, then for them to finish drawing
-        (no change for `_DRAWING_QUIET_MS`, `_DRAWING_MOST_MS` at most); a page that shows something is read
-        at once, so ordinary pages pay one evaluation, and a document that stayed empty is waited for once."""
-        if page.evaluate(_DRAWN_JS):
-            return
+    def _await_drawn(self, page: PlaywrightPage) -> bool:
+        """Wait for a page that shows nothing yet (`marks.DRAWN_JS`) to be drawn by its scripts, then for
+        them to finish drawing (no change for `_DRAWING_QUIET_MS`, `_DRAWING_MOST_MS` at most); False when
+        this document was waited for once already: it is empty, not being drawn. A page that shows
+        something costs nothing here: the marking pass says whether it is drawn."""
         document = page.evaluate("performance.timeOrigin")
         if document == self._waited_for:
-            return  # this document was waited for once: it is empty, not being drawn
+            return False
         self._waited_for = document
         try:
-            page.wait_for_function(_DRAWN_JS, timeout=self._timeout_ms / 2)
+            page.wait_for_function(DRAWN_JS, timeout=self._timeout_ms / 2)
         except PlaywrightTimeout:
-            return  # an empty page is what it is: read it
+            return True  # an empty page is what it is: read it
         page.evaluate(_QUIET_JS, [_DRAWING_QUIET_MS, _DRAWING_MOST_MS])
+        return True
 
     def unreadable(self, reason: str, url: str) -> Page:
         """A page at `url` that could not be read: no ids, so every element action is refused."""
@@ -292,6 +285,8 @@ class _Marks:
     """The password fields' contents, to mask."""
     unreachable: list[Place]
     """Controls no pointer reaches (a skip link parked off the page, a 1-pixel focus proxy)."""
+    drawn: bool = True
+    """The page's main document shows something (`marks.DRAWN_JS`)."""
 
 
 def _mark(page: PlaywrightPage) -> _Marks:
@@ -304,6 +299,7 @@ def _mark(page: PlaywrightPage) -> _Marks:
         except Error:
             continue  # a frame detached or navigating; the snapshot shows it as it is
         main = frame is page.main_frame
+        marks.drawn = marks.drawn and (found["drawn"] or not main)
         marks.readonly.extend(_places(main, found["readonly"]))
         marks.unreachable.extend(_places(main, found["unreachable"]))
         marks.editors.update({(main, _box(*box)): text for *box, text in found["editors"]})
