@@ -39,18 +39,8 @@ _DESCRIBE_JS = """
     const text = (t.getAttribute('aria-label') || t.innerText || '').replace(/\\s+/g, ' ').trim();
     return text ? `${what} "${text.length > 60 ? text.slice(0, 59) + '…' : text}"` : what;
   };
-"""
-"""An element in a few words, for a sentence about it: its tag, id, first classes and role, and the start
-of its text (`<div id="consent"> "We use cookies…"`)."""
-
-_AIM_JS = (
-    "(e, centre) => {"
-    + _DESCRIBE_JS
-    + """
-  const up = x => x.assignedSlot || x.parentElement || (x.parentNode instanceof ShadowRoot ? x.parentNode.host : null);
-  const within = (x, target) => { for (; x; x = up(x)) if (x === target) return true; return false; };
-  const hit = (x, y) => {
-    let t = e.ownerDocument.elementFromPoint(x, y);
+  const hit = (doc, x, y) => {  // the element at a point, followed into open shadow roots
+    let t = doc.elementFromPoint(x, y);
     while (t && t.shadowRoot) {
       const inner = t.shadowRoot.elementFromPoint(x, y);
       if (!inner || inner === t) break;
@@ -58,6 +48,17 @@ _AIM_JS = (
     }
     return t;
   };
+"""
+"""An element in a few words, for a sentence about it: its tag, id, first classes and role, and the start
+of its text (`<div id="consent"> "We use cookies…"`); and `hit`, the element a point of a document
+reaches, inside open shadow roots."""
+
+_AIM_JS = (
+    "(e, centre) => {"
+    + _DESCRIBE_JS
+    + """
+  const up = x => x.assignedSlot || x.parentElement || (x.parentNode instanceof ShadowRoot ? x.parentNode.host : null);
+  const within = (x, target) => { for (; x; x = up(x)) if (x === target) return true; return false; };
   const view = e.ownerDocument.defaultView;
   const onScreen = r => r.bottom > 0 && r.right > 0 && r.top < view.innerHeight && r.left < view.innerWidth;
   const sized = x => Array.from(x.getClientRects()).filter(r => r.width > 0 && r.height > 0);
@@ -73,7 +74,7 @@ _AIM_JS = (
         points.push([left + (right - left) * (j + 0.5) / n, top + (bottom - top) * (i + 0.5) / n]);
       }
       for (const [x, y] of points) {
-        const t = hit(x, y);
+        const t = hit(e.ownerDocument, x, y);
         if (t && within(t, target)) return [x, y];
         if (t && !cover) cover = t;
       }
@@ -116,8 +117,7 @@ _FRAME_HIT_JS = (
   const r = f.getBoundingClientRect(), s = getComputedStyle(f);
   const vx = r.left + f.clientLeft + parseFloat(s.paddingLeft) + x;
   const vy = r.top + f.clientTop + parseFloat(s.paddingTop) + y;
-  let t = f.ownerDocument.elementFromPoint(vx, vy);
-  while (t && t.shadowRoot) { const inner = t.shadowRoot.elementFromPoint(vx, vy); if (!inner || inner === t) break; t = inner; }
+  const t = hit(f.ownerDocument, vx, vy);
   if (t === f) return { vx, vy };
   return { cover: t ? describe(t) : 'nothing (it is outside the window)' };
 }"""
