@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Collection, Mapping, Sequence
 
+from planner.actions import is_note
 from planner.browser.dialogs import answer_dialog
 from planner.browser.effect_fence import EffectFence
 from planner.effects import RequestRule, SentRequest
 from planner.guard import GuardRules
+from planner.latency import Latency
 from planner.protocols import ActionResult, ElementInfo, Page, Preview
 from planner.secrets import Secrets
 
@@ -34,7 +37,7 @@ class DryEnvironment:
     request itself is (`allow`). `secrets` (name -> value) are filled in
     as the browser fills them (`planner.secrets`): `executed` holds each action as it was run, values
     and all, while the URL it leads to is made from the action as the model wrote it, and every page
-    is hidden as the browser hides it.
+    is hidden as the browser hides it. `latency` makes each action take as long as a browser's would.
     """
 
     def __init__(
@@ -46,8 +49,10 @@ class DryEnvironment:
         guard_rules: GuardRules | None = None,
         sends: Mapping[str, str] | None = None,
         secrets: Mapping[str, str] | None = None,
+        latency: Latency | None = None,
     ) -> None:
         self.fail_actions = frozenset(fail_actions)
+        self.latency = latency
         self.secrets = Secrets(secrets)
         self.url = start_url
         self.executed: list[str] = []
@@ -67,6 +72,8 @@ class DryEnvironment:
         allow: Collection[str] = (),
         rules: Sequence[RequestRule] | None = None,
     ) -> ActionResult:
+        if self.latency is not None and not is_note(action):  # a note is the agent's own, not the browser's
+            time.sleep(self.latency.action_delay(action))
         self.executed.append(self.secrets.fill(action))
         if action in self.fail_actions:
             return ActionResult(ok=False, error=f"dry run: {action!r} is scripted to fail", page=self.observe())

@@ -6,6 +6,7 @@ hidden counters, so a session resumed after a crash gets the same answers it wou
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -16,6 +17,7 @@ from planner.actions import leading_actions
 from planner.errors import ModelOutputError, ScriptError
 from planner.frames import upcoming
 from planner.inputs import InputError, describe_validation_error, parse_json, read_text_file, shown
+from planner.latency import Latency
 from planner.questions import (
     ChildSpec,
     Completion,
@@ -24,6 +26,7 @@ from planner.questions import (
     FinalAnswer,
     Observation,
     Proposal,
+    Question,
     Repair,
     Reply,
     View,
@@ -64,7 +67,8 @@ class Script(_Strict):
     scripted actions of upcoming nodes, as far as the first one that is not a note. `instructions`
     maps an operator's instruction (a counterfactual re-ask, `sessions.client.counterfactual`) to the
     answers that replace these while it is given: its `nodes`, `repairs`, `updates` and `notes`
-    entries override the same keys here.
+    entries override the same keys here. `latency` makes every answer (and, in the dry environment,
+    every action) take as long as a real one would (`planner.latency`).
     """
 
     constraints: list[str] = Field(default_factory=list)
@@ -76,6 +80,7 @@ class Script(_Strict):
     notes: dict[str, list[str]] = Field(default_factory=dict)
     final_answer: str | None = None
     instructions: dict[str, Script] = Field(default_factory=dict)
+    latency: Latency | None = None
 
     def instructed(self, instruction: str) -> Script:
         """The script as answered under `instruction`; `ScriptError` when it scripts no such instruction."""
@@ -125,9 +130,11 @@ class ScriptedModel:
         return ScriptedModel(self.script.instructed(instruction), name=self.name)
 
     def extract_constraints(self, view: View) -> Reply[Constraints]:
+        self._wait(Question.CONSTRAINTS, view)
         return Reply(Constraints(task=self.script.constraints))
 
     def expand(self, view: View) -> Reply[Expansion]:
+        self._wait(Question.EXPAND, view)
         entry = self.script.nodes.get(view.node.description)
         if entry is None:
             raise ModelOutputError(f"the script has no expansion for {view.node.description!r}")
@@ -138,6 +145,7 @@ class ScriptedModel:
         return Reply(expansion)
 
     def repair(self, view: View, reason: str) -> Reply[Repair]:
+        self._wait(Question.REPAIR, view)
         entry = self.script.repairs.get(view.node.description)
         if isinstance(entry, list):
             entry = entry[view.node.revisions] if view.node.revisions < len(entry) else None
@@ -148,6 +156,7 @@ class ScriptedModel:
         return Reply(Repair(prune=prune, add=[_child(c) for c in entry.add], reasoning="scripted repair"))
 
     def check_completion(self, view: View) -> Reply[Completion]:
+        self._wait(Question.COMPLETE, view)
         listed = self.script.incomplete.count(view.node.description)
         if listed > view.node.revisions:
             return Reply(Completion(complete=False, reason="the script marks this incomplete"))
@@ -155,6 +164,7 @@ class ScriptedModel:
         return Reply(Completion(complete=True, reason="all sub-goals succeeded", answer=answer))
 
     def observe(self, view: View, action: str) -> Reply[Observation]:
+        self._wait(Question.OBSERVE, view)
         notes = self.script.notes.get(action, [])
         entry = self.script.updates.get(action)
         observation = Observation(summary=f"page after {action}", notes=notes, ahead=self._ahead(view))
@@ -166,6 +176,11 @@ class ScriptedModel:
         ahead = [p for p in observation.ahead if p.node not in prune and p.node not in rewrite]
         return Reply(observation.model_copy(update={"prune": prune, "rewrite": rewrite, "ahead": ahead}))
 
+    def _wait(self, question: Question, view: View) -> None:
+        """Take as long as the script's `latency` says a real model would."""
+        if self.script.latency is not None:
+            time.sleep(self.script.latency.model_delay(question.value, view.node.id))
+
     def _ahead(self, view: View) -> list[Proposal]:
         def scripted_action(node: Node) -> str | None:
             entry = self.script.nodes.get(node.description)
@@ -175,6 +190,7 @@ class ScriptedModel:
         return [Proposal(node=node.id, action=action) for node, action in planned]
 
     def final_answer(self, view: View) -> Reply[FinalAnswer]:
+        self._wait(Question.FINAL_ANSWER, view)
         return Reply(FinalAnswer(answer=self._answer(view)))
 
     def _answer(self, view: View) -> str:
