@@ -7,10 +7,12 @@
     │   ├── SeqConflict       another writer appended first (the expected sequence number is stale)
     │   ├── LeaseLost         the writer's runner lease has moved on to another runner (its fencing token is stale)
     │   ├── StoreUnavailable  the database could not be opened or written
+    │   ├── SessionInUse      a session that cannot be deleted now: a live runner holds it, or a fork needs its files
     │   └── RunnerBusy        another live runner holds the session (defined in `sessions.worker.runner`)
     ├── SessionInputError     a task, session id or event number that cannot be used to create or fork a session
     ├── InvalidCommand        an operator command of no documented shape (refused before it is queued)
     ├── CommandRefused        a command a client could not queue, in one sentence (defined in `sessions.client.outcomes`)
+    ├── FilesLeft             a deleted session whose files could not all be removed (defined in `sessions.client.deletion`)
     ├── ExportUnavailable     an export needs a program or package that is not installed (defined in `sessions.client.export`)
     ├── ReaskError            a model call that cannot be re-asked, or an answer that cannot be adopted (defined in `sessions.client.counterfactual`)
     ├── PolicyError           an operator policy file or name that cannot be used (defined in `demo.operator_sim`)

@@ -153,112 +153,181 @@ def test_an_unreadable_stored_command_is_reported_not_raised(store: SqlStore) ->
 
 
 # -- the runner lease --------------------------------------------------------------------------------
+# Leases are judged by the store's clock (`clock`): the database's on PostgreSQL, whatever `now` says, so
+# these tests pass the clock's time and make a lease older by moving its heartbeat back (`_later`).
 
 
-def test_runner_lease(store: EventStore) -> None:
+def _later(store: SqlStore, session_id: str, seconds: float) -> None:
+    """As if `seconds` passed since the session's last heartbeat (no test can move a database's clock)."""
+    with store._engine.begin() as conn:
+        conn.execute(
+            sa.text("update sessions set heartbeat_at = heartbeat_at - :seconds where id = :id"),
+            {"seconds": seconds, "id": session_id},
+        )
+
+
+def _beat_age(store: EventStore, session_id: str) -> float:
+    """How long ago, by the store's clock, the session's lease last beat."""
+    heartbeat = store.session(session_id).heartbeat_at
+    assert heartbeat is not None, "the session's lease has a heartbeat"
+    return store.clock() - heartbeat
+
+
+def test_runner_lease(store: SqlStore) -> None:
     _created(store)
-    first = store.claim("s1", "a", now=1000.0, stale_after=15)
+    first = store.claim("s1", "a", now=store.clock(), stale_after=15)
     assert first == 1
-    assert store.claim("s1", "b", now=1005.0, stale_after=15) is None, "a live lease is not taken"
-    second = store.claim("s1", "b", now=1020.0, stale_after=15)
+    _later(store, "s1", 5)
+    assert store.claim("s1", "b", now=store.clock(), stale_after=15) is None, "a live lease is not taken"
+    _later(store, "s1", 15)
+    second = store.claim("s1", "b", now=store.clock(), stale_after=15)
     assert second == 2, "a stale lease is taken, with the next generation"
     store.release("s1", second)
-    assert store.claim("s1", "c", now=1021.0, stale_after=15) == 3
+    assert store.claim("s1", "c", now=store.clock(), stale_after=15) == 3
 
 
 def test_a_lease_whose_holder_is_gone_is_taken_at_once(store: EventStore) -> None:
     _created(store)
-    assert store.claim("s1", "host:1:dead", now=1000.0, stale_after=15, pid=1) == 1
-    assert store.claim("s1", "b", now=1001.0, stale_after=15, gone=lambda owner: False) is None
-    assert store.claim("s1", "b", now=1001.0, stale_after=15, gone=lambda owner: owner == "host:1:dead") == 2
-    assert store.claim("s1", "c", now=1001.0, stale_after=15, gone=lambda owner: owner == "host:1:dead") is None
+    assert store.claim("s1", "host:1:dead", now=store.clock(), stale_after=15, pid=1) == 1
+    assert store.claim("s1", "b", now=store.clock(), stale_after=15, gone=lambda owner: False) is None
+    assert store.claim("s1", "b", now=store.clock(), stale_after=15, gone=lambda owner: owner == "host:1:dead") == 2
+    assert store.claim("s1", "c", now=store.clock(), stale_after=15, gone=lambda owner: owner == "host:1:dead") is None
     info = store.session("s1")
-    assert (info.lease_owner, info.lease_gen, info.heartbeat_at) == ("b", 2, 1001.0)
+    assert (info.lease_owner, info.lease_gen) == ("b", 2)
+    assert abs(_beat_age(store, "s1")) < 5, "the new holder's first heartbeat is its claim"
 
 
-def test_writes_with_a_lease_that_moved_on_are_refused(store: EventStore) -> None:
+def test_writes_with_a_lease_that_moved_on_are_refused(store: SqlStore) -> None:
     _created(store)
-    old = store.claim("s1", "a", now=1000.0, stale_after=15)
+    old = store.claim("s1", "a", now=store.clock(), stale_after=15)
     assert old is not None
-    store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=old)
-    new = store.claim("s1", "b", now=2000.0, stale_after=15)
+    store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=old, beat=store.clock())
+    _later(store, "s1", 1000)
+    new = store.claim("s1", "b", now=store.clock(), stale_after=15)
     assert new == old + 1
+    taken_at = store.session("s1").heartbeat_at
     store.enqueue("s1", "c1", {"kind": "pause"})
     with pytest.raises(LeaseLost, match="taken over by another runner"):
-        store.append("s1", _events(3, 1), status="paused", reason=None, steps=1, handled=["c1"], lease=old)
+        store.append(
+            "s1", _events(3, 1), status="paused", reason=None, steps=1, handled=["c1"], lease=old, beat=store.clock()
+        )
     with pytest.raises(LeaseLost):
-        store.heartbeat("s1", old, now=2001.0)
+        store.heartbeat("s1", old, now=store.clock())
     store.release("s1", old)
     info = store.session("s1")
-    assert (info.last_seq, info.status, info.lease_owner, info.heartbeat_at) == (2, "running", "b", 2000.0)
+    assert (info.last_seq, info.status, info.lease_owner, info.heartbeat_at) == (2, "running", "b", taken_at)
     assert [c.command_id for c in store.pending("s1")] == ["c1"], "a refused append marks nothing handled"
     with pytest.raises(SeqConflict):  # a stale sequence with the right lease is still a conflict, not a lost lease
         store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=new)
     store.append("s1", _events(3, 1), status="running", reason=None, steps=2, lease=new)
-    store.heartbeat("s1", new, now=2002.0)
-    assert store.session("s1").heartbeat_at == 2002.0
+    _later(store, "s1", 100)
+    store.heartbeat("s1", new, now=store.clock())
+    assert abs(_beat_age(store, "s1")) < 5, "the holder's heartbeat went through"
 
 
 def test_a_released_lease_cannot_write(store: EventStore) -> None:
     _created(store)
-    lease = store.claim("s1", "a", now=1000.0, stale_after=15)
+    lease = store.claim("s1", "a", now=store.clock(), stale_after=15)
     assert lease is not None
     store.release("s1", lease)
     with pytest.raises(LeaseLost):
         store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=lease)
     with pytest.raises(LeaseLost):
-        store.heartbeat("s1", lease, now=1001.0)
+        store.heartbeat("s1", lease, now=store.clock())
 
 
-def test_a_lease_is_judged_stale_by_its_holders_own_length(store: EventStore) -> None:
+def test_a_lease_is_judged_stale_by_its_holders_own_length(store: SqlStore) -> None:
     """The lease length goes with the lease: a worker started with a 4 s lease must not take a session
     from a runner with a 15 s one between two of its heartbeats (3 s apart, so up to 3 s old at any
     time, and later on a busy machine), and a 15 s claimer need not wait 15 s after a 4 s holder."""
     _created(store)
-    held = store.claim("s1", "cli", now=1000.0, stale_after=15)
+    held = store.claim("s1", "cli", now=store.clock(), stale_after=15)
     assert held == 1
     assert store.session("s1").lease_seconds == 15
-    assert store.claim("s1", "short", now=1005.0, stale_after=4) is None, "alive by its holder's 15 s"
-    assert store.claim_runnable("short", now=1005.0, stale_after=4, limit=5) == [], "alive for workers too"
-    assert store.claim_runnable("short", now=1016.0, stale_after=4, limit=5) == [("s1", 2)], "stale after 15 s"
+    _later(store, "s1", 5)
+    assert store.claim("s1", "short", now=store.clock(), stale_after=4) is None, "alive by its holder's 15 s"
+    assert store.claim_runnable("short", now=store.clock(), stale_after=4, limit=5) == [], "alive for workers too"
+    _later(store, "s1", 11)
+    assert store.claim_runnable("short", now=store.clock(), stale_after=4, limit=5) == [("s1", 2)], "stale after 15 s"
     assert store.session("s1").lease_seconds == 4, "the new holder's own length"
-    assert store.claim("s1", "long", now=1019.0, stale_after=15) is None
-    assert store.claim("s1", "long", now=1021.0, stale_after=15) == 3, "stale 4 s after the short holder's beat"
+    _later(store, "s1", 3)
+    assert store.claim("s1", "long", now=store.clock(), stale_after=15) is None
+    _later(store, "s1", 2)
+    assert store.claim("s1", "long", now=store.clock(), stale_after=15) == 3, "stale 4 s after the short holder's beat"
     store.release("s1", 3)
     assert store.session("s1").lease_seconds is None, "no lease, no length"
 
 
-def test_claim_runnable_takes_the_sessions_that_need_a_runner_and_no_others(store: EventStore) -> None:
+def test_claim_runnable_takes_the_sessions_that_need_a_runner_and_no_others(store: SqlStore) -> None:
     """Runnable: not ended, no live holder, and running (new, handed back, its runner dead) or with a
     command waiting (a resume, an approval). Not: paused with nothing queued, ended, freshly held."""
-    now = 5000.0
+    now = store.clock()
     store.create_session("new", "task", "script", _events(1, 1), status="running")
     store.create_session("handed back", "task", "script", _events(1, 1), status="running")
-    store.release("handed back", store.claim("handed back", "gone", now=now - 1, stale_after=15) or 0)
+    store.release("handed back", store.claim("handed back", "gone", now=now, stale_after=15) or 0)
     store.create_session("resumed", "task", "script", _events(1, 1), status="paused")
     store.enqueue("resumed", "r1", {"kind": "resume"})
     store.create_session("approved", "task", "script", _events(1, 1), status="awaiting_approval")
     store.enqueue("approved", "a1", {"kind": "approve"})
     store.create_session("dead runner", "task", "script", _events(1, 1), status="running")
-    assert store.claim("dead runner", "dead", now=now - 16, stale_after=15) == 1
+    assert store.claim("dead runner", "dead", now=now, stale_after=15) == 1
+    _later(store, "dead runner", 16)
     store.create_session("paused", "task", "script", _events(1, 1), status="paused")
     store.create_session("finished", "task", "script", _events(1, 1), status="succeeded")
     store.create_session("fresh lease", "task", "script", _events(1, 1), status="running")
-    assert store.claim("fresh lease", "alive", now=now - 5, stale_after=15) == 1
+    assert store.claim("fresh lease", "alive", now=now, stale_after=15) == 1
+    _later(store, "fresh lease", 5)
     store.create_session("fresh lease, command waiting", "task", "script", _events(1, 1), status="paused")
     store.enqueue("fresh lease, command waiting", "p1", {"kind": "resume"})
-    assert store.claim("fresh lease, command waiting", "alive", now=now - 5, stale_after=15) == 1
+    assert store.claim("fresh lease, command waiting", "alive", now=now, stale_after=15) == 1
+    _later(store, "fresh lease, command waiting", 5)
     store.create_session("paused, command handled", "task", "script", _events(1, 1), status="paused")
     store.enqueue("paused, command handled", "h1", {"kind": "pause"})
     store.append("paused, command handled", _events(2, 1), status="paused", reason=None, steps=0, handled=["h1"])
 
-    first = store.claim_runnable("w", now, 15, limit=3, pid=7)
-    rest = store.claim_runnable("w", now, 15, limit=10, pid=7)
+    first = store.claim_runnable("w", store.clock(), 15, limit=3, pid=7)
+    rest = store.claim_runnable("w", store.clock(), 15, limit=10, pid=7)
     assert len(first) == 3, "no more than the limit"
     assert dict(first + rest) == {"new": 1, "handed back": 2, "resumed": 1, "approved": 1, "dead runner": 2}
-    assert store.claim_runnable("w2", now, 15, limit=10) == [], "each taken once: their leases are fresh now"
+    assert store.claim_runnable("w2", store.clock(), 15, limit=10) == [], "each taken once: their leases are fresh now"
     info = store.session("dead runner")
-    assert (info.lease_owner, info.runner_pid, info.heartbeat_at, info.lease_seconds) == ("w", 7, now, 15)
+    assert (info.lease_owner, info.runner_pid, info.lease_seconds) == ("w", 7, 15)
+    assert abs(_beat_age(store, "dead runner")) < 5, "the new lease's first heartbeat is its claim"
+
+
+@pytest.mark.backends("postgres")
+def test_postgresql_judges_leases_by_its_own_clock_not_the_callers(store: SqlStore) -> None:
+    """Runners of one PostgreSQL database may be on many machines: a claimer whose clock runs ahead
+    must not take a live lease, and one whose clock lags must still take a stale one."""
+    assert abs(store.clock() - time.time()) < 1, "the test's server runs on this machine's clock"
+    _created(store)
+    ahead, behind = time.time() + 3600, time.time() - 3600
+    assert store.claim("s1", "a", now=behind, stale_after=15) == 1
+    assert abs(_beat_age(store, "s1")) < 5, "the claim's heartbeat is the database's time, not the caller's"
+    assert store.claim("s1", "b", now=ahead, stale_after=15) is None, "a live lease, whatever the claimer's clock"
+    assert store.claim_runnable("b", now=ahead, stale_after=15, limit=5) == []
+    _later(store, "s1", 1000)
+    store.heartbeat("s1", 1, now=behind)
+    assert abs(_beat_age(store, "s1")) < 5, "a heartbeat is the database's time"
+    _later(store, "s1", 1000)
+    store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=1, beat=behind)
+    assert abs(_beat_age(store, "s1")) < 5, "so is an append's beat"
+    _later(store, "s1", 16)
+    assert store.claim("s1", "c", now=behind, stale_after=15) == 2, "a stale lease, whatever the claimer's clock"
+
+
+@pytest.mark.backends("memory", "disk")
+def test_sqlite_judges_leases_by_the_callers_clock(store: EventStore) -> None:
+    """SQLite's runners share one machine, so its lease clock is theirs: the times they pass."""
+    _created(store)
+    assert store.claim("s1", "a", now=1000.0, stale_after=15) == 1
+    assert store.claim("s1", "b", now=1005.0, stale_after=15) is None
+    store.heartbeat("s1", 1, now=1010.0)
+    store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=1, beat=1012.0)
+    assert store.session("s1").heartbeat_at == 1012.0
+    assert store.claim_runnable("b", now=1027.0, stale_after=15, limit=5) == []
+    assert store.claim("s1", "b", now=1028.0, stale_after=15) == 2
+    assert abs(store.clock() - time.time()) < 1
 
 
 # -- schema ------------------------------------------------------------------------------------------
@@ -319,17 +388,20 @@ def test_sessions_listed_newest_first(store: EventStore) -> None:
     assert [info.id for info in store.sessions()] == ["b", "a"]
 
 
-def test_an_append_under_the_lease_with_a_beat_is_a_heartbeat(store: EventStore) -> None:
+def test_an_append_under_the_lease_with_a_beat_is_a_heartbeat(store: SqlStore) -> None:
     """A runner writing step after step may keep its heartbeat thread waiting for the database's
     lock; its own fenced writes then keep the lease alive."""
     _created(store)
-    lease = store.claim("s1", "a", now=1000.0, stale_after=15)
+    lease = store.claim("s1", "a", now=store.clock(), stale_after=15)
     assert lease is not None
+    _later(store, "s1", 10)
+    aged = store.session("s1").heartbeat_at
     store.append("s1", _events(2, 1), status="running", reason=None, steps=1, lease=lease)
-    assert store.session("s1").heartbeat_at == 1000.0, "an append without a beat leaves the heartbeat alone"
-    store.append("s1", _events(3, 1), status="running", reason=None, steps=2, lease=lease, beat=1010.0)
-    assert store.session("s1").heartbeat_at == 1010.0
-    assert store.claim("s1", "b", now=1020.0, stale_after=15) is None, "the lease is still alive at 1020"
+    assert store.session("s1").heartbeat_at == aged, "an append without a beat leaves the heartbeat alone"
+    store.append("s1", _events(3, 1), status="running", reason=None, steps=2, lease=lease, beat=store.clock())
+    assert abs(_beat_age(store, "s1")) < 5, "an append with a beat beats"
+    _later(store, "s1", 10)
+    assert store.claim("s1", "b", now=store.clock(), stale_after=15) is None, "alive 10 s after the append's beat"
 
 
 def test_the_listing_keeps_spend_and_when_the_status_last_changed_and_counts_recent_actions(store: EventStore) -> None:

@@ -10,6 +10,7 @@ appended to), its rows written as that version wrote them, on SQLite and on Post
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,26 +145,30 @@ def test_a_database_of_the_previous_version_opens_with_each_sessions_cause(old_d
 
 
 def test_a_lease_held_under_version_six_is_kept_and_judged_by_the_claimers_length(backend: str) -> None:
-    """A runner of the previous version holds a session (its heartbeat at 1000; nobody recorded its
+    """A runner of the previous version holds a session (its heartbeat 2 s old; nobody recorded its
     length): after the upgrade it is still held until a claimer's own length says it is stale, as
-    before, and the lease taken then records its length."""
+    before, and the lease taken then records its length. (Its heartbeat is made older by moving it
+    back: on PostgreSQL leases are judged by the database's clock, whatever `now` says.)"""
     engine = migrated_to(backend, 6)
     with engine.begin() as conn:
         conn.execute(
             sa.text(
                 "insert into sessions (id, task, model, status, steps, last_seq, created_at, updated_at, runner_pid,"
                 " heartbeat_at, lease_owner, lease_gen) values ('held', 't', 'script', 'running', 0, 0, 1, 2, 4242,"
-                " 1000, 'old-host:4242:abc', 3)"
-            )
+                " :beat, 'old-host:4242:abc', 3)"
+            ),
+            {"beat": time.time() - 2},
         )
     engine.dispose()
     store = SqlStore(backend)
     try:
         info = store.session("held")
         assert (info.lease_owner, info.lease_gen, info.lease_seconds) == ("old-host:4242:abc", 3, None)
-        assert store.claim("held", "new", now=1003.0, stale_after=4) is None, "alive by the claimer's 4 s"
-        assert store.claim_runnable("new", now=1003.0, stale_after=4, limit=1) == []
-        assert store.claim_runnable("new", now=1005.0, stale_after=4, limit=1) == [("held", 4)]
+        assert store.claim("held", "new", now=store.clock(), stale_after=4) is None, "alive by the claimer's 4 s"
+        assert store.claim_runnable("new", now=store.clock(), stale_after=4, limit=1) == []
+        with store._engine.begin() as conn:
+            conn.execute(sa.text("update sessions set heartbeat_at = heartbeat_at - 3 where id = 'held'"))
+        assert store.claim_runnable("new", now=store.clock(), stale_after=4, limit=1) == [("held", 4)]
         assert store.session("held").lease_seconds == 4, "the new lease keeps its length"
         with store._engine.connect() as conn:
             versions = conn.execute(sa.text("select version from schema_migrations order by version")).scalars()

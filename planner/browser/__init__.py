@@ -5,7 +5,8 @@
   `page_events` (what the page does on its own), `navigation`, `observer` (reading the page and its
   ids), `aim` (where a click lands: a point of the element itself, or a sentence naming what covers
   it), `controls` (editors, drop-downs, sliders), `screenshots`, and `promises` with `waiting` (what an
-  action promised that comes late); `failures` says how an action fails;
+  action promised that comes late); `failures` says how an action fails; `storage` keeps its cookies
+  and its folder readable by its user only;
 - `observation`: turns Playwright's ARIA snapshot into the page text a model reads (pure text work);
 - `chromium`: finds and launches a Chromium without downloading one (`python -m planner.browser.chromium`);
 - `dry`: `DryEnvironment`, no browser at all, for tests, rehearsals and benchmarks;

@@ -42,7 +42,7 @@ from sessions.cli.conventions import (
 )
 from sessions.cli.foreground import run_summary
 from sessions.cli.new_session import ablation_config, add_ablations
-from sessions.cli.session_verbs import COMMAND, EXPORT, FORK, LIST, RESUME, RUN, SHOW, SUBMIT
+from sessions.cli.session_verbs import COMMAND, DELETE, EXPORT, FORK, LIST, RESUME, RUN, SHOW, SUBMIT
 from sessions.cli.template_verbs import TEMPLATE
 from sessions.cli.worker_verbs import WORKER
 
@@ -69,6 +69,7 @@ _SUBCOMMANDS: Mapping[str, Subcommand] = {
     "resume": RESUME,
     "command": COMMAND,
     "fork": FORK,
+    "delete": DELETE,
     "list": LIST,
     "export": EXPORT,
     "show": SHOW,

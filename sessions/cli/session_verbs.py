@@ -1,7 +1,7 @@
 """The verbs of one session's life: start it (`run`, `submit`), continue it (`resume`), steer it
-(`command`), copy it (`fork`), and read it (`list`, `show`, `export`).
+(`command`), copy it (`fork`), read it (`list`, `show`, `export`) and end it for good (`delete`).
 
-`command`, `fork`, `show` and `export` are the client's (`SessionClient`, through `on_client`);
+`command`, `fork`, `show`, `export` and `delete` are the client's (`SessionClient`, through `on_client`);
 `run` and `resume` run the session here in the foreground with the worker side's `Runner`
 (`sessions.cli.foreground`). `list` reads the store's listing itself: it is the quick look at a
 store, and the client would load the engine and the model registry it does not use.
@@ -9,14 +9,16 @@ store, and the client would load the engine and the model registry it does not u
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from planner.inputs import shown
 from sessions.cli.arguments import MAX_SEQ, operator_argument, session_ref, whole
 from sessions.cli.command_options import command_arguments, command_payload, parsed_command
-from sessions.cli.context import client_of, on_client, operator
-from sessions.cli.conventions import EXIT_FAILED, EXIT_OK, Subcommand, emit
+from sessions.cli.context import artifacts, client_of, on_client, operator
+from sessions.cli.conventions import EXIT_FAILED, EXIT_OK, Subcommand, emit, path_argument
 from sessions.cli.foreground import drive
 from sessions.cli.new_session import create, session_arguments
 from sessions.errors import SessionInputError
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from sessions.client.client import SessionClient
     from sessions.store import EventStore
 
-__all__ = ["COMMAND", "EXPORT", "FORK", "LIST", "RESUME", "RUN", "SHOW", "SUBMIT"]
+__all__ = ["COMMAND", "DELETE", "EXPORT", "FORK", "LIST", "RESUME", "RUN", "SHOW", "SUBMIT"]
 
 
 def _run(args: argparse.Namespace, store: EventStore) -> int:
@@ -106,6 +108,39 @@ def _fork_arguments(parser: argparse.ArgumentParser) -> None:
     operator_argument(parser, "who forks it")
 
 
+def _delete(args: argparse.Namespace, client: SessionClient) -> int:
+    """Delete the session and its files, once confirmed: `--yes`, or "y" typed at the terminal."""
+    info = client.info(args.session_id)  # a missing session is refused before anything is asked
+    if not args.yes and not _confirmed(f"delete session {info.id} ({shown(info.task, 60)})"):
+        raise SessionInputError(f"session {info.id} was not deleted; give --yes to delete it without asking")
+    files = client.delete(info.id, artifacts(args))
+    emit({"session_id": info.id, "deleted": True, "files": files})
+    return EXIT_OK
+
+
+def _confirmed(what: str) -> bool:
+    """Whether the person at the terminal answers yes to `what` (asked on stderr: stdout is for JSON);
+    never, without a terminal to ask at."""
+    if not sys.stdin.isatty():
+        return False
+    print(f"{what}, its log, screenshots and browser state? This cannot be undone. [y/N] ", end="", file=sys.stderr)
+    try:
+        answer = input()
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _delete_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", type=session_ref)
+    parser.add_argument("--yes", action="store_true", help="delete without asking (needed without a terminal)")
+    parser.add_argument(
+        "--artifacts",
+        type=path_argument("artifacts directory"),
+        help="the artifacts directory its files are in (default: next to a database file, else var/artifacts)",
+    )
+
+
 def _list(args: argparse.Namespace, client: SessionClient) -> int:
     rows = [
         {
@@ -161,6 +196,11 @@ SUBMIT = Subcommand("queue a new session for the workers; prints its id", sessio
 RESUME = Subcommand("continue a paused, stopped or crashed session", _resume_arguments, _resume)
 COMMAND = Subcommand("queue an operator command for a session", command_arguments, on_client(_command))
 FORK = Subcommand("copy a session up to an event into a new paused session", _fork_arguments, on_client(_fork))
+DELETE = Subcommand(
+    "delete a session: its log, screenshots and browser state (not while it runs or has forks)",
+    _delete_arguments,
+    on_client(_delete),
+)
 LIST = Subcommand("list sessions", _no_arguments, on_client(_list))
 EXPORT = Subcommand("print a session's trace JSON", _as_of("the state"), on_client(_export))
 SHOW = Subcommand("print a session's tree", _as_of("the tree"), on_client(_show))

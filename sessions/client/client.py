@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from sessions.client.history import TimeTravel
     from sessions.client.templates import TemplateLibrary
     from sessions.client.view import Follower, SessionView
+    from sessions.store.artifacts import ArtifactStore
     from sessions.worker.pool import Runners
 
 __all__ = ["SessionClient"]
@@ -168,6 +169,14 @@ class SessionClient:
         from sessions.client.creation import fork_session
 
         return fork_session(self._store, session_id, at, by=by)
+
+    def delete(self, session_id: str, artifacts: ArtifactStore | None = None) -> int:
+        """Delete the session, then its files from `artifacts` (default: this client's artifacts directory);
+        how many files were removed (`sessions.client.deletion`)."""
+        from sessions.client.deletion import delete_session
+        from sessions.store.artifacts import artifact_store
+
+        return delete_session(self._store, session_id, artifacts or artifact_store(self.artifacts))
 
     def listing(self, *, fresh: bool = False) -> list[SessionInfo]:
         """Every session, newest first; read again only when the change feed says something changed, or,

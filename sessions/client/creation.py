@@ -65,9 +65,10 @@ def create_session(
             f"the task writes {{{{{missing[0]}}}}} but no secret {missing[0]} is given; give its value or write "
             "the task without it"
         )
-    if session_id is not None and not _SESSION_ID.fullmatch(session_id):
+    if session_id is not None and (not _SESSION_ID.fullmatch(session_id) or session_id in (".", "..")):
         raise SessionInputError(
-            f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-'"
+            f"the session id '{shown(session_id)}' is not usable; give 1 to 64 letters, digits, '.', '_' or '-', "
+            "not '.' or '..' alone (it names the session's folder)"
         )
     config = config or EngineConfig()
     if shop_rules := [r for r in (bundled.request_rules if bundled else ()) if r not in config.request_rules]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from sessions.client.deletion import FilesLeft
 from sessions.client.identity import UnusableOperator
 from sessions.client.outcomes import CommandRefused
 from sessions.errors import InvalidCommand, SessionInputError, SessionsError, UnknownModel
-from sessions.store import SessionFinished, SessionNotFound, StoreError, StoreUnavailable
+from sessions.store import SessionFinished, SessionInUse, SessionNotFound, StoreError, StoreUnavailable
 
 __all__ = [
     "CommandRefused",
+    "FilesLeft",
     "InvalidCommand",
     "SessionFinished",
+    "SessionInUse",
     "SessionInputError",
     "SessionNotFound",
     "SessionsError",

@@ -135,7 +135,7 @@ class Follower:
         info = self._reads.session(self.session_id)
         here = self._runners.running(self.session_id)
         runner = RunnerView(
-            alive=here or info.runner_alive(time.time(), STALE_AFTER),
+            alive=here or info.runner_alive(self._reads.store.clock(), STALE_AFTER),
             here=here,
             owner=info.lease_owner,
             error=self._runners.error(self.session_id),

@@ -7,6 +7,8 @@ place per backend; the whole tree, with the rest of the package's errors, is in 
 The runner lease makes "exactly one runner per session" a property of the store: `claim` is a
 compare-and-set that returns a generation number, and every write a runner makes carries that
 generation (a fencing token), so a runner that lost its lease can no longer change the session.
+Leases are judged by one clock: the database's on PostgreSQL, whose runners may be on many machines,
+and the caller's on SQLite, whose runners share one (`EventStore.claim`, `EventStore.clock`).
 Workers (`sessions.worker.processes`) take the same lease with `claim_runnable`, for whichever sessions need a
 runner, and `wait_for_work` lets them sleep until the store says one may.
 
@@ -37,6 +39,7 @@ __all__ = [
     "QueuedCommand",
     "SeqConflict",
     "SessionFinished",
+    "SessionInUse",
     "SessionInfo",
     "SessionNotFound",
     "StoreError",
@@ -84,6 +87,10 @@ class StoreUnavailable(StoreError):
     """The database could not be opened or written."""
 
 
+class SessionInUse(StoreError):
+    """A session that cannot be deleted now: a live runner holds it, or a fork's log still shows its files."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     """A session's row: identity plus a projection of its log kept for fast listing.
@@ -119,7 +126,7 @@ class SessionInfo:
     before the store kept it."""
 
     def runner_alive(self, now: float, fallback: float) -> bool:
-        """Whether a runner holds the session now (`lease_live`, as `claim` judges it)."""
+        """Whether a runner holds the session at `now` (the store's `clock`): `lease_live`, as `claim` judges it."""
         return self.runner_pid is not None and lease_live(self.heartbeat_at, self.lease_seconds, now, fallback)
 
 
@@ -185,7 +192,8 @@ class EventStore(ABC):
         `status_since` moves when the status changes) and mark commands
         handled, all in one transaction. Raises `SeqConflict` if any seq is taken, and `LeaseLost`
         when `lease` (a runner's fencing token) is no longer the session's lease generation. With
-        `beat` (a time, like `heartbeat`'s `now`), an append under a lease is also its heartbeat.
+        `beat` (a time, like `heartbeat`'s `now`; on PostgreSQL only a flag, see `claim`), an append
+        under a lease is also its heartbeat.
 
         Returns the session's `last_order` as of this transaction (None: not known), so a runner
         that has seen every command up to it need not look at the queue before its next step."""
@@ -232,9 +240,11 @@ class EventStore(ABC):
         and used for a holder whose length is not known. Returns the new lease generation (the fencing
         token), or None when another runner holds it.
 
-        `now` and the heartbeats are the runners' own clocks (`time.time()`), so the machines of one
-        database must keep their clocks in step (NTP): a claimer whose clock runs ahead by half a
-        lease could take a lease whose holder has not yet stopped acting."""
+        The lease clock: on PostgreSQL, whose runners may be on many machines, heartbeats are written
+        and judged by the database's clock and `now` is ignored, so a claimer whose clock runs ahead
+        cannot take a lease whose holder is still acting; on SQLite, one machine, `now` (the caller's
+        `time.time()`) is the time, as it is for `heartbeat`'s `now` and `append`'s `beat`. `clock`
+        says what time the lease clock reads."""
 
     @abstractmethod
     def claim_runnable(
@@ -245,8 +255,8 @@ class EventStore(ABC):
         (new, handed back, or left by a runner that died) or with a command waiting (a resume or an
         approval for a paused one). Each lease is taken as `claim` takes it (the next generation, the
         fencing token, `stale_after` kept as its length), all in one transaction that skips sessions
-        another worker is claiming at that moment. Returns (session id, lease generation) pairs, least
-        recently updated first."""
+        another worker is claiming at that moment, and by the same clock (`now` is ignored on
+        PostgreSQL). Returns (session id, lease generation) pairs, least recently updated first."""
 
     @abstractmethod
     def wait_for_work(self, timeout: float) -> bool:
@@ -256,7 +266,14 @@ class EventStore(ABC):
 
     @abstractmethod
     def heartbeat(self, session_id: str, lease: int, now: float) -> None:
-        """Keep the lease alive; raises `LeaseLost` when it has moved on."""
+        """Keep the lease alive, beating at `now` (on PostgreSQL the database's time: see `claim`);
+        raises `LeaseLost` when it has moved on."""
+
+    @abstractmethod
+    def clock(self) -> float:
+        """The time by the clock leases are judged by (`claim`), in seconds since the epoch: the
+        database's on PostgreSQL, this machine's on SQLite. A reader judging a lease
+        (`SessionInfo.runner_alive`) takes its `now` from here, so it agrees with the claimers."""
 
     @abstractmethod
     def release(self, session_id: str, lease: int) -> None:
@@ -287,6 +304,16 @@ class EventStore(ABC):
     @abstractmethod
     def attention_marks(self, operator: str, keys: Collection[str]) -> dict[str, str]:
         """The marks `operator` gave the items among `keys`, by key (items they never marked are absent)."""
+
+    @abstractmethod
+    def delete_session(self, session_id: str, *, now: float | None = None, stale_after: float = STALE_AFTER) -> None:
+        """Delete the session: its events, its queued commands, the operators' marks on its inbox items
+        (their keys start with its id and a colon) and its row, in one transaction. Raises
+        `SessionNotFound` for no such session, and `SessionInUse` while a runner holds its lease, judged
+        as `claim` judges it (by the lease clock: `now`, default the time now, on SQLite; `stale_after`
+        for a holder whose lease length is not known), or while a session forked from it
+        exists (a fork's log records the paths of this session's screenshots). Its files are the
+        artifact store's to remove (`sessions.client.deletion`)."""
 
     @abstractmethod
     def close(self) -> None: ...

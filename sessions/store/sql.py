@@ -6,9 +6,11 @@ write transaction starts with `BEGIN IMMEDIATE`, so a transaction that reads and
 lease compare-and-set, say) holds the write lock from its first read; on PostgreSQL the same
 transactions lock the session row (`SELECT ... FOR UPDATE`).
 
-On PostgreSQL, workers claim with `SKIP LOCKED`, so two never take the same candidate, and writes
-send `NOTIFY andor_runnable` (to wake workers) and `NOTIFY andor_changed` (so readers re-read only
-what changed) (docs/architecture.md, "sessions/store/sql.py").
+On PostgreSQL, leases are written and judged by the server's clock (`_DATABASE_NOW`), not the
+runners' (SQLite's runners share one machine: its store takes their time). Workers claim with
+`SKIP LOCKED`, so two never take the same candidate, and writes send `NOTIFY andor_runnable` (to
+wake workers) and `NOTIFY andor_changed` (so readers re-read only what changed)
+(docs/architecture.md, "sessions/store/sql.py").
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from sqlalchemy.pool import StaticPool
 from planner.inputs import MAX_PATH_CHARS, shown
 from sessions.store import (
     DEFAULT_DATABASE,
+    STALE_AFTER,
     EventStore,
     LeaseLost,
     QueuedCommand,
     SeqConflict,
     SessionFinished,
     SessionInfo,
+    SessionInUse,
     SessionNotFound,
     StoreError,
     StoreUnavailable,
@@ -48,10 +52,24 @@ if TYPE_CHECKING:
     from planner.events import Event
     from planner.templates import Template
 
-__all__ = ["CHANGED_CHANNEL", "SqlStore", "database_url", "open_store", "without_password"]
+__all__ = [
+    "CHANGED_CHANNEL",
+    "POOL_OVERFLOW",
+    "POOL_SIZE",
+    "SqlStore",
+    "database_url",
+    "open_store",
+    "without_password",
+]
 
 _SEQ_LIMIT = 2**31 - 1
 """Sequence numbers are 32-bit integer columns; bounds beyond this are clamped, not overflowed."""
+
+POOL_SIZE = 5
+POOL_OVERFLOW = 10
+"""A process's PostgreSQL connections: at most POOL_SIZE + POOL_OVERFLOW from its pool, however many
+sessions it runs (a worker's hundreds share them: each holds one only for a transaction), plus the one
+it LISTENs on. Each is named `andor:PID` (`application_name`), so `pg_stat_activity` says whose it is."""
 
 _meta = sa.MetaData()
 
@@ -160,9 +178,22 @@ _migrations_table = sa.Table(
 )
 
 
-def _take_lease(session_id: str, gen: int, owner: str, pid: int | None, now: float, length: float) -> sa.Update:
+_DATABASE_NOW = sa.cast(sa.extract("epoch", sa.func.clock_timestamp()), sa.Float)
+"""PostgreSQL's time, in seconds since the epoch like `time.time()`: its leases are written and judged by
+it, so a machine whose clock runs ahead cannot take a live lease. `clock_timestamp()`, not `now()`:
+`now()` is when the transaction began, and a lease's transaction may first wait for the session row's
+lock, so a heartbeat would be written older than it is and a claim would judge the row at a moment
+before it could read it."""
+_CLOCK_RECHECK_S = 60.0
+"""How long `SqlStore.clock` keeps the database's lead over this machine's clock before reading it again."""
+
+
+def _take_lease(
+    session_id: str, gen: int, owner: str, pid: int | None, now: float | sa.ColumnElement[float], length: float
+) -> sa.Update:
     """The compare-and-set that takes a session's lease: only from generation `gen`, which it moves on
-    (the new generation is the fencing token every write of the new holder carries)."""
+    (the new generation is the fencing token every write of the new holder carries); `now` is its
+    first heartbeat (`_DATABASE_NOW` on PostgreSQL)."""
     return (
         _sessions.update()
         .where(_sessions.c.id == session_id, _sessions.c.lease_gen == gen)
@@ -170,10 +201,10 @@ def _take_lease(session_id: str, gen: int, owner: str, pid: int | None, now: flo
     )
 
 
-def _advance(fenced: bool) -> sa.Update:
+def _advance(fenced: bool, database_clock: bool = False) -> sa.Update:
     """The append's update of the session row, built once (building it per append cost more than
     running it): it moves `last_seq` on only from the expected value and, when `fenced`, only under
-    the writer's lease generation."""
+    the writer's lease generation; with `database_clock`, its heartbeat is the database's time."""
     where = [_sessions.c.id == sa.bindparam("s_id"), _sessions.c.last_seq == sa.bindparam("s_after")]
     values = {
         "status": sa.bindparam("s_status"),
@@ -191,11 +222,17 @@ def _advance(fenced: bool) -> sa.Update:
     if fenced:
         where += [_sessions.c.lease_gen == sa.bindparam("s_lease"), _sessions.c.lease_owner.is_not(None)]
         # A runner's write under its lease is a heartbeat too (when it says when: `beat`).
-        values["heartbeat_at"] = sa.func.coalesce(sa.bindparam("s_beat", type_=sa.Float), _sessions.c.heartbeat_at)
+        beat = sa.bindparam("s_beat", type_=sa.Float)
+        values["heartbeat_at"] = (
+            sa.case((sa.cast(beat, sa.Float).is_(None), _sessions.c.heartbeat_at), else_=_DATABASE_NOW)  # typed NULL
+            if database_clock
+            else sa.func.coalesce(beat, _sessions.c.heartbeat_at)
+        )
     return _sessions.update().where(*where).values(values).returning(_sessions.c.last_order)
 
 
-_ADVANCE = {False: _advance(False), True: _advance(True)}
+_ADVANCE = {(fenced, clock): _advance(fenced, clock) for fenced in (False, True) for clock in (False, True)}
+"""By (fenced, the database's clock)."""
 
 _RUNNABLE_CHANNEL = "andor_runnable"
 """The PostgreSQL notification channel workers listen on; the payload is the session id."""
@@ -495,6 +532,8 @@ class SqlStore(EventStore):
         self._serial: AbstractContextManager[Any] = nullcontext()
         self._listener: Any = None
         """The driver connection `wait_for_work` LISTENs on (PostgreSQL), opened on first use."""
+        self._clock_offset: tuple[float, float] | None = None
+        """`clock`'s (monotonic time read, database clock minus this machine's), PostgreSQL only."""
         try:
             if url.startswith("sqlite"):
                 kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
@@ -505,10 +544,20 @@ class SqlStore(EventStore):
                 sa.event.listen(self._engine, "connect", _sqlite_connect)
                 sa.event.listen(self._engine, "begin", _sqlite_begin)
             else:
-                self._engine = sa.create_engine(url, pool_pre_ping=True)
+                self._engine = sa.create_engine(
+                    url,
+                    pool_pre_ping=True,
+                    pool_size=POOL_SIZE,
+                    max_overflow=POOL_OVERFLOW,
+                    connect_args={"application_name": f"andor:{os.getpid()}"},  # who is who in pg_stat_activity
+                )
             self._migrate()
             dialect = self._engine.dialect
-            self._advance = {fenced: _Direct(statement, dialect) for fenced, statement in _ADVANCE.items()}
+            self._database_clock = dialect.name == "postgresql"
+            """Leases are written and judged by the database's clock (`_DATABASE_NOW`): runners of one
+            PostgreSQL database may be on many machines, whose clocks may disagree. SQLite's are on one."""
+            clock = self._database_clock
+            self._advance = {fenced: _Direct(_ADVANCE[fenced, clock], dialect) for fenced in (False, True)}
             self._insert_events = _Direct(_INSERT_EVENTS, dialect)
             self._driver = dialect.loaded_dbapi  # its errors, raised by the statements `_Direct` runs
             self._notifies = dialect.name == "postgresql"
@@ -793,6 +842,27 @@ class SqlStore(EventStore):
 
     # -- runner lease -----------------------------------------------------------------------------
 
+    def clock(self) -> float:
+        """On PostgreSQL, this machine's time plus the database's lead over it, read once a minute: a view
+        judges the leases it draws without a query each time, and in a minute two clocks drift apart by
+        a millisecond or so."""
+        if not self._database_clock:
+            return time.time()
+        known = self._clock_offset
+        if known is None or time.monotonic() - known[0] > _CLOCK_RECHECK_S:
+            with self._tx(write=False) as conn:
+                before = time.time()
+                database = float(conn.execute(sa.select(_DATABASE_NOW)).scalar_one())
+                known = self._clock_offset = (time.monotonic(), database - (before + time.time()) / 2)
+        return time.time() + known[1]
+
+    def _lease_time(self, conn: Connection, now: float) -> float:
+        """The time a lease is judged at in this transaction: the database's on PostgreSQL, the caller's
+        `now` on SQLite."""
+        if not self._database_clock:
+            return now
+        return float(conn.execute(sa.select(_DATABASE_NOW)).scalar_one())
+
     def claim(
         self,
         session_id: str,
@@ -817,6 +887,7 @@ class SqlStore(EventStore):
             ).first()
             if row is None:
                 raise _not_found(session_id)
+            now = self._lease_time(conn, now)  # read with the row locked: no heartbeat can land after it
             held = (row.lease_owner is not None or row.runner_pid is not None) and lease_live(
                 row.heartbeat_at, row.lease_seconds, now, stale_after
             )
@@ -834,7 +905,7 @@ class SqlStore(EventStore):
                 .where(
                     _sessions.c.id == session_id, _sessions.c.lease_gen == lease, _sessions.c.lease_owner.is_not(None)
                 )
-                .values(heartbeat_at=now)
+                .values(heartbeat_at=_DATABASE_NOW if self._database_clock else now)
             )
             if beat.rowcount != 1:
                 row = conn.execute(sa.select(_sessions.c.lease_gen).where(_sessions.c.id == session_id)).first()
@@ -856,10 +927,11 @@ class SqlStore(EventStore):
         if limit < 1:
             return []
         sessions = _sessions.c
+        at = _DATABASE_NOW if self._database_clock else now  # as `claim` judges, in the same statement
         free = sa.or_(
             sa.and_(sessions.lease_owner.is_(None), sessions.runner_pid.is_(None)),
             sessions.heartbeat_at.is_(None),
-            sessions.heartbeat_at < now - sa.func.coalesce(sessions.lease_seconds, stale_after),
+            sessions.heartbeat_at < at - sa.func.coalesce(sessions.lease_seconds, stale_after),
         )  # the negation of `claim`'s "held"
         waiting = sa.exists().where(_commands.c.session_id == sessions.id, _commands.c.handled.is_(False))
         candidates = (
@@ -872,7 +944,7 @@ class SqlStore(EventStore):
         taken: list[tuple[str, int]] = []
         with self._tx() as conn:
             for row in conn.execute(candidates).all():
-                claimed = conn.execute(_take_lease(row.id, row.lease_gen, owner, pid, now, stale_after))
+                claimed = conn.execute(_take_lease(row.id, row.lease_gen, owner, pid, at, stale_after))
                 if claimed.rowcount == 1:
                     taken.append((row.id, row.lease_gen + 1))
                     _changed(conn, row.id)
@@ -982,6 +1054,45 @@ class SqlStore(EventStore):
         with self._tx(write=False) as conn:
             return {row.item: row.mark for row in conn.execute(query)}
 
+    # -- deleting a session -----------------------------------------------------------------------
+
+    def delete_session(self, session_id: str, *, now: float | None = None, stale_after: float = STALE_AFTER) -> None:
+        sessions = _sessions.c
+        with self._tx() as conn:
+            row = conn.execute(
+                sa.select(sessions.lease_owner, sessions.runner_pid, sessions.heartbeat_at, sessions.lease_seconds)
+                .where(sessions.id == session_id)
+                .with_for_update()
+            ).first()
+            if row is None:
+                raise _not_found(session_id)
+            now = self._lease_time(conn, time.time() if now is None else now)  # the clock `claim` judges by
+            if (row.lease_owner is not None or row.runner_pid is not None) and lease_live(
+                row.heartbeat_at, row.lease_seconds, now, stale_after
+            ):  # `claim`'s "held"
+                raise SessionInUse(
+                    f"session {session_id} is held by a live runner; stop it first "
+                    f"(python -m sessions command {session_id} stop) and delete it once its runner has let go"
+                )
+            forks = list(
+                conn.execute(
+                    sa.select(sessions.id).where(sessions.parent_id == session_id).order_by(sessions.created_at)
+                ).scalars()
+            )
+            if forks:
+                one = len(forks) == 1
+                raise SessionInUse(
+                    f"session {session_id} cannot be deleted while its {_forks(forks)} "
+                    f"{'exists (its log shows' if one else 'exist (their logs show'} this session's screenshots); "
+                    f"delete {'it' if one else 'them'} first: python -m sessions delete {forks[0]}"
+                )
+            conn.execute(_events.delete().where(_events.c.session_id == session_id))
+            conn.execute(_commands.delete().where(_commands.c.session_id == session_id))
+            marks = _attention_marks.c.item.startswith(f"{session_id}:", autoescape=True)  # `Attention.key`
+            conn.execute(_attention_marks.delete().where(marks))
+            conn.execute(_sessions.delete().where(sessions.id == session_id))
+            _changed(conn, session_id)
+
     def close(self) -> None:
         self._stop_listening()
         self._engine.dispose()
@@ -1050,6 +1161,14 @@ def _template(name: str, version: int, data: str) -> Template:
 
 def _not_found(session_id: str) -> SessionNotFound:
     return SessionNotFound(f"no session '{shown(session_id)}'; `python -m sessions list` shows the sessions")
+
+
+def _forks(ids: Sequence[str]) -> str:
+    """What a refusal names: "fork A", "forks A, B and C", "forks A, B, C and 2 more"."""
+    if len(ids) == 1:
+        return f"fork {ids[0]}"
+    named = list(ids[:3]) if len(ids) <= 3 else [*ids[:3], f"{len(ids) - 3} more"]
+    return f"forks {', '.join(named[:-1])} and {named[-1]}"
 
 
 def _lease_lost(session_id: str, lease: int, now_gen: int | None) -> LeaseLost:
