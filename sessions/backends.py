@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -29,6 +29,9 @@ from planner.state import SessionState, replay
 from sessions.errors import UnknownModel
 from sessions.store import EventStore, SessionNotFound, database_target
 from sessions.store.artifacts import ArtifactStore
+
+if TYPE_CHECKING:
+    from planner.browser.server import BrowserEndpoint
 
 __all__ = [
     "EFFORTS",
@@ -255,18 +258,20 @@ def build_backend(
     artifacts: ArtifactStore | None = None,
     session_id: str | None = None,
     *,
-    browser_endpoint: str | None = None,
+    browser_endpoint: BrowserEndpoint | None = None,
 ) -> Backend:
     """The model and environment for a session, from what its first event recorded (the raw log's
     state: the environment types its declared secrets). The browser
     writes its screenshots and state into the session's directory of `artifacts` (none without it).
-    `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium elsewhere
-    instead of launching one."""
+    `browser_endpoint` (a Playwright browser server's ws:// address, or what gives it) drives a
+    Chromium elsewhere, or one shared by a worker's sessions, instead of launching one."""
     model = _model(state)
     start = state.start_url
     if is_dry(start):
-        fail = model.script.fail_actions if isinstance(model, ScriptedModel) else []
-        return Backend(model, DryEnvironment(fail, secrets=state.secrets.declared))
+        script = model.script if isinstance(model, ScriptedModel) else None
+        fail = script.fail_actions if script is not None else []
+        latency = script.latency if script is not None else None
+        return Backend(model, DryEnvironment(fail, secrets=state.secrets.declared, latency=latency))
     from planner.browser.environment import BrowserEnvironment
 
     shots = artifacts.session_dir(session_id) if artifacts is not None and session_id else None

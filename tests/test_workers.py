@@ -26,14 +26,14 @@ from postgres import fresh_database
 from waiting import wait_until
 
 from planner.actions import is_note
-from planner.browser.chromium import launch_args
 from planner.browser.dry import DRY_START
+from planner.browser.server import BrowserServer
 from planner.events import Kind
 from sessions.client.commands import queue_command
 from sessions.client.creation import create_session
 from sessions.store import SessionInfo
 from sessions.store.reading import load_state
-from sessions.store.sql import SqlStore, database_url
+from sessions.store.sql import POOL_OVERFLOW, POOL_SIZE, SqlStore, database_url
 from sessions.worker.processes import Worker
 from sessions.worker.runner import Runner
 
@@ -174,28 +174,11 @@ def test_thirty_sessions_over_three_workers_survive_a_worker_killed_mid_run(post
 @pytest.fixture
 def browser_server() -> Iterator[str]:
     """A Playwright browser server (`launchServer`) on Debian's Chromium; yields its ws:// address."""
-    from playwright._impl._driver import compute_driver_executable
-
-    node, cli_js = compute_driver_executable()
-    config = Path(os.environ.get("TMPDIR", "/tmp")) / f"browser-server-{os.getpid()}.json"
-    options = {"executablePath": "/usr/bin/chromium", "args": launch_args(), "headless": True, "host": "127.0.0.1"}
-    config.write_text(json.dumps(options))
-    server = subprocess.Popen(
-        [node, cli_js, "launch-server", "--browser", "chromium", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = BrowserServer()
     try:
-        line = server.stdout.readline().strip() if server.stdout else ""  # blocks until it prints its address
-        assert line.startswith("ws://"), (
-            f"the browser server did not start: {line!r} {server.stderr.read() if server.poll() is not None and server.stderr else ''}"
-        )
-        yield line
+        yield server.endpoint()
     finally:
-        server.terminate()
-        server.wait(60)
-        config.unlink(missing_ok=True)
+        server.stop()
 
 
 def requests(store: SqlStore, session_id: str) -> int:
@@ -331,6 +314,124 @@ def test_a_worker_without_a_local_chromium_runs_a_whole_demo_task_through_a_brow
     assert worker.returncode == 0 and json.loads(out.strip().splitlines()[-1])["runs"] == 1, err[-1000:]
 
 
+def chromium_browsers(root: int) -> list[int]:
+    """The Chromium browser processes (not their renderers and helpers) among `root`'s descendants."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            children.setdefault(int((entry / "stat").read_text().rpartition(")")[2].split()[1]), []).append(
+                int(entry.name)
+            )
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if command[0].endswith(b"/chromium") and not any(part.startswith(b"--type=") for part in command):
+            found.append(pid)
+    return found
+
+
+@pytest.mark.browser
+def test_a_worker_with_a_shared_browser_runs_its_sessions_in_one_chromium(postgres_url: str, tmp_path: Path) -> None:
+    """Three shop sessions at once on a `--shared-browser` worker: its process tree has one Chromium
+    while they run (a worker without the option starts one per session), and each session opens its
+    pages and ends with a screenshot of every one."""
+    from demo.shop import start_shop
+
+    url = fresh_database(postgres_url)
+    store = SqlStore(url)
+    with start_shop() as shop:
+        pages = ["/category/printers", "/category/headphones", "/category/backpacks"]
+        nodes = {
+            TASK: {"type": "AND", "children": [f"open {n}" for n in range(3)]},
+            **{f"open {n}": {"type": "ACTION", "action": f"goto [{shop.url}{page}]"} for n, page in enumerate(pages)},
+        }
+        latency = {"model_median_s": 0.3, "model_spread": 0.2}  # slow enough that the three overlap
+        sessions = []
+        for n in range(3):
+            script = tmp_path / f"script-{n}.json"
+            script.write_text(json.dumps({"nodes": nodes, "final_answer": "opened", "latency": {**latency, "seed": n}}))
+            sessions.append(create_session(store, TASK, f"script:{script}", start_url=shop.url + "/"))
+        worker = spawn(
+            "worker", "--db", url, "--concurrency", "3", "--shared-browser", "--artifacts", str(tmp_path / "artifacts")
+        )
+        try:
+            seen: set[int] = set()  # every Chromium browser the worker ran while the sessions did
+
+            def ended() -> bool:
+                seen.update(chromium_browsers(worker.pid))
+                return all(store.session(s).status in ("succeeded", "failed", "paused") for s in sessions)
+
+            wait_until(ended, "the three sessions to end", timeout=120)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            _, err = finish(worker, "the worker to stop on SIGTERM")
+    assert len(seen) == 1, f"{len(seen)} Chromium browsers for three sessions"
+    for session_id in sessions:
+        actions = [e.payload for e in store.load(session_id) if e.kind is Kind.ACTION_EXECUTED]
+        assert store.session(session_id).status == "succeeded", (store.session(session_id).reason, err[-800:])
+        assert len(actions) == 3 and all(a.ok and Path(a.screenshot or "").is_file() for a in actions), actions  # type: ignore[attr-defined]
+    store.close()
+    assert worker.returncode == 0 and not chromium_browsers(os.getpid()), "the worker left its Chromium running"
+
+
+@pytest.mark.browser
+def test_a_worker_killed_with_sigkill_leaves_no_shared_chromium_behind(postgres_url: str, tmp_path: Path) -> None:
+    from demo.shop import start_shop
+
+    url = fresh_database(postgres_url)
+    store = SqlStore(url)
+    with start_shop() as shop:
+        nodes = {TASK: {"type": "AND", "children": ["open 0", "open 1"]}}
+        nodes |= {f"open {n}": {"type": "ACTION", "action": f"goto [{shop.url}/category/printers]"} for n in range(2)}
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps({"nodes": nodes, "latency": {"model_median_s": 30, "model_spread": 0}}))
+        create_session(store, TASK, f"script:{script}", start_url=shop.url + "/")
+        worker = spawn("worker", "--db", url, "--shared-browser", "--artifacts", str(tmp_path / "artifacts"))
+        try:
+            wait_until(lambda: chromium_browsers(worker.pid), "the worker's shared Chromium to start", timeout=60)
+            browsers = chromium_browsers(worker.pid)
+        finally:
+            worker.kill()
+            finish(worker, "the killed worker to exit")
+            store.close()
+    wait_until(
+        lambda: not any(Path(f"/proc/{pid}").exists() for pid in browsers),
+        "the shared Chromium to stop after its worker was killed",
+        timeout=30,
+    )
+
+
+@pytest.mark.browser
+def test_a_shared_browser_that_dies_is_started_again_for_the_actions_that_follow() -> None:
+    """The action after the kill fails on the dead page, or (when Playwright heard of the death first)
+    runs on a new Chromium; the one after it runs on a new Chromium."""
+    from demo.shop import start_shop
+    from planner.browser.environment import BrowserEnvironment
+
+    server = BrowserServer()
+    with start_shop() as shop, BrowserEnvironment(shop.url + "/", browser_endpoint=server) as env:
+        try:
+            assert env.execute(f"goto [{shop.url}/category/printers]").ok
+            first = chromium_browsers(os.getpid())
+            for pid in first:
+                os.kill(pid, signal.SIGKILL)
+            during = env.execute(f"goto [{shop.url}/category/headphones]")
+            after = env.execute(f"goto [{shop.url}/category/backpacks]")
+            again = chromium_browsers(os.getpid())
+        finally:
+            server.stop()
+    assert len(first) == 1 and (during.ok or "closed" in (during.error or "")), during
+    assert after.ok and after.page.url.endswith("/category/backpacks"), after
+    assert len(again) == 1 and again != first, "a new shared Chromium serves the next action"
+
+
 # -- PostgreSQL: a worker sleeps until NOTIFY wakes it ---------------------------------------------------------
 
 
@@ -383,6 +484,37 @@ def test_a_worker_is_woken_by_notify_to_take_a_new_session_long_before_its_poll(
 
 
 # -- the console's status line ---------------------------------------------------------------------------------
+
+
+def test_a_worker_running_sixty_sessions_at_once_holds_no_more_connections_than_its_pool(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Sixty sessions whose model takes a few tenths of a second per call, on one worker of concurrency
+    60: all sixty are held at once, and the worker's connections (by `application_name`) never exceed
+    its pool and the one it LISTENs on."""
+    url = fresh_database(postgres_url)
+    store = SqlStore(url)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({**SCRIPT, "latency": {"model_median_s": 0.4, "model_spread": 0.2}}))
+    sessions = [create_session(store, TASK, f"script:{script}", start_url=DRY_START) for _ in range(60)]
+    worker = spawn("worker", "--db", url, "--concurrency", "60")
+    held, connections = [0], [0]
+
+    def ended() -> bool:
+        infos = [info for info in store.sessions() if info.id in sessions]
+        held[0] = max(held[0], sum(info.lease_owner is not None for info in infos))
+        mine = _on(url, "SELECT count(*) FROM pg_stat_activity WHERE application_name = :me", me=f"andor:{worker.pid}")
+        connections[0] = max(connections[0], mine or 0)
+        return all(info.status == "succeeded" for info in infos)
+
+    try:
+        wait_until(ended, "the sixty sessions to succeed", timeout=120)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        finish(worker, "the worker to stop on SIGTERM")
+        store.close()
+    assert held[0] == 60, f"at most {held[0]} of the sixty sessions were held at once"
+    assert 0 < connections[0] <= POOL_SIZE + POOL_OVERFLOW + 1, f"the worker held {connections[0]} connections"
 
 
 def test_the_consoles_status_line_names_the_worker_that_runs_the_session(

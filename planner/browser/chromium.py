@@ -2,7 +2,8 @@
 
 The console runs where `playwright install` may be impossible (offline machines, distro Python),
 so a system Chromium is preferred and Playwright's bundled browser is only the fallback. A worker
-may instead drive a Chromium on another machine through Playwright's browser server (`connect`).
+may instead drive a Chromium on another machine through Playwright's browser server (`connect`), or
+serve one of its own to every session it runs (`planner.browser.server`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Error, Playwright, sync_playwright
 
 from planner.browser.chromium import BrowserUnavailable, connect, launch
 from planner.browser.failures import first_line
+from planner.browser.server import BrowserEndpoint, BrowserServer
 from planner.errors import PlannerError
 
 __all__ = ["BrowserThreadError", "Driver", "browser_kept"]
@@ -53,9 +54,10 @@ class Driver:
     def running(self) -> bool:
         return self._playwright is not None
 
-    def new_browser(self, endpoint: str | None, headless: bool) -> Browser:
+    def new_browser(self, endpoint: BrowserEndpoint | None, headless: bool) -> Browser:
         """The Chromium this thread's driver launched (launched now if there is none, or it died), or a
-        connection of this environment's own to the browser server at `endpoint`; when none can be had
+        connection of this environment's own to the browser server at `endpoint` (a worker's shared one through
+        `BrowserServer.connect`); when none can be had
         (`BrowserUnavailable`), the driver is let go. Only a connection is the caller's to close."""
         if self._playwright is None:
             self._thread = threading.get_ident()
@@ -63,7 +65,11 @@ class Driver:
         playwright = self._playwright
         try:
             if endpoint is not None:
-                return connect(playwright, endpoint)
+                return (
+                    endpoint.connect(playwright)
+                    if isinstance(endpoint, BrowserServer)
+                    else connect(playwright, endpoint)
+                )
             browser = _thread.launched.get(headless)
             if browser is None or not browser.is_connected():
                 browser = _thread.launched[headless] = launch(playwright, headless=headless)

@@ -14,6 +14,7 @@ does on its own), `Navigation`, the `Observer` (what the page says and what its 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
@@ -38,6 +39,8 @@ from planner.browser.observer import ElementAction, Observer
 from planner.browser.page_events import PageEvents, tab_report
 from planner.browser.promises import PROMISES_JS, Promise, watch
 from planner.browser.screenshots import Screenshots
+from planner.browser.server import BrowserEndpoint
+from planner.browser.storage import private_file, private_folder, write_state
 from planner.browser.waiting import await_callbacks, await_download, await_popup
 from planner.effects import RequestRule
 from planner.guard import GuardRules, allowed_hosts, is_web_url, resolve_url
@@ -66,8 +69,8 @@ class BrowserEnvironment:
     request itself was (`execute(..., allow=...)`); the action then fails with `held_requests`, so
     the engine can ask an operator. `request_rules` is the policy until an action brings its own.
 
-    `browser_endpoint` (a Playwright browser server's ws:// address) drives a Chromium running
-    elsewhere instead of launching one here; cookies, screenshots and the page work the same.
+    `browser_endpoint` (a Playwright browser server's ws:// address, or a worker's `BrowserServer`) drives a Chromium running elsewhere, or shared by many sessions, instead of launching
+    one here; cookies, screenshots and the page work the same.
 
     Every dialog a page opens is answered and reported (`planner.browser.dialogs`): a confirm or
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
@@ -93,7 +96,7 @@ class BrowserEnvironment:
         timeout_ms: int = 10000,
         viewport: tuple[int, int] = (1280, 800),
         headless: bool = True,
-        browser_endpoint: str | None = None,
+        browser_endpoint: BrowserEndpoint | None = None,
         guard_rules: GuardRules | None = None,
         request_rules: Sequence[RequestRule] = (),
         secrets: Mapping[str, str] | None = None,
@@ -474,8 +477,20 @@ class BrowserEnvironment:
     def _ensure_page(self) -> None:
         """Start the browser on first use; replace a crashed page or a dead browser.
 
-        A replacement page opens the last URL an action succeeded on.
+        A replacement page opens the last URL an action succeeded on. A browser can die unnoticed (a
+        shared one killed: Playwright learns of it only when asked for a page), so a failure to open
+        one starts over once with a new browser; a second is `BrowserUnavailable`.
         """
+        try:
+            self._ensure_page_once()
+        except Error:
+            self._browser = self._context = self._page = None
+            try:
+                self._ensure_page_once()
+            except Error as error:
+                raise BrowserUnavailable(f"the browser failed to open a page: {first_line(error)}") from error
+
+    def _ensure_page_once(self) -> None:
         if self._browser is None or not self._browser.is_connected():
             self._browser = self._context = self._page = None  # until a new browser has started
             self._browser = self._driver.new_browser(self.browser_endpoint, self.headless)
@@ -490,19 +505,30 @@ class BrowserEnvironment:
             self._open_page(self._context)
 
     def _save_storage(self) -> None:
-        """Keep cookies and local storage on disk after every action, so a resumed run keeps its cart or login."""
+        """Keep cookies and local storage on disk after every action, so a resumed run keeps its cart or
+        login: readable by this user only from the moment the file exists (`storage.write_state`)."""
         if self.storage_path is None or self._context is None:
             return
         try:
-            self.storage_path.parent.mkdir(parents=True, exist_ok=True)
-            self._context.storage_state(path=self.storage_path)
+            write_state(self.storage_path, self._context.storage_state())
         except (Error, OSError):
             pass  # the next action saves again; losing one snapshot only costs a resume its cookies
+
+    def _keep_private(self) -> None:
+        """The folder of the session's files, and a state file an older version wrote, to this user only
+        (`planner.browser.storage`); a folder that cannot be made is the screenshots' to report."""
+        with contextlib.suppress(OSError):
+            if self.screenshot_dir is not None:
+                private_folder(self.screenshot_dir)
+        with contextlib.suppress(OSError):
+            if self.storage_path is not None:
+                private_file(self.storage_path)
 
     def _new_context(self, browser: Browser) -> BrowserContext:
         width, height = self.viewport
         viewport: ViewportSize = {"width": width, "height": height}
         context = None
+        self._keep_private()
         if self.storage_path is not None and self.storage_path.is_file():
             try:
                 context = browser.new_context(

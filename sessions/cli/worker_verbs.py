@@ -30,6 +30,7 @@ def _worker(args: argparse.Namespace, store: EventStore) -> int:
         concurrency=args.concurrency,
         artifacts=artifacts(args),
         browser_endpoint=args.browser_endpoint,
+        shared_browser=args.shared_browser,
         stale_after=args.lease_seconds,
         on_run=report,
     )
@@ -44,12 +45,23 @@ def _worker_arguments(parser: argparse.ArgumentParser) -> None:
     from sessions.store import STALE_AFTER
 
     parser.add_argument(
-        "--concurrency", type=whole(1, 64), default=1, help="sessions this worker runs at once (default 1)"
+        "--concurrency",
+        type=whole(1, 1000),
+        default=1,
+        help="sessions this worker runs at once (default 1; a session spends most of its time waiting for its "
+        "model, so one worker carries hundreds: docs/benchmarks.md, fleet capacity)",
     )
-    parser.add_argument(
+    browsers = parser.add_mutually_exclusive_group()
+    browsers.add_argument(
         "--browser-endpoint",
         type=_browser_endpoint,
         help="drive the Chromium of a Playwright browser server at this ws:// address instead of launching one",
+    )
+    browsers.add_argument(
+        "--shared-browser",
+        action="store_true",
+        help="run every browser session of this worker in one Chromium, a context each, instead of a Chromium each "
+        "(a third of the memory per session: docs/benchmarks.md, fleet capacity)",
     )
     parser.add_argument(
         "--artifacts",

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planner.actions import ActionSyntaxError, Select, Type, parse_action
 from planner.events import ActionExecuted, Cause, Event, Kind
@@ -27,6 +28,9 @@ from sessions.store import STALE_AFTER, EventStore, StoreError
 from sessions.store.artifacts import ArtifactStore, artifact_store
 from sessions.store.reading import load_state
 from sessions.worker.runner import Runner
+
+if TYPE_CHECKING:
+    from planner.browser.server import BrowserEndpoint
 
 __all__ = ["Worker"]
 
@@ -79,17 +83,26 @@ class Worker:
         concurrency: int = 1,
         artifacts: ArtifactStore | Path | None = None,
         browser_endpoint: str | None = None,
+        shared_browser: bool = False,
         stale_after: float = STALE_AFTER,
         poll: float = 1.0,
         on_run: Callable[[str, str], None] | None = None,
     ) -> None:
-        """`on_run(session_id, what)` hears of each session taken ("runs") and left ("left <status>")."""
+        """`on_run(session_id, what)` hears of each session taken ("runs") and left ("left <status>").
+        With `shared_browser`, the browser sessions it runs share one Chromium, each in a context of its
+        own (`BrowserServer`), started when the first needs it and stopped with the worker."""
         if concurrency < 1:
             raise ValueError("a worker runs at least one session at a time")
         self.store = store
         self.concurrency = concurrency
         self.artifacts = artifact_store(artifacts)
-        self.browser_endpoint = browser_endpoint
+        self.browser_endpoint: BrowserEndpoint | None = browser_endpoint
+        self._browser_server = None
+        if shared_browser and browser_endpoint is None:
+            from planner.browser.server import BrowserServer  # Playwright, only for a worker that serves one
+
+            self._browser_server = BrowserServer()
+            self.browser_endpoint = self._browser_server
         self.stale_after = stale_after
         self.poll = poll
         self.on_run = on_run
@@ -126,6 +139,8 @@ class Worker:
             self.stop()
             for thread in list(self._slots.values()):
                 thread.join()
+            if self._browser_server is not None:
+                self._browser_server.stop()
         return self.runs
 
     def _busy(self) -> int:

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -45,6 +45,9 @@ from sessions.backends import (
 )
 from sessions.store import STALE_AFTER, EventStore, LeaseLost, QueuedCommand, StoreError
 from sessions.store.artifacts import ArtifactStore, artifact_store
+
+if TYPE_CHECKING:
+    from planner.browser.server import BrowserEndpoint
 
 __all__ = [
     "Lease",
@@ -191,7 +194,7 @@ class Runner:
         poll: float = 0.1,
         on_events: Callable[[list[Event]], None] | None = None,
         stale_after: float = STALE_AFTER,
-        browser_endpoint: str | None = None,
+        browser_endpoint: BrowserEndpoint | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
