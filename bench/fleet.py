@@ -1,5 +1,7 @@
 """Workers on PostgreSQL: `python -m bench.fleet [--db URL] [--sessions N] [--workers 1,2,4] [--kills N]`.
 
+With `--capacity`, what a fleet carries when sessions wait as real ones do (bench/capacity.py).
+
 Scaling: for each worker count, N scripted sessions on the dry environment submitted at once; the
 figure is total steps per second, and the scaling efficiency is (rate with w workers) / (w x rate
 with 1). Failover: a worker is killed with SIGKILL while it runs a session, and the figure is how
@@ -26,6 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from planner.browser.dry import DRY_START
 from planner.config import EngineConfig
@@ -35,7 +38,7 @@ from sessions.store.sql import SqlStore
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "check six products"
-SCRIPT = {
+SCRIPT: dict[str, Any] = {
     "nodes": {
         TASK: {"type": "AND", "children": [f"product {n}" for n in range(6)]},
         **{f"product {n}": {"type": "AND", "children": [f"open {n}", f"note {n}"]} for n in range(6)},
@@ -174,7 +177,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--workers", default="1,2,4", help="worker counts to compare")
     parser.add_argument("--kills", type=int, default=3)
+    capacity = parser.add_argument_group("capacity (--capacity; bench/capacity.py)")
+    capacity.add_argument("--capacity", action="store_true", help="sessions that wait as real ones do, instead")
+    capacity.add_argument("--counts", default="50,200,500", help="concurrent session counts")
+    capacity.add_argument("--capacity-workers", default="1,2", help="worker counts for each session count")
+    capacity.add_argument("--median", type=float, default=3.0, help="a model call's median seconds")
+    capacity.add_argument("--spread", type=float, default=0.7, help="the log-normal spread of a call's seconds")
+    capacity.add_argument("--action-median", type=float, default=1.0, help="a dry action's median seconds")
+    capacity.add_argument("--chromium", type=int, default=20, help="sessions in Chromium on the demo shop (0: none)")
     args = parser.parse_args(argv)
+    if args.capacity:
+        from bench import capacity as bench_capacity
+        from planner.latency import Latency
+
+        latency = Latency(model_median_s=args.median, model_spread=args.spread, action_median_s=args.action_median)
+        with tempfile.TemporaryDirectory() as scratch, server(args.db) as url:
+            counts = [int(n) for n in args.counts.split(",") if n]
+            workers = [int(n) for n in args.capacity_workers.split(",")]
+            bench_capacity.main(url, counts, workers, latency, args.chromium, Path(scratch))
+        return
     with tempfile.TemporaryDirectory() as scratch, server(args.db) as url:
         script = Path(scratch) / "script.json"
         script.write_text(json.dumps(SCRIPT))

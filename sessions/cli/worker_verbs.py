@@ -61,7 +61,7 @@ def _worker_arguments(parser: argparse.ArgumentParser) -> None:
         "--shared-browser",
         action="store_true",
         help="run every browser session of this worker in one Chromium, a context each, instead of a Chromium each "
-        "(a third of the memory per session: docs/benchmarks.md, fleet capacity)",
+        "(a third less memory per session: docs/benchmarks.md, fleet capacity)",
     )
     parser.add_argument(
         "--artifacts",
