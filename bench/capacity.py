@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 from bench.console import _p95
 from bench.fleet import SCRIPT, TASK, start_workers, stop_workers, wait_all_ended
-from bench.fleet_console import CHROMIUM, CHROMIUM_ARGS
+from bench.fleet_console import console_page
 from planner.actions import is_note
 from planner.browser.dry import DRY_START
 from planner.events import ActionExecuted, ModelCalled
@@ -54,7 +54,7 @@ from sessions.client.commands import queue_command
 from sessions.client.creation import create_session
 from sessions.store.pgserver import fresh_database
 from sessions.store.sql import SqlStore
-from ui.server import free_port, start_console
+from ui.server import free_port
 
 SHOP_PAGES = [
     "/",
@@ -237,23 +237,6 @@ def tree_pss_mib(root: int) -> float:
             continue
         total += int(re.search(r"^Pss:\s+(\d+)", rollup, re.MULTILINE)[1])  # type: ignore[index]
     return total / 1024
-
-
-@contextmanager
-def console_page(url: str, session_id: str) -> Iterator[tuple[Page, int]]:
-    """The console in workers mode on `url`, open on one session's page in headless Chromium; with the
-    console's process id."""
-    console = start_console(url, env={"ANDOR_RUNNER": "workers"})
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1500, "height": 1000})
-            page.goto(f"{console.url}/?session={session_id}")
-            page.wait_for_selector("svg text", timeout=90_000)
-            yield page, console.process.pid
-            browser.close()
-    finally:
-        console.stop()
 
 
 def watch(page: Page, store: SqlStore, session_id: str) -> list[float]:

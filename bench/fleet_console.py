@@ -24,6 +24,8 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
@@ -79,6 +81,23 @@ class Operator(threading.Thread):
             self.stopping.wait(0.05)
 
 
+@contextmanager
+def console_page(url: str, session_id: str) -> Iterator[tuple[Page, int]]:
+    """The console in workers mode on `url` (`ui.server.start_console`), open on one session's page in
+    headless Chromium; with the console's process id."""
+    console = start_console(url, env={"ANDOR_RUNNER": "workers"})
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.goto(f"{console.url}/?session={session_id}")
+            page.wait_for_selector("svg text", timeout=90_000)
+            yield page, console.process.pid
+            browser.close()
+    finally:
+        console.stop()
+
+
 def latency_rounds(page: Page, store: SqlStore, session_id: str, rounds: int) -> list[float]:
     """Seconds from each step's last event's commit to the page showing its event number."""
     latencies = []
@@ -131,28 +150,20 @@ def main(argv: list[str] | None = None) -> None:
         ]
         watched, background = ids[0], ids[1:]
         workers = start_workers(url, args.workers, "--concurrency", str(args.concurrency), logs=Path(scratch))
-        os.environ["ANDOR_RUNNER"] = "workers"
-        console = start_console(url)
         operator = Operator(store, background, args.rate)
         try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1500, "height": 1100})
-                page.goto(f"{console.url}/?session={watched}")
-                page.wait_for_selector("svg text", timeout=60_000)
+            with console_page(url, watched) as (page, console):
                 operator.start()
                 time.sleep(3)  # the fleet under way
-                steps_before, cpu_before, started = _fleet_steps(store), _cpu_seconds(console.process.pid), time.time()
+                steps_before, cpu_before, started = _fleet_steps(store), _cpu_seconds(console), time.time()
                 latencies = latency_rounds(page, store, watched, args.rounds)
                 elapsed = time.time() - started
-                cpu = (_cpu_seconds(console.process.pid) - cpu_before) / elapsed
+                cpu = (_cpu_seconds(console) - cpu_before) / elapsed
                 fleet_rate = (_fleet_steps(store) - steps_before) / elapsed
                 live = sum(info.status in ("running", "paused") for info in store.sessions())
-                browser.close()
         finally:
             operator.stopping.set()
             operator.join(10)
-            console.stop()
             stop_workers(workers)
             store.close()
     print(
