@@ -56,9 +56,9 @@ class Driver:
 
     def new_browser(self, endpoint: BrowserEndpoint | None, headless: bool) -> Browser:
         """The Chromium this thread's driver launched (launched now if there is none, or it died), or a
-        connection of this environment's own to the browser server at `endpoint` (a worker's shared one through
-        `BrowserServer.connect`); when none can be had
-        (`BrowserUnavailable`), the driver is let go. Only a connection is the caller's to close."""
+        connection of this environment's own to the browser server at `endpoint` (a worker's shared one
+        through `BrowserServer.connect`); when none can be had (`BrowserUnavailable`), the driver is let
+        go. Only a connection is the caller's to close."""
         if self._playwright is None:
             self._thread = threading.get_ident()
             self._playwright = _acquire_driver()

@@ -69,8 +69,9 @@ class BrowserEnvironment:
     request itself was (`execute(..., allow=...)`); the action then fails with `held_requests`, so
     the engine can ask an operator. `request_rules` is the policy until an action brings its own.
 
-    `browser_endpoint` (a Playwright browser server's ws:// address, or a worker's `BrowserServer`) drives a Chromium running elsewhere, or shared by many sessions, instead of launching
-    one here; cookies, screenshots and the page work the same.
+    `browser_endpoint` (a Playwright browser server's ws:// address, or a worker's `BrowserServer`)
+    drives a Chromium running elsewhere, or shared by many sessions, instead of launching one here;
+    cookies, screenshots and the page work the same.
 
     Every dialog a page opens is answered and reported (`planner.browser.dialogs`): a confirm or
     prompt whose message holds a risky term by `guard_rules` (the guard's own; default
