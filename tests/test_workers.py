@@ -388,10 +388,10 @@ def test_a_worker_killed_with_sigkill_leaves_no_shared_chromium_behind(postgres_
     url = fresh_database(postgres_url)
     store = SqlStore(url)
     with start_shop() as shop:
-        nodes = {TASK: {"type": "AND", "children": ["open 0", "open 1"]}}
-        nodes |= {f"open {n}": {"type": "ACTION", "action": f"goto [{shop.url}/category/printers]"} for n in range(2)}
+        nodes = {TASK: {"type": "AND", "children": [f"open {n}" for n in range(20)]}}  # still running when killed
+        nodes |= {f"open {n}": {"type": "ACTION", "action": f"goto [{shop.url}/category/printers]"} for n in range(20)}
         script = tmp_path / "script.json"
-        script.write_text(json.dumps({"nodes": nodes, "latency": {"model_median_s": 30, "model_spread": 0}}))
+        script.write_text(json.dumps({"nodes": nodes, "latency": {"model_median_s": 0.5, "model_spread": 0}}))
         create_session(store, TASK, f"script:{script}", start_url=shop.url + "/")
         worker = spawn("worker", "--db", url, "--shared-browser", "--artifacts", str(tmp_path / "artifacts"))
         try:
@@ -495,7 +495,7 @@ def test_a_worker_running_sixty_sessions_at_once_holds_no_more_connections_than_
     url = fresh_database(postgres_url)
     store = SqlStore(url)
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({**SCRIPT, "latency": {"model_median_s": 0.4, "model_spread": 0.2}}))
+    script.write_text(json.dumps({**SCRIPT, "latency": {"model_median_s": 0.2, "model_spread": 0.2}}))
     sessions = [create_session(store, TASK, f"script:{script}", start_url=DRY_START) for _ in range(60)]
     worker = spawn("worker", "--db", url, "--concurrency", "60")
     held, connections = [0], [0]
