@@ -25,6 +25,7 @@ Figures only, no assertions (docs/benchmarks.md, "Fleet capacity").
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -48,7 +49,7 @@ from bench.fleet import SCRIPT, TASK, start_workers, stop_workers, wait_all_ende
 from bench.fleet_console import console_page
 from planner.actions import is_note
 from planner.browser.dry import DRY_START
-from planner.events import ActionExecuted, ModelCalled
+from planner.events import ActionExecuted, Event, ModelCalled
 from planner.latency import Latency
 from sessions.client.commands import queue_command
 from sessions.client.creation import create_session
@@ -112,7 +113,7 @@ class Sampler(threading.Thread):
         self.store = store
         self.database = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True)
         self.workers = workers
-        self.baseline = sum(tree_pss_mib(pid) for pid in workers)
+        self.baseline = tree_pss_mib(workers)
         self.held = 0
         self.grown_mib = 0.0
         self.worker_connections = 0
@@ -123,7 +124,8 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         names = {f"andor:{pid}" for pid in self.workers}
         while not self.stopping.wait(0.5):
-            self.profile.sample()
+            stats = process_stats()
+            self.profile.sample(stats)
             rows = self.database.execute(
                 "SELECT application_name, count(*) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid() GROUP BY 1"
@@ -133,7 +135,7 @@ class Sampler(threading.Thread):
             held = sum(1 for info in self.store.sessions() if info.lease_owner is not None)
             if held >= self.held and held:
                 self.held = held
-                self.grown_mib = sum(tree_pss_mib(pid) for pid in self.workers) - self.baseline
+                self.grown_mib = tree_pss_mib(self.workers, stats) - self.baseline
 
     def stop(self) -> None:
         self.stopping.set()
@@ -157,18 +159,12 @@ class Profile:
         self.history: list[tuple[float, float]] = []
         """(seconds into the run, CPU seconds of every process seen so far) per sample."""
 
-    def sample(self) -> None:
-        parents, stats = {}, {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rpartition(")")[2].split()
-                except OSError:
-                    continue
-                pid = int(entry.name)
-                parents[pid] = int(fields[1])
-                stats[pid] = (fields[19], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
-        for pid, (start, cpu) in stats.items():
+    def sample(self, stats: dict[int, list[str]]) -> None:
+        """Take one sample from `process_stats()`."""
+        parents = {pid: int(fields[1]) for pid, fields in stats.items()}
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid, fields in stats.items():
+            start, cpu = fields[19], (int(fields[11]) + int(fields[12])) / tick
             key = (pid, start)
             if key not in self._first:
                 self._first[key] = cpu  # CPU used before the run (a worker's start-up) is not the run's
@@ -217,17 +213,23 @@ class Profile:
         return ", ".join(f"{kind} {share:.2f}" for share, kind in per_second if share >= 0.005)
 
 
-def tree_pss_mib(root: int) -> float:
-    """The proportional set size of a process and all its descendants (Linux `/proc`), in MiB."""
-    children: dict[int, list[int]] = {}
+def process_stats() -> dict[int, list[str]]:
+    """Every process's `/proc/PID/stat` fields after its name (the parent is field 1, user and system
+    CPU 11 and 12, the start time 19)."""
+    stats = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0, [root]
+            with contextlib.suppress(OSError):
+                stats[int(entry.name)] = (entry / "stat").read_text().rpartition(")")[2].split()
+    return stats
+
+
+def tree_pss_mib(roots: list[int], stats: dict[int, list[str]] | None = None) -> float:
+    """The proportional set size of processes and all their descendants (Linux `/proc`), in MiB."""
+    children: dict[int, list[int]] = {}
+    for pid, fields in (stats if stats is not None else process_stats()).items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    total, todo = 0, list(roots)
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, []))
@@ -253,23 +255,23 @@ def watch(page: Page, store: SqlStore, session_id: str) -> list[float]:
     return latencies[1:]  # the first waits for the page's first redraw of a running session
 
 
-def least_seconds(
-    store: SqlStore, session_id: str, latency: Latency, action_s: float | None, born: float
-) -> tuple[float, float]:
-    """(the least time the session could take, the wait from `born` (when it became runnable) to its
-    first model call starting): its model calls' delays and its actions' (the dry environment's, or
-    `action_s` each in Chromium)."""
-    least, first = 0.0, None
-    for event in store.load(session_id):
+def read_log(
+    events: list[Event], latency: Latency, action_s: float | None, born: float
+) -> tuple[float, float, list[float]]:
+    """From one session's log: the least time it could take (its model calls' delays and its actions':
+    the dry environment's, or `action_s` each in Chromium), the wait from `born` (when it became
+    runnable) to its first model call starting, and its actions' recorded times (seconds)."""
+    least, first, actions = 0.0, None, []
+    for event in events:
         payload = event.payload
         if isinstance(payload, ModelCalled):
-            delay = latency.model_delay(payload.question.value, event.node_id or "")
-            least += delay
+            least += latency.model_delay(payload.question.value, event.node_id or "")
             if first is None:
                 first = event.at - payload.latency_ms / 1000 - born
         elif isinstance(payload, ActionExecuted) and not is_note(payload.action):
             least += latency.action_delay(payload.action) if action_s is None else action_s
-    return least, first or 0.0
+            actions.append(payload.duration_ms / 1000)
+    return least, first or 0.0, actions
 
 
 def run(
@@ -314,19 +316,15 @@ def run(
         infos = store.sessions()
         born = {info.id: resumed if info.id == first else info.created_at for info in infos}
         taken = [(info.status_since or info.updated_at) - born[info.id] for info in infos]
-        least = [least_seconds(store, i.id, seeded[int(i.id[4:])], action_s, born[i.id]) for i in infos]
-        durations = [
-            event.payload.duration_ms / 1000
-            for info in infos
-            for event in store.load(info.id)
-            if isinstance(event.payload, ActionExecuted) and not is_note(event.payload.action)
-        ]
+        logs = [read_log(store.load(i.id), seeded[int(i.id[4:])], action_s, born[i.id]) for i in infos]
+        least = [figures[0] for figures in logs]
+        starts = [figures[1] for figures in logs]
+        durations = [seconds for figures in logs for seconds in figures[2]]
         row.action_s = statistics.mean(durations) if durations else 0.0
         row.steps = sum(info.steps for info in infos)
         row.steps_per_s = row.steps / statistics.mean(taken)
-        row.ideal_per_s = row.steps / statistics.mean(s for s, _ in least)
-        row.efficiency = sum(s for s, _ in least) / sum(taken)
-        starts = [f for _, f in least]
+        row.ideal_per_s = row.steps / statistics.mean(least)
+        row.efficiency = sum(least) / sum(taken)
         row.start_p50, row.start_p95 = statistics.median(starts), _p95(starts)
         row.worker_connections, row.all_connections = sampler.worker_connections, sampler.all_connections
         row.mib_per_session = sampler.grown_mib / max(1, sampler.held)
@@ -381,7 +379,9 @@ def print_rows(rows: list[Row]) -> None:
         )
     for row in rows:
         print(
-            f"  {row.where} {row.sessions} on {row.workers}: mean action {row.action_s:.2f} s; CPU s per s (peak over "
+            f"  {row.where} {row.sessions} on {row.workers}: "
+            + (f"mean action {row.action_s:.2f} s; " if row.action_s else "")  # the dry environment times none
+            + f"CPU s per s (peak over "
             f"5 s {row.peak_cpu:.2f}): {row.cpu}",
             flush=True,
         )
